@@ -1,0 +1,63 @@
+/**
+ * Work accepted by the downstream API and committed to the durable queue before the 202.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Environment } from "./Environment.js"
+import { RecordGroup } from "./TradeflowRecord.js"
+
+/** Upsert the tradeflows of a validated request, grouped by reference in request order. */
+export const UpsertJob = Schema.TaggedStruct("Upsert", {
+  groups: Schema.Array(RecordGroup)
+})
+
+/** Deactivate (`hard: false`) or delete one tradeflow, or every one (`reference: null`). */
+export const DeleteJob = Schema.TaggedStruct("Delete", {
+  reference: Schema.NullOr(Schema.String),
+  hard: Schema.Boolean
+})
+
+/** @since 0.1.0 */
+export const JobPayload = Schema.Union(UpsertJob, DeleteJob)
+/** @since 0.1.0 */
+export type JobPayload = typeof JobPayload.Type
+
+/** A job as it is enqueued. */
+export const NewJob = Schema.Struct({
+  organisation_id: Schema.String,
+  environment: Environment,
+  payload: JobPayload,
+  received_at: Schema.Number
+})
+/** @since 0.1.0 */
+export type NewJob = typeof NewJob.Type
+
+/** A job as it is read back from the queue; `id` orders the queue. */
+export const Job = Schema.Struct({
+  id: Schema.Number,
+  ...NewJob.fields
+})
+/** @since 0.1.0 */
+export type Job = typeof Job.Type
+
+/** What a processed job reports back (a delete reports how many tradeflows it affected). */
+export const JobResult = Schema.Struct({
+  count: Schema.Number
+})
+/** @since 0.1.0 */
+export type JobResult = typeof JobResult.Type
+
+/** The idempotency record stored with a job (DECISIONS.md §3). */
+export interface Idempotency {
+  readonly key: string
+  readonly request_hash: string
+  /** The JSON body of the first answer, replayed for a repeat. */
+  readonly response: string
+}
+
+/** The outcome of an enqueue. */
+export type EnqueueOutcome =
+  | { readonly _tag: "Enqueued"; readonly id: number }
+  | { readonly _tag: "Replayed"; readonly response: string }
+  | { readonly _tag: "KeyReused" }

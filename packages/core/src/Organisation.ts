@@ -1,0 +1,36 @@
+/**
+ * Organisations and their API keys.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Environment } from "./Environment.js"
+
+/**
+ * An organisation. Console-created organisations are `production`; the companion
+ * `<name> (UAT)` organisation is `uat` and points at its live organisation.
+ */
+export const Organisation = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  environment: Environment,
+  live_organisation_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Number
+})
+/** @since 0.1.0 */
+export type Organisation = typeof Organisation.Type
+
+/**
+ * A stored API key: never the key itself, only its SHA-256 (hex). `organisation_id` is the
+ * organisation the key reads and writes (the companion organisation for `uat` keys).
+ */
+export const ApiKeyRecord = Schema.Struct({
+  id: Schema.String,
+  organisation_id: Schema.String,
+  environment: Environment,
+  key_hash: Schema.String,
+  created_at: Schema.Number,
+  revoked_at: Schema.NullOr(Schema.Number)
+})
+/** @since 0.1.0 */
+export type ApiKeyRecord = typeof ApiKeyRecord.Type

@@ -1,0 +1,27 @@
+/**
+ * Port: organisations and API keys.
+ *
+ * @since 0.1.0
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { ApiKeyRecord, Organisation } from "./Organisation.js"
+import type { StorageError } from "./StorageError.js"
+
+/** @since 0.1.0 */
+export class OrganisationStore extends Context.Tag("@tradeflow/core/OrganisationStore")<OrganisationStore, {
+  readonly insert: (organisation: Organisation) => Effect.Effect<void, StorageError>
+  readonly get: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
+  /** Every organisation, oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<Organisation>, StorageError>
+  /**
+   * Inserts `companion` unless its live organisation (`companion.live_organisation_id`) has a
+   * companion already; either way answers the companion that is stored. Atomic.
+   */
+  readonly ensureCompanion: (companion: Organisation) => Effect.Effect<Organisation, StorageError>
+  readonly insertApiKey: (key: ApiKeyRecord) => Effect.Effect<void, StorageError>
+  readonly findApiKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+  /** The keys whose organisation is one of these, oldest first. */
+  readonly listApiKeys: (organisationIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
+  /** Marks a key revoked; false when there is no such key. Revoking twice keeps the first instant. */
+  readonly revokeApiKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
+}>() {}

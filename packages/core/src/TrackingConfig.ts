@@ -1,0 +1,26 @@
+/**
+ * Settings of tracking and rendering.
+ *
+ * @since 0.1.0
+ */
+import { Context, Layer } from "effect"
+
+/** @since 0.1.0 */
+export interface TrackingSettings {
+  /** Days after discharge (UV) before demurrage starts. */
+  readonly demurrageFreeDays: number
+  /** Days after gate out full (GT) before detention starts. */
+  readonly detentionFreeDays: number
+  /** Minutes of voyage time between two LOCATION_UPDATE messages. */
+  readonly locationIntervalMinutes: number
+}
+
+/** @since 0.1.0 */
+export class TrackingConfig extends Context.Tag("@tradeflow/core/TrackingConfig")<TrackingConfig, TrackingSettings>() {}
+
+/** The defaults: 5 demurrage free days, 7 detention free days, a position every 60 minutes. */
+export const defaults: TrackingSettings = { demurrageFreeDays: 5, detentionFreeDays: 7, locationIntervalMinutes: 60 }
+
+/** Tracking settings, each defaulting to {@link defaults}. */
+export const layer = (settings: Partial<TrackingSettings> = {}): Layer.Layer<TrackingConfig> =>
+  Layer.succeed(TrackingConfig, { ...defaults, ...settings })

@@ -1,0 +1,82 @@
+/**
+ * The stored state of a tradeflow: the merge of every record posted under its reference, and
+ * the journey events known for it (imported and mock).
+ *
+ * Storage adapters persist it as JSON (`Schema.encode(Tradeflow)`) next to the columns they
+ * index: `organisation_id`, `reference`, `active` and the container numbers.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { ContainerEntry } from "./TradeflowRecord.js"
+
+/** One entry of a predicted-date history. */
+export const Prediction = Schema.Struct({
+  actual: Schema.Boolean,
+  source: Schema.String,
+  event_date: Schema.Number,
+  predicted_at: Schema.Number
+})
+/** @since 0.1.0 */
+export type Prediction = typeof Prediction.Type
+
+/**
+ * A journey event of a tradeflow. `key` identifies the same fact across re-posts (container,
+ * status or message, location, source); a new date for the same key is a new prediction.
+ */
+export const TrackedEvent = Schema.Struct({
+  key: Schema.String,
+  message: Schema.String,
+  status_code: Schema.NullOr(Schema.String),
+  container_reference: Schema.NullOr(Schema.String),
+  /** A UN/LOCODE where the input named one, else the location text as sent. */
+  location: Schema.NullOr(Schema.String),
+  event_date: Schema.NullOr(Schema.Number),
+  actual: Schema.Boolean,
+  source: Schema.Literal("import", "mock"),
+  predicted_at: Schema.Number,
+  history: Schema.Array(Prediction)
+})
+/** @since 0.1.0 */
+export type TrackedEvent = typeof TrackedEvent.Type
+
+/** The scalar fields of the merged records (last value sent wins). */
+export const TradeflowDetails = Schema.Struct({
+  port_of_loading: Schema.optional(Schema.String),
+  port_of_discharge: Schema.optional(Schema.String),
+  estimated_time_of_departure: Schema.optional(Schema.String),
+  explicit_departure_confirmation: Schema.optional(Schema.Boolean),
+  estimated_time_of_arrival: Schema.optional(Schema.String),
+  explicit_arrival_confirmation: Schema.optional(Schema.Boolean),
+  actual_time_of_departure: Schema.optional(Schema.String),
+  actual_time_of_arrival: Schema.optional(Schema.String),
+  vessel: Schema.optional(Schema.String),
+  customer_name: Schema.optional(Schema.String),
+  customer_reference: Schema.optional(Schema.String),
+  carrier_name: Schema.optional(Schema.String),
+  carrier_scac: Schema.optional(Schema.String),
+  lead_contact: Schema.optional(Schema.String),
+  incoterms: Schema.optional(Schema.String),
+  configuration: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  references: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+/** @since 0.1.0 */
+export type TradeflowDetails = typeof TradeflowDetails.Type
+
+/** The stored tradeflow. */
+export const Tradeflow = Schema.Struct({
+  organisation_id: Schema.String,
+  reference: Schema.String,
+  active: Schema.Boolean,
+  containers: Schema.Array(ContainerEntry),
+  bill_of_lading_references: Schema.Array(Schema.String),
+  booking_references: Schema.Array(Schema.String),
+  details: TradeflowDetails,
+  events: Schema.Array(TrackedEvent),
+  /** Digest of the mock inputs last used; the same inputs do not generate a journey again. */
+  mock_signature: Schema.NullOr(Schema.String),
+  created_at: Schema.Number,
+  updated_at: Schema.Number
+})
+/** @since 0.1.0 */
+export type Tradeflow = typeof Tradeflow.Type

@@ -1,0 +1,167 @@
+/**
+ * The downstream input: a tradeflow record as posted to `POST /downstream` and
+ * `POST /downstream/tradeflows`, in every form SERVICE.md and DECISIONS.md §3 accept.
+ *
+ * The decoded (Type) side is normalised: every reference field is an array, container numbers
+ * are upper-cased with spaces and hyphens removed, UN/LOCODEs are upper-cased.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/** A 5-character UN/LOCODE (two-letter country, three-character location), upper-cased. */
+export const UnLocode = Schema.compose(Schema.Trim, Schema.Uppercase).pipe(
+  Schema.compose(Schema.String.pipe(Schema.pattern(/^[A-Z]{2}[A-Z2-9]{3}$/, {
+    message: () => "must be a 5-character UN/LOCODE (for example NLRTM)"
+  })))
+)
+
+const isoDateTime = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/
+
+/**
+ * An ISO 8601 date-time (a date alone is read as midnight UTC, a time without an offset as UTC).
+ * Kept as the string that was sent.
+ */
+export const IsoDateTime = Schema.Trim.pipe(
+  Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(parseIsoDateTime(s)), {
+    message: () => "must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00"
+  })
+)
+
+/** Milliseconds since the epoch of a string accepted by {@link IsoDateTime} (`NaN` otherwise). */
+export const parseIsoDateTime = (s: string): number => {
+  const t = s.trim().replace(" ", "T").replace(",", ".")
+  if (/^\d{4}-\d{2}-\d{2}$/.test(t)) return Date.parse(`${t}T00:00:00Z`)
+  const withSeconds = /T\d{2}:\d{2}(?:Z|z|[+-]|$)/.test(t) ? t.replace(/(T\d{2}:\d{2})/, "$1:00") : t
+  const hasOffset = /(?:Z|z|[+-]\d{2}(?::?\d{2})?)$/.test(withSeconds.slice(10))
+  const normalised = withSeconds.replace(/([+-]\d{2})(\d{2})$/, "$1:$2").replace(/([+-]\d{2})$/, "$1:00")
+  return Date.parse(hasOffset ? normalised : `${normalised}Z`)
+}
+
+const NonEmptyString = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
+
+/** Normalises a container number: upper case, without spaces and hyphens. */
+export const normaliseContainerNumber = (s: string): string => s.replace(/[\s-]/g, "").toUpperCase()
+
+/** A container entry of the richer input form `[{ "reference", "custom_properties" }]`. */
+export const ContainerEntry = Schema.Struct({
+  reference: NonEmptyString,
+  custom_properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+
+/** `container_reference`: a string, an array of strings or an array of container entries. */
+export const ContainerReferences = Schema.transform(
+  Schema.Union(NonEmptyString, Schema.Array(Schema.Union(NonEmptyString, ContainerEntry))),
+  Schema.Array(ContainerEntry),
+  {
+    strict: true,
+    decode: (input) =>
+      (typeof input === "string" ? [input] : input).map((c) =>
+        typeof c === "string"
+          ? { reference: normaliseContainerNumber(c) }
+          : { ...c, reference: normaliseContainerNumber(c.reference) }
+      ),
+    encode: (entries) => entries
+  }
+)
+
+/** `booking_reference` / `bill_of_lading_reference`: a string or an array of strings. */
+export const References = Schema.transform(
+  Schema.Union(NonEmptyString, Schema.Array(NonEmptyString)),
+  Schema.Array(Schema.String),
+  { strict: true, decode: (input) => (typeof input === "string" ? [input] : input), encode: (refs) => refs }
+)
+
+/** An element of `events`. `actual` defaults to false. */
+export const EventInput = Schema.Struct({
+  message: NonEmptyString,
+  container_reference: Schema.optional(Schema.Trim.pipe(Schema.transform(Schema.String, {
+    strict: true, decode: normaliseContainerNumber, encode: (s) => s
+  }))),
+  location_name: Schema.optional(Schema.Trim),
+  event_date: Schema.optional(IsoDateTime),
+  actual: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+/** @since 0.1.0 */
+export type EventInput = typeof EventInput.Type
+
+/** `mock_tracking` (UAT only). */
+export const MockTracking = Schema.Struct({
+  scenario: Schema.String
+})
+/** @since 0.1.0 */
+export type MockTracking = typeof MockTracking.Type
+
+/** A partner of a tradeflow (DECISIONS.md §3). */
+export const PartnerInput = Schema.Struct({
+  name: NonEmptyString,
+  role: Schema.optional(Schema.String),
+  reference: Schema.optional(Schema.String)
+})
+
+/** `references`. */
+export const RecordReferences = Schema.Struct({
+  house_bill_of_lading: Schema.optional(Schema.String),
+  delivery_location: Schema.optional(Schema.String),
+  delivery_event_date: Schema.optional(IsoDateTime)
+})
+
+/** `configuration`. Keys other than `enroll_insurance` are kept as sent. */
+export const RecordConfiguration = Schema.Struct(
+  { enroll_insurance: Schema.optional(Schema.Boolean) },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+/** The fields of a tradeflow record, without the cross-field rule. */
+export const TradeflowRecordFields = Schema.Struct({
+  tradeflow_reference: NonEmptyString,
+  container_reference: Schema.optional(ContainerReferences),
+  bill_of_lading_reference: Schema.optional(References),
+  booking_reference: Schema.optional(References),
+  port_of_loading: Schema.optional(UnLocode),
+  port_of_discharge: Schema.optional(UnLocode),
+  estimated_time_of_departure: Schema.optional(IsoDateTime),
+  explicit_departure_confirmation: Schema.optional(Schema.Boolean),
+  estimated_time_of_arrival: Schema.optional(IsoDateTime),
+  explicit_arrival_confirmation: Schema.optional(Schema.Boolean),
+  actual_time_of_departure: Schema.optional(IsoDateTime),
+  actual_time_of_arrival: Schema.optional(IsoDateTime),
+  vessel: Schema.optional(Schema.String),
+  customer_name: Schema.optional(Schema.String),
+  customer_reference: Schema.optional(Schema.String),
+  carrier_name: Schema.optional(Schema.String),
+  carrier_scac: Schema.optional(Schema.String),
+  lead_contact: Schema.optional(Schema.String),
+  incoterms: Schema.optional(Schema.String),
+  configuration: Schema.optional(RecordConfiguration),
+  references: Schema.optional(RecordReferences),
+  events: Schema.optional(Schema.Array(EventInput)),
+  partners: Schema.optional(Schema.Array(PartnerInput)),
+  mock_tracking: Schema.optional(MockTracking),
+  active: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * A tradeflow record: `tradeflow_reference` and at least one of `container_reference`,
+ * `bill_of_lading_reference`, `booking_reference`.
+ */
+export const TradeflowRecord = TradeflowRecordFields.pipe(
+  Schema.filter((r) =>
+    (r.container_reference?.length ?? 0) + (r.bill_of_lading_reference?.length ?? 0) +
+          (r.booking_reference?.length ?? 0) > 0 ||
+    {
+      path: ["container_reference"],
+      message: "at least one of container_reference, bill_of_lading_reference, booking_reference is required"
+    }
+  )
+)
+/** @since 0.1.0 */
+export type TradeflowRecord = typeof TradeflowRecord.Type
+
+/** The records of one tradeflow reference, in request order. */
+export const RecordGroup = Schema.Struct({
+  tradeflow_reference: Schema.String,
+  records: Schema.Array(TradeflowRecord)
+})
+/** @since 0.1.0 */
+export type RecordGroup = typeof RecordGroup.Type

@@ -15,6 +15,10 @@ export interface UpstreamQuery {
   readonly tradeflow?: string
   readonly container?: string
   readonly types?: ReadonlyArray<string>
+  /** Keep only the newest message per (tradeflow, type, container). */
+  readonly latest?: boolean
+  /** Remove `payload.shipment` from every message (`excludes=shipment`). */
+  readonly exclude_shipment?: boolean
 }
 
 /** @since 0.1.0 */

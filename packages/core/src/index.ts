@@ -1,0 +1,30 @@
+/**
+ * @tradeflow/core: the container-tracking domain. Each module is exported as a namespace.
+ *
+ * @since 0.1.0
+ */
+export * as AccountError from "./AccountError.js"
+export * as Accounts from "./Accounts.js"
+export * as DownstreamError from "./DownstreamError.js"
+export * as Environment from "./Environment.js"
+export * as Ingest from "./Ingest.js"
+export * as Iso6346 from "./Iso6346.js"
+export * as Job from "./Job.js"
+export * as JobQueue from "./JobQueue.js"
+export * as Location from "./Location.js"
+export * as Locations from "./Locations.js"
+export * as MessageStore from "./MessageStore.js"
+export * as Organisation from "./Organisation.js"
+export * as OrganisationStore from "./OrganisationStore.js"
+export * as Processor from "./Processor.js"
+export * as Scenarios from "./Scenarios.js"
+export * as Storage from "./Storage.js"
+export * as StorageError from "./StorageError.js"
+export * as StoredMessage from "./StoredMessage.js"
+export * as TrackingConfig from "./TrackingConfig.js"
+export * as Tradeflow from "./Tradeflow.js"
+export * as TradeflowRecord from "./TradeflowRecord.js"
+export * as TradeflowStore from "./TradeflowStore.js"
+export * as Upstream from "./Upstream.js"
+export * as Validation from "./Validation.js"
+export * as Worker from "./Worker.js"

@@ -3,11 +3,12 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
-import type { Effect, Option } from "effect"
-import type { ApiKeyNotFound, InvalidOrganisationRequest, KeyRevoked, OrganisationNotFound, Unauthenticated } from "./AccountError.js"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { ApiKeyNotFound, InvalidOrganisationRequest, KeyRevoked, OrganisationNotFound, Unauthenticated } from "./AccountError.js"
 import type { Environment } from "./Environment.js"
-import type { Organisation } from "./Organisation.js"
+import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
+import type { ApiKeyRecord, Organisation } from "./Organisation.js"
+import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
 
 /** A freshly created API key: `key` is shown once and only its hash is stored. */
@@ -54,3 +55,107 @@ export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, 
   readonly authenticate: (key: string) => Effect.Effect<Caller, Unauthenticated | KeyRevoked | StorageError>
   readonly organisation: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
 }>() {}
+
+const keyPrefix: Record<Environment, string> = { production: "prod_", uat: "uat_" }
+
+const info = (key: ApiKeyRecord, organisation: Organisation): ApiKeyInfo => ({
+  id: key.id,
+  environment: key.environment,
+  organisation: { id: organisation.id, name: organisation.name },
+  created_at: new Date(key.created_at).toISOString(),
+  revoked_at: key.revoked_at === null ? null : new Date(key.revoked_at).toISOString()
+})
+
+/** Accounts over the {@link OrganisationStore} port. */
+export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effect(Accounts, Effect.gen(function*() {
+  const store = yield* OrganisationStore
+
+  const liveOrganisation = (id: string) =>
+    store.get(id).pipe(Effect.flatMap(Option.match({
+      onNone: () => new OrganisationNotFound({ id }),
+      onSome: Effect.succeed
+    })))
+
+  const companionOf = (live: Organisation) =>
+    store.list.pipe(Effect.map((all) => Option.fromNullable(all.find((o) => o.live_organisation_id === live.id))))
+
+  return Accounts.of({
+    createOrganisation: Effect.fn("Accounts.createOrganisation")(function*(name: string) {
+      const trimmed = name.trim()
+      if (trimmed === "" || trimmed.length > 200) {
+        return yield* new InvalidOrganisationRequest({ detail: "name must be 1 to 200 characters" })
+      }
+      const organisation: Organisation = {
+        id: randomId("org"),
+        name: trimmed,
+        environment: "production",
+        live_organisation_id: null,
+        created_at: yield* Clock.currentTimeMillis
+      }
+      yield* store.insert(organisation)
+      return organisation
+    }),
+    listOrganisations: store.list,
+    createApiKey: Effect.fn("Accounts.createApiKey")(function*(organisationId: string, environment: Environment) {
+      const organisation = yield* liveOrganisation(organisationId)
+      const now = yield* Clock.currentTimeMillis
+      let owner = organisation
+      if (organisation.environment === "uat") {
+        if (environment !== "uat") {
+          return yield* new InvalidOrganisationRequest({
+            detail: "a UAT organisation takes uat keys only; create production keys on its live organisation"
+          })
+        }
+      } else {
+        const companion = yield* store.ensureCompanion({
+          id: randomId("org"),
+          name: `${organisation.name} (UAT)`,
+          environment: "uat",
+          live_organisation_id: organisation.id,
+          created_at: now
+        })
+        if (environment === "uat") owner = companion
+      }
+      const key = `${keyPrefix[environment]}${randomToken(32)}`
+      const id = randomId("key")
+      yield* store.insertApiKey({
+        id,
+        organisation_id: owner.id,
+        environment,
+        key_hash: yield* sha256Hex(key),
+        created_at: now,
+        revoked_at: null
+      })
+      return { id, key, environment, organisation: { id: owner.id, name: owner.name } }
+    }),
+    listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(organisationId: string) {
+      const organisation = yield* liveOrganisation(organisationId)
+      const owners = organisation.environment === "production"
+        ? [organisation, ...Option.toArray(yield* companionOf(organisation))]
+        : [organisation]
+      const keys = yield* store.listApiKeys(owners.map((o) => o.id))
+      return keys.map((k) => info(k, owners.find((o) => o.id === k.organisation_id)!))
+    }),
+    revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(id: string) {
+      const revoked = yield* store.revokeApiKey(id, yield* Clock.currentTimeMillis)
+      if (!revoked) return yield* new ApiKeyNotFound({ id })
+    }),
+    authenticate: Effect.fn("Accounts.authenticate")(function*(raw: string) {
+      const key = raw.trim()
+      if (key === "") return yield* new Unauthenticated({ detail: "the Authorization header is missing" })
+      if (!key.startsWith(keyPrefix.production) && !key.startsWith(keyPrefix.uat)) {
+        return yield* new Unauthenticated({ detail: "the Authorization header is not an API key" })
+      }
+      const hash = yield* sha256Hex(key)
+      const record = yield* store.findApiKeyByHash(hash)
+      if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) {
+        return yield* new Unauthenticated({ detail: "unknown API key" })
+      }
+      if (record.value.revoked_at !== null) return yield* new KeyRevoked()
+      const organisation = yield* store.get(record.value.organisation_id)
+      if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
+      return { organisation: organisation.value, environment: record.value.environment, key_id: record.value.id }
+    }),
+    organisation: store.get
+  })
+}))

@@ -4,18 +4,22 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
-import type { Effect } from "effect"
-import type {
+import { Clock, Context, Effect, Layer } from "effect"
+import {
   ConfirmationRequired,
   IdempotencyKeyInFlight,
   IdempotencyKeyReused,
   TooManyRecords,
   TradeflowNotFound,
-  ValidationError
+  type ValidationError
 } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
+import { sha256Hex } from "./internal/crypto.js"
+import { JobQueue } from "./JobQueue.js"
+import { Locations } from "./Locations.js"
 import type { StorageError } from "./StorageError.js"
+import { validateRequest } from "./Validation.js"
+import { Worker } from "./Worker.js"
 
 /** The 202 answer of a downstream post. */
 export interface Accepted {
@@ -55,3 +59,88 @@ export class Ingest extends Context.Tag("@tradeflow/core/Ingest")<Ingest, {
     ConfirmationRequired | TradeflowNotFound | StorageError
   >
 }>() {}
+
+/** At most this many records per request (DECISIONS.md §2). */
+export const maxRecords = 10_000
+
+/** The downstream operations over the queue and the worker. */
+export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = Layer.effect(Ingest, Effect.gen(function*() {
+  const queue = yield* JobQueue
+  const worker = yield* Worker
+  const locations = yield* Locations
+  const inFlight = new Set<string>()
+
+  const guardKey = <A, E, R>(
+    organisationId: string,
+    key: string | undefined,
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
+    if (key === undefined) return effect
+    const slot = JSON.stringify([organisationId, key])
+    return Effect.suspend((): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
+      if (inFlight.has(slot)) return Effect.fail(new IdempotencyKeyInFlight({ key }))
+      inFlight.add(slot)
+      return Effect.ensuring(effect, Effect.sync(() => inFlight.delete(slot)))
+    })
+  }
+
+  const submit = Effect.fn("Ingest.submit")(function*(submission: Submission) {
+    const { body } = submission
+    if (Array.isArray(body) && body.length > maxRecords) {
+      return yield* new TooManyRecords({ limit: maxRecords, count: body.length })
+    }
+    const validated = yield* validateRequest(body, { environment: submission.environment, form: submission.form }).pipe(
+      Effect.provideService(Locations, locations)
+    )
+    const accepted: Accepted = {
+      status: "queued",
+      tradeflows: validated.groups.map((g, i) => ({
+        tradeflow_reference: g.tradeflow_reference,
+        warnings: validated.warnings[i] ?? []
+      }))
+    }
+    const idempotency = submission.idempotency_key === undefined ? undefined : {
+      key: submission.idempotency_key,
+      request_hash: yield* sha256Hex(JSON.stringify(body) ?? ""),
+      response: JSON.stringify(accepted)
+    }
+    const outcome = yield* queue.enqueue({
+      organisation_id: submission.organisation_id,
+      environment: submission.environment,
+      payload: { _tag: "Upsert", groups: validated.groups },
+      received_at: yield* Clock.currentTimeMillis
+    }, idempotency)
+    switch (outcome._tag) {
+      case "Enqueued":
+        yield* worker.wake
+        return accepted
+      case "Replayed":
+        return JSON.parse(outcome.response) as Accepted
+      case "KeyReused":
+        return yield* new IdempotencyKeyReused({ key: submission.idempotency_key ?? "" })
+    }
+  })
+
+  return Ingest.of({
+    submit: (submission) => guardKey(submission.organisation_id, submission.idempotency_key, submit(submission)),
+    remove: Effect.fn("Ingest.remove")(function*(removal: Removal) {
+      if (removal.reference === null && removal.environment === "production" && removal.confirm !== "PRODUCTION") {
+        return yield* new ConfirmationRequired({ parameter: "confirm" })
+      }
+      const outcome = yield* queue.enqueue({
+        organisation_id: removal.organisation_id,
+        environment: removal.environment,
+        payload: { _tag: "Delete", reference: removal.reference, hard: removal.hard },
+        received_at: yield* Clock.currentTimeMillis
+      })
+      if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("a delete is never replayed")
+      yield* worker.wake
+      const ended = yield* worker.await(outcome.id)
+      if (ended._tag === "Failed") return yield* Effect.dieMessage(`delete failed: ${ended.error}`)
+      if (removal.reference !== null && ended.result.count === 0) {
+        return yield* new TradeflowNotFound({ reference: removal.reference })
+      }
+      return { status: removal.hard ? "deleted" as const : "deactivated" as const, count: ended.result.count }
+    })
+  })
+}))

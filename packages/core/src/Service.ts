@@ -1,0 +1,35 @@
+/**
+ * The whole service assembled from its parts: the layers an embedding application or a server
+ * provides once at its root.
+ *
+ * @since 0.1.0
+ */
+import { Layer } from "effect"
+import * as Accounts from "./Accounts.js"
+import * as Ingest from "./Ingest.js"
+import * as Locations from "./Locations.js"
+import * as Storage from "./Storage.js"
+import * as TrackingConfig from "./TrackingConfig.js"
+import * as Upstream from "./Upstream.js"
+import * as Worker from "./Worker.js"
+
+/** The services an HTTP adapter or an embedding application calls. */
+export type Services = Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker
+
+/** Every service over the storage ports, the location directory and the tracking settings. */
+export const layer = (
+  options: Worker.WorkerOptions = {}
+): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
+  Layer.mergeAll(Accounts.layer, Ingest.layer, Upstream.layer).pipe(
+    Layer.provideMerge(Worker.layer(options))
+  )
+
+/**
+ * The whole service in memory (built-in locations, default tracking settings), with the storage
+ * ports exposed too. Nothing survives the process: for tests and quick embedding.
+ */
+export const layerMemory: Layer.Layer<
+  Services | Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig
+> = layer().pipe(
+  Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+)

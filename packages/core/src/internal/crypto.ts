@@ -1,0 +1,29 @@
+import { Effect } from "effect"
+
+const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+
+/** Hex SHA-256 of the UTF-8 text. */
+export const sha256Hex = (text: string): Effect.Effect<string> =>
+  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
+    Effect.map((digest) => hex(new Uint8Array(digest)))
+  )
+
+/** `bytes` cryptographically random bytes, base64url-encoded without padding. */
+export const randomToken = (bytes: number): string => {
+  const buf = globalThis.crypto.getRandomValues(new Uint8Array(bytes))
+  let s = ""
+  for (const b of buf) s += String.fromCharCode(b)
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+/** A random identifier with a prefix, e.g. `org_3f9c…`. */
+export const randomId = (prefix: string): string =>
+  `${prefix}_${hex(globalThis.crypto.getRandomValues(new Uint8Array(12)))}`
+
+/** Compares two strings in time that depends only on their lengths. */
+export const constantTimeEqual = (a: string, b: string): boolean => {
+  let diff = a.length ^ b.length
+  const n = Math.max(a.length, b.length)
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
+  return diff === 0
+}

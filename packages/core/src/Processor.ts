@@ -1,15 +1,173 @@
 /**
- * Processing of queued jobs (placeholder signature; the processing work replaces the body).
+ * Processing of queued jobs: the tradeflow merge and lifecycle, mock journeys (UAT) and the
+ * messages they produce. Processing computes a {@link Commit}; the caller applies it with
+ * `TradeflowStore.commit`.
+ *
+ * Upsert: each group folds its records into the stored state (see `TradeflowMerge`). A new
+ * reference reports TRADEFLOW_CREATED; a deactivated one posted again TRADEFLOW_REACTIVATED; a
+ * changed one TRADEFLOW_UPDATED; `active: false` TRADEFLOW_DEACTIVATED. Identical content for an
+ * unchanged tradeflow produces neither an upsert nor a message. `result.count` is the number of groups.
+ *
+ * Mock tracking (UAT only): the last `mock_tracking.scenario` of a group runs when its inputs
+ * (scenario, ports, the four dates as sent, containers) differ from those of the journey last
+ * generated (`mock_signature`).
+ *
+ * Delete: `hard: false` deactivates (TRADEFLOW_DEACTIVATED for each active one); `result.count`
+ * is the number deactivated now, or 1 for a single existing reference. `hard: true` lists the
+ * existing references in `deletes` (count = how many existed) and renders nothing.
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { Job } from "./Job.js"
 import type { Locations } from "./Locations.js"
+import * as MessageHash from "./MessageHash.js"
+import * as Render from "./Render.js"
+import * as Scenarios from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
+import type { NewMessage } from "./StoredMessage.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
-import type { Commit, TradeflowStore } from "./TradeflowStore.js"
+import type { Tradeflow } from "./Tradeflow.js"
+import * as TradeflowMerge from "./TradeflowMerge.js"
+import type { RecordGroup } from "./TradeflowRecord.js"
+import { type Commit, TradeflowStore } from "./TradeflowStore.js"
+
+type Requirements = TradeflowStore | Locations | TrackingConfig
+
+/** The result of processing one tradeflow. */
+export interface Outcome {
+  /** The new state, or none when nothing changed. */
+  readonly upsert: Option.Option<Tradeflow>
+  readonly messages: ReadonlyArray<NewMessage>
+}
+
+const withoutVolatile = (t: Tradeflow) => {
+  const { active: _active, created_at: _created, updated_at: _updated, ...content } = t
+  return MessageHash.canonicalJson(content)
+}
+
+/** The digest of the inputs of a mock journey. */
+export const mockSignature = (scenario: string, t: Tradeflow): Effect.Effect<string> =>
+  MessageHash.sha256Hex(MessageHash.canonicalJson([
+    scenario,
+    t.details.port_of_loading ?? null,
+    t.details.port_of_discharge ?? null,
+    t.details.estimated_time_of_departure ?? null,
+    t.details.actual_time_of_departure ?? null,
+    t.details.estimated_time_of_arrival ?? null,
+    t.details.actual_time_of_arrival ?? null,
+    t.containers.map((c) => c.reference)
+  ]))
+
+/** Runs the named scenario on the state unless the same inputs generated the current journey. */
+export const applyMock = (t: Tradeflow, scenarioName: string, now: number): Effect.Effect<Tradeflow, StorageError, TradeflowStore> =>
+  Effect.gen(function* () {
+    const scenario = Scenarios.lookup(scenarioName)
+    if (Option.isNone(scenario)) return t
+    if ((yield* mockSignature(scenarioName, t)) === t.mock_signature) return t
+    const d = t.details
+    const journey = yield* scenario.value({
+      organisation_id: t.organisation_id,
+      reference: t.reference,
+      containers: t.containers.map((c) => c.reference),
+      port_of_loading: d.port_of_loading,
+      port_of_discharge: d.port_of_discharge,
+      estimated_time_of_departure: d.estimated_time_of_departure,
+      actual_time_of_departure: d.actual_time_of_departure,
+      estimated_time_of_arrival: d.estimated_time_of_arrival,
+      actual_time_of_arrival: d.actual_time_of_arrival
+    })
+    const next = TradeflowMerge.applyMockJourney(t, journey, now)
+    return { ...next, mock_signature: yield* mockSignature(scenarioName, next) }
+  })
+
+/** Folds a group of records into a tradeflow's state and renders what changed. */
+export const processGroup = (
+  job: Job,
+  group: RecordGroup,
+  previous: Option.Option<Tradeflow>
+): Effect.Effect<Outcome, StorageError, Requirements> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const uat = job.environment === "uat"
+    const start = Option.getOrElse(previous, () => TradeflowMerge.empty(job.organisation_id, group.tradeflow_reference, now))
+    const options = { now, receivedAt: job.received_at, keepCustomerName: !uat }
+    let next = TradeflowMerge.applyRecords(start, group.records, options)
+    const scenario = uat
+      ? group.records.reduce<string | undefined>((s, r) => r.mock_tracking?.scenario ?? s, undefined)
+      : undefined
+    if (scenario !== undefined) next = yield* applyMock(next, scenario, now)
+
+    const lifecycle: Array<Render.Lifecycle> = []
+    let summary: string | undefined
+    if (Option.isNone(previous)) {
+      lifecycle.push("TRADEFLOW_CREATED")
+      if (!next.active) lifecycle.push("TRADEFLOW_DEACTIVATED")
+    } else {
+      const before = previous.value
+      const changed = withoutVolatile(before) !== withoutVolatile(next)
+      if (!before.active && next.active) lifecycle.push("TRADEFLOW_REACTIVATED")
+      if (changed) {
+        lifecycle.push("TRADEFLOW_UPDATED")
+        summary = TradeflowMerge.describeChanges(before, next)
+      }
+      if (before.active && !next.active) lifecycle.push("TRADEFLOW_DEACTIVATED")
+      if (lifecycle.length === 0) return { upsert: Option.none(), messages: [] }
+      next = { ...next, updated_at: now }
+    }
+    const messages = yield* Render.render({
+      previous: Option.getOrUndefined(previous),
+      next,
+      lifecycle,
+      updateSummary: summary,
+      now
+    })
+    return { upsert: Option.some(next), messages }
+  })
+
+const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirements> =>
+  Effect.gen(function* () {
+    if (!t.active) return { upsert: Option.none(), messages: [] }
+    const now = yield* Clock.currentTimeMillis
+    const next = { ...t, active: false, updated_at: now }
+    const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now })
+    return { upsert: Option.some(next), messages }
+  })
 
 /** Computes everything a job changes; the caller commits it with `TradeflowStore.commit`. */
-export const processJob = (_job: Job): Effect.Effect<Commit, StorageError, TradeflowStore | Locations | TrackingConfig> =>
-  Effect.dieMessage("pending")
+export const processJob: (job: Job) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fn("Processor.processJob")(
+  function* (job: Job) {
+    const store = yield* TradeflowStore
+    const payload = job.payload
+    const base = { job_id: job.id, organisation_id: job.organisation_id }
+    if (payload._tag === "Upsert") {
+      const states = new Map<string, Tradeflow>()
+      const messages: Array<NewMessage> = []
+      for (const group of payload.groups) {
+        const known = states.get(group.tradeflow_reference)
+        const previous = known !== undefined
+          ? Option.some(known)
+          : yield* store.get(job.organisation_id, group.tradeflow_reference)
+        const outcome = yield* processGroup(job, group, previous)
+        if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
+        messages.push(...outcome.messages)
+      }
+      return { ...base, upserts: [...states.values()], deletes: [], messages, result: { count: payload.groups.length } }
+    }
+    const targets = payload.reference === null
+      ? yield* store.list(job.organisation_id)
+      : Option.toArray(yield* store.get(job.organisation_id, payload.reference))
+    if (payload.hard) {
+      return { ...base, upserts: [], deletes: targets.map((t) => t.reference), messages: [], result: { count: targets.length } }
+    }
+    const upserts: Array<Tradeflow> = []
+    const messages: Array<NewMessage> = []
+    for (const t of targets) {
+      const outcome = yield* deactivate(t)
+      if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
+      messages.push(...outcome.messages)
+    }
+    const count = payload.reference === null ? upserts.length : targets.length
+    return { ...base, upserts, deletes: [], messages, result: { count } }
+  }
+)

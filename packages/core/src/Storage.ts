@@ -48,16 +48,20 @@ export const makeMemory = Effect.sync(() => {
   const orgs = OrganisationStore.of({
     insert: (o) => Effect.sync(() => void organisations.set(o.id, o)),
     get: (id) => Effect.sync(() => Option.fromNullable(organisations.get(id))),
-    list: Effect.sync(() => [...organisations.values()]),
+    list: Effect.sync(() => [...organisations.values()].sort((a, b) => a.created_at - b.created_at)),
     ensureCompanion: (c) => Effect.sync(() => {
-      const existing = [...organisations.values()].find((o) => o.live_organisation_id === c.live_organisation_id)
+      const existing = c.live_organisation_id === null
+        ? undefined
+        : [...organisations.values()].find((o) => o.live_organisation_id === c.live_organisation_id)
       if (existing) return existing
       organisations.set(c.id, c)
       return c
     }),
     insertApiKey: (k) => Effect.sync(() => void apiKeys.set(k.id, k)),
     findApiKeyByHash: (h) => Effect.sync(() => Option.fromNullable([...apiKeys.values()].find((k) => k.key_hash === h))),
-    listApiKeys: (ids) => Effect.sync(() => [...apiKeys.values()].filter((k) => ids.includes(k.organisation_id))),
+    listApiKeys: (ids) => Effect.sync(() =>
+      [...apiKeys.values()].filter((k) => ids.includes(k.organisation_id)).sort((a, b) => a.created_at - b.created_at)
+    ),
     revokeApiKey: (id, at) => Effect.sync(() => {
       const k = apiKeys.get(id)
       if (k === undefined) return false

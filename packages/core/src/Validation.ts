@@ -1,14 +1,19 @@
 /**
- * Validation of downstream requests (placeholder signature; the validation work replaces the body).
+ * Validation of downstream requests (DECISIONS.md §2, §3): the whole request is checked at once,
+ * every problem of every record is reported with a JSON Pointer into the body, and a valid
+ * request comes back grouped by tradeflow reference with its non-fatal warnings.
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
-import type { ValidationError } from "./DownstreamError.js"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { type Issue, ValidationError } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
-import type { Locations } from "./Locations.js"
+import { groupRecords } from "./Grouping.js"
+import * as Iso6346 from "./Iso6346.js"
+import { Locations } from "./Locations.js"
+import { scenarioNames } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
-import type { RecordGroup } from "./TradeflowRecord.js"
+import { type RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 
 /** A valid request: its records grouped by reference (first-appearance order), warnings per group. */
 export interface ValidatedRequest {
@@ -16,8 +21,388 @@ export interface ValidatedRequest {
   readonly warnings: ReadonlyArray<ReadonlyArray<string>>
 }
 
-/** Validates a whole request body. */
-export const validateRequest = (
-  _body: unknown,
-  _options: { readonly environment: Environment; readonly form: "array" | "any" }
-): Effect.Effect<ValidatedRequest, ValidationError | StorageError, Locations> => Effect.dieMessage("pending")
+/** The options of {@link validateRequest}. */
+export interface ValidateOptions {
+  readonly environment: Environment
+  /** `"array"` for `POST /downstream` (array only), `"any"` for `POST /downstream/tradeflows` (object or array). */
+  readonly form: "array" | "any"
+}
+
+/** Nesting deeper than this (objects and arrays) is rejected instead of decoded. */
+export const maxDepth = 32
+
+/** The message of a record that has none of the three references. */
+export const atLeastOneReferenceMessage =
+  "at least one of container_reference, bill_of_lading_reference, booking_reference is required"
+
+/**
+ * A JSON Pointer (RFC 6901) for a path, appended to `prefix` (itself a pointer, `""` for the
+ * document root).
+ */
+export const jsonPointer = (path: ReadonlyArray<PropertyKey>, prefix = ""): string =>
+  prefix + path.map((key) => "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1")).join("")
+
+/** A readable name of a path inside a value: `events[1].event_date`; `root` for the empty path. */
+export const fieldLabel = (path: ReadonlyArray<PropertyKey>, root = "value"): string => {
+  let label = ""
+  for (const key of path) {
+    if (typeof key === "number") label += `[${key}]`
+    else label += label === "" ? String(key) : `.${String(key)}`
+  }
+  return label === "" ? root : label
+}
+
+const describeValue = (value: unknown): string => {
+  if (value === null) return "null"
+  if (Array.isArray(value)) return "an array"
+  switch (typeof value) {
+    case "string":
+      return "a string"
+    case "number":
+      return "a number"
+    case "boolean":
+      return "a boolean"
+    case "object":
+      return "an object"
+    default:
+      return typeof value
+  }
+}
+
+const describeExpected = (message: string): string => {
+  const expected = message.replace(/^Expected /, "")
+  if (/^(string|nonEmptyString|Trim|Uppercase|Lowercase)\b/.test(expected)) return "a string"
+  if (/^boolean\b/.test(expected)) return "a boolean"
+  if (/^(number|int|Int)\b/.test(expected)) return "a number"
+  if (/^(ReadonlyArray|Array|readonly \[)/.test(expected)) return "an array"
+  if (/^\{/.test(expected)) return "an object"
+  if (/^"/.test(expected)) return `one of ${expected.split(", actual")[0]}`
+  return "a value of another type"
+}
+
+const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let current: unknown = root
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return undefined
+    if (!Object.prototype.hasOwnProperty.call(current, key)) return undefined
+    current = (current as Record<PropertyKey, unknown>)[key]
+  }
+  return current
+}
+
+const isPrefixOf = (prefix: ReadonlyArray<PropertyKey>, path: ReadonlyArray<PropertyKey>): boolean =>
+  prefix.length < path.length && prefix.every((key, i) => key === path[i])
+
+const pathKey = (path: ReadonlyArray<PropertyKey>): string => JSON.stringify(path.map(String))
+
+const isTypeMismatch = (issue: ParseResult.ArrayFormatterIssue): boolean =>
+  issue._tag === "Type" && issue.message.startsWith("Expected ")
+
+const phrase = (label: string, message: string): string =>
+  /^(at least one of|every|one of)\b/.test(message)
+    ? message
+    : /^(must|is|are|should)\b/.test(message)
+    ? `${label} ${message}`
+    : `${label}: ${message}`
+
+/**
+ * Turns a `ParseError` into the issues of a problem response: one clear message per problem,
+ * each with a JSON Pointer (`prefix` + the path of the problem) and naming the field. The noisy
+ * duplicates Schema reports (`Expected undefined, actual …` beside the real problem of an
+ * optional field, the failed alternatives of a union when one alternative got further) are
+ * dropped; the alternatives of a union at the same place become one message. Pass the decoded
+ * `input` to have the messages say what was sent instead (`got a number`).
+ *
+ * @since 0.1.0
+ */
+export const issuesFromParseError = (
+  error: ParseResult.ParseError,
+  prefix = "",
+  input?: unknown,
+  rootLabel = "value"
+): Array<Issue> => {
+  const all = ParseResult.ArrayFormatter.formatIssueSync(error.issue).filter(
+    (issue) => !(issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual"))
+  )
+  const kept = all.filter((issue) => {
+    if (!isTypeMismatch(issue)) return true
+    return !all.some((other) =>
+      other !== issue &&
+      (isPrefixOf(issue.path, other.path) || (!isTypeMismatch(other) && pathKey(other.path) === pathKey(issue.path)))
+    )
+  })
+  const byPath = new Map<string, { path: ReadonlyArray<PropertyKey>; types: Array<string>; messages: Array<string> }>()
+  for (const issue of kept) {
+    const key = pathKey(issue.path)
+    let entry = byPath.get(key)
+    if (entry === undefined) {
+      entry = { path: issue.path, types: [], messages: [] }
+      byPath.set(key, entry)
+    }
+    const label = fieldLabel(issue.path, rootLabel)
+    if (isTypeMismatch(issue)) {
+      const expected = describeExpected(issue.message)
+      if (!entry.types.includes(expected)) entry.types.push(expected)
+    } else if (issue._tag === "Missing") {
+      entry.messages.push(`${label} is required`)
+    } else {
+      entry.messages.push(phrase(label, issue.message))
+    }
+  }
+  const issues: Array<Issue> = []
+  for (const entry of byPath.values()) {
+    const pointer = jsonPointer(entry.path, prefix)
+    if (entry.types.length > 0) {
+      const label = fieldLabel(entry.path, rootLabel)
+      const actual = input === undefined ? "" : `, got ${describeValue(valueAt(input, entry.path))}`
+      issues.push({ path: pointer, message: `${label} must be ${entry.types.join(" or ")}${actual}` })
+    }
+    for (const message of new Set(entry.messages)) issues.push({ path: pointer, message })
+  }
+  return issues
+}
+
+interface Sanitised {
+  readonly value: unknown
+  readonly tooDeep: ReadonlyArray<ReadonlyArray<PropertyKey>>
+}
+
+/**
+ * A copy of JSON-like input without `__proto__` keys and cut at {@link maxDepth}: the paths
+ * where nesting went too deep are reported instead of being copied.
+ */
+const sanitise = (input: unknown): Sanitised => {
+  const tooDeep: Array<ReadonlyArray<PropertyKey>> = []
+  const go = (value: unknown, path: Array<PropertyKey>): unknown => {
+    if (value === null || typeof value !== "object") return value
+    if (path.length >= maxDepth) {
+      tooDeep.push([...path])
+      return undefined
+    }
+    if (Array.isArray(value)) {
+      const out: Array<unknown> = new Array(value.length)
+      for (let i = 0; i < value.length; i++) {
+        path.push(i)
+        out[i] = go(value[i], path)
+        path.pop()
+      }
+      return out
+    }
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) {
+      if (key === "__proto__") continue
+      path.push(key)
+      const copied = go((value as Record<string, unknown>)[key], path)
+      path.pop()
+      Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
+    }
+    return out
+  }
+  return { value: go(input, []), tooDeep }
+}
+
+const decodeRecord = Schema.decodeUnknownEither(TradeflowRecord, { errors: "all" })
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+
+const referenceKeys = ["container_reference", "bill_of_lading_reference", "booking_reference"] as const
+
+/**
+ * Validates one record (already sanitised): its decoded form, or its issues with pointers under
+ * `prefix`.
+ */
+const validateRecord = (raw: unknown, prefix: string): Either.Either<TradeflowRecord, Array<Issue>> => {
+  if (!isObject(raw)) {
+    return Either.left([{ path: prefix, message: `record must be a JSON object, got ${describeValue(raw)}` }])
+  }
+  const decoded = decodeRecord(raw)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const issues = issuesFromParseError(decoded.left, prefix, raw, "record")
+  if (referenceKeys.every((key) => raw[key] === undefined)) {
+    const path = jsonPointer(["container_reference"], prefix)
+    if (!issues.some((issue) => issue.path === path && issue.message === atLeastOneReferenceMessage)) {
+      issues.push({ path, message: atLeastOneReferenceMessage })
+    }
+  }
+  return Either.left(issues)
+}
+
+const dateFields = [
+  "estimated_time_of_departure",
+  "estimated_time_of_arrival",
+  "actual_time_of_departure",
+  "actual_time_of_arrival"
+] as const
+
+const hasOffset = (dateTime: string): boolean => /(?:Z|z|[+-]\d{2}(?::?\d{2})?)$/.test(dateTime.trim().slice(10))
+
+interface Located {
+  readonly record: TradeflowRecord
+  readonly raw: Record<string, unknown>
+  readonly prefix: string
+}
+
+const containerWarning = (field: string, pointer: string, number: string): Option.Option<string> => {
+  if (Iso6346.isValid(number)) return Option.none()
+  const expected = number.length === 11 ? Iso6346.checkDigit(number.slice(0, 10)) : undefined
+  return Option.some(
+    expected === undefined
+      ? `${field} at ${pointer}: "${number}" is not an ISO 6346 container number (4 letters, 7 digits); accepted as sent`
+      : `${field} at ${pointer}: "${number}" fails the ISO 6346 check digit (expected ${expected}); accepted as sent`
+  )
+}
+
+const recordWarnings = (
+  { prefix, raw, record }: Located,
+  environment: Environment,
+  isKnownLocode: (code: string) => Effect.Effect<boolean, StorageError>
+): Effect.Effect<Array<string>, StorageError> =>
+  Effect.gen(function*() {
+    const warnings: Array<string> = []
+    const at = (...path: Array<PropertyKey>) => jsonPointer(path, prefix)
+
+    const rawContainers = raw["container_reference"]
+    for (const [j, entry] of (record.container_reference ?? []).entries()) {
+      const pointer = typeof rawContainers === "string"
+        ? at("container_reference")
+        : isObject(Array.isArray(rawContainers) ? rawContainers[j] : undefined)
+        ? at("container_reference", j, "reference")
+        : at("container_reference", j)
+      Option.map(containerWarning("container_reference", pointer, entry.reference), (w) => warnings.push(w))
+    }
+    for (const [k, event] of (record.events ?? []).entries()) {
+      if (event.container_reference !== undefined && event.container_reference !== "") {
+        Option.map(
+          containerWarning(
+            `events[${k}].container_reference`,
+            at("events", k, "container_reference"),
+            event.container_reference
+          ),
+          (w) => warnings.push(w)
+        )
+      }
+    }
+
+    for (const field of ["port_of_loading", "port_of_discharge"] as const) {
+      const code = record[field]
+      if (code !== undefined && !(yield* isKnownLocode(code))) {
+        warnings.push(`${field} at ${at(field)}: unknown UN/LOCODE ${code}; accepted, but no location details are known`)
+      }
+    }
+
+    if (environment === "uat") {
+      if (record.customer_name !== undefined) {
+        warnings.push(`customer_name at ${at("customer_name")} is ignored in UAT`)
+      }
+      if (record.partners !== undefined) warnings.push(`partners at ${at("partners")} is ignored in UAT`)
+      if (record.mock_tracking !== undefined && !scenarioNames.includes(record.mock_tracking.scenario)) {
+        warnings.push(
+          `mock_tracking.scenario at ${at("mock_tracking", "scenario")}: unknown scenario ` +
+            `${JSON.stringify(record.mock_tracking.scenario)} is ignored, no mock events are generated ` +
+            `(known: ${scenarioNames.join(", ")})`
+        )
+      }
+    } else if (record.mock_tracking !== undefined) {
+      warnings.push(`mock_tracking at ${at("mock_tracking")} is ignored in production`)
+    }
+
+    const noOffset = (label: string, pointer: string, value: string | undefined) => {
+      if (value !== undefined && !hasOffset(value)) {
+        warnings.push(`${label} at ${pointer}: date-time without an offset, read as UTC`)
+      }
+    }
+    for (const field of dateFields) noOffset(field, at(field), record[field])
+    noOffset(
+      "references.delivery_event_date",
+      at("references", "delivery_event_date"),
+      record.references?.delivery_event_date
+    )
+    for (const [k, event] of (record.events ?? []).entries()) {
+      noOffset(`events[${k}].event_date`, at("events", k, "event_date"), event.event_date)
+    }
+    return warnings
+  })
+
+const bodyError = (message: string) => new ValidationError({ errors: [{ path: "", message }] })
+
+/**
+ * Validates a whole request body: every record is decoded with {@link TradeflowRecord} and every
+ * problem of every record is reported at once (a {@link ValidationError} with JSON Pointers into
+ * the body). A valid request is grouped by `tradeflow_reference` (first-appearance order) with the
+ * warnings of each group: container numbers failing ISO 6346, UN/LOCODEs the {@link Locations}
+ * directory does not know, fields ignored in the environment, unknown mock scenarios and
+ * date-times without an offset. Warnings never reject a record.
+ *
+ * @since 0.1.0
+ */
+export const validateRequest: (
+  body: unknown,
+  options: ValidateOptions
+) => Effect.Effect<ValidatedRequest, ValidationError | StorageError, Locations> = Effect.fn(
+  "Validation.validateRequest"
+)(function*(body: unknown, options: ValidateOptions) {
+  const sanitised = sanitise(body)
+  const input = sanitised.value
+  if (sanitised.tooDeep.length > 0) {
+    return yield* new ValidationError({
+      errors: sanitised.tooDeep.slice(0, 100).map((path) => ({
+        path: jsonPointer(path),
+        message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
+      }))
+    })
+  }
+  let entries: Array<readonly [raw: unknown, prefix: string]>
+  if (Array.isArray(input)) {
+    if (input.length === 0) return yield* bodyError("request body must contain at least one tradeflow record")
+    entries = input.map((raw, i) => [raw, `/${i}`] as const)
+  } else if (options.form === "array") {
+    return yield* bodyError(
+      `request body must be a JSON array of tradeflow records (an array is required even for one record), got ${
+        describeValue(input)
+      }`
+    )
+  } else if (isObject(input)) {
+    entries = [[input, ""]]
+  } else {
+    return yield* bodyError(
+      `request body must be a tradeflow record (a JSON object) or an array of them, got ${describeValue(input)}`
+    )
+  }
+
+  const errors: Array<Issue> = []
+  const located: Array<Located> = []
+  for (const [raw, prefix] of entries) {
+    const result = validateRecord(raw, prefix)
+    if (Either.isLeft(result)) errors.push(...result.left)
+    else located.push({ record: result.right, raw: raw as Record<string, unknown>, prefix })
+  }
+  if (errors.length > 0) return yield* new ValidationError({ errors })
+
+  const locations = yield* Locations
+  const known = new Map<string, boolean>()
+  const isKnownLocode = (code: string) =>
+    known.has(code)
+      ? Effect.succeed(known.get(code) === true)
+      : Effect.tap(
+        Effect.map(locations.lookup(code), Option.isSome),
+        (isKnown) => Effect.sync(() => known.set(code, isKnown))
+      )
+
+  const groups = groupRecords(located.map((l) => l.record))
+  const byReference = new Map<string, Array<Located>>()
+  for (const l of located) {
+    const list = byReference.get(l.record.tradeflow_reference)
+    if (list === undefined) byReference.set(l.record.tradeflow_reference, [l])
+    else list.push(l)
+  }
+  const warnings: Array<ReadonlyArray<string>> = []
+  for (const group of groups) {
+    const groupWarnings = new Set<string>()
+    for (const l of byReference.get(group.tradeflow_reference) ?? []) {
+      for (const w of yield* recordWarnings(l, options.environment, isKnownLocode)) groupWarnings.add(w)
+    }
+    warnings.push(Array.from(groupWarnings))
+  }
+  return { groups, warnings }
+})

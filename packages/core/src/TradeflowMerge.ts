@@ -1,0 +1,281 @@
+/**
+ * Folding posted records into the stored tradeflow state (DECISIONS.md §3), pure functions.
+ *
+ * - Scalar fields: the last value sent wins; `configuration` and `references` merge key by key.
+ * - Containers, bills of lading and bookings: unions in first-seen order; a container's
+ *   `custom_properties` merge key by key.
+ * - `active`: each record sets it (absent means true).
+ * - Events are identified by {@link eventKey}; a new date or actual flag for a known key is a new
+ *   prediction, appended to the event's history. Imported events are kept before mock events.
+ *
+ * @since 0.1.0
+ */
+import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
+import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
+import type { MockEvent } from "./Scenarios.js"
+import { fromMessage } from "./StatusCode.js"
+import type { TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
+
+type ContainerEntry = typeof ContainerEntrySchema.Type
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** A new, empty, active tradeflow. */
+export const empty = (organisationId: string, reference: string, now: number): Tradeflow => ({
+  organisation_id: organisationId,
+  reference,
+  active: true,
+  containers: [],
+  bill_of_lading_references: [],
+  booking_references: [],
+  details: {},
+  events: [],
+  mock_signature: null,
+  created_at: now,
+  updated_at: now
+})
+
+const scalarKeys = [
+  "port_of_loading",
+  "port_of_discharge",
+  "estimated_time_of_departure",
+  "explicit_departure_confirmation",
+  "estimated_time_of_arrival",
+  "explicit_arrival_confirmation",
+  "actual_time_of_departure",
+  "actual_time_of_arrival",
+  "vessel",
+  "customer_name",
+  "customer_reference",
+  "carrier_name",
+  "carrier_scac",
+  "lead_contact",
+  "incoterms"
+] as const satisfies ReadonlyArray<keyof TradeflowDetails & keyof TradeflowRecord>
+
+/** Unions two lists of strings, first-seen order, no duplicates. */
+export const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string> | undefined): ReadonlyArray<string> => {
+  if (b === undefined || b.length === 0) return a
+  const seen = new Set(a)
+  const out = [...a]
+  for (const x of b) if (!seen.has(x)) (seen.add(x), out.push(x))
+  return out
+}
+
+/** Unions container entries by reference, merging `custom_properties`. */
+export const unionContainers = (
+  a: ReadonlyArray<ContainerEntry>,
+  b: ReadonlyArray<ContainerEntry> | undefined
+): ReadonlyArray<ContainerEntry> => {
+  if (b === undefined || b.length === 0) return a
+  const out = [...a]
+  for (const entry of b) {
+    const i = out.findIndex((c) => c.reference === entry.reference)
+    if (i < 0) out.push(entry)
+    else if (entry.custom_properties !== undefined) {
+      const old = out[i]!
+      out[i] = { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } }
+    }
+  }
+  return out
+}
+
+const unlocodePattern = /^[A-Z]{2}[A-Z2-9]{3}$/
+
+/** The stored form of an event location: a UN/LOCODE upper-cased, other text as sent (trimmed). */
+export const eventLocation = (text: string | undefined): string | null => {
+  if (text === undefined || text.trim() === "") return null
+  const t = text.trim()
+  return unlocodePattern.test(t.toUpperCase()) ? t.toUpperCase() : t
+}
+
+/** The identity of an event: container, status code (or normalised message), location, source. */
+export const eventKey = (e: {
+  readonly container_reference: string | null
+  readonly status_code: string | null
+  readonly message: string
+  readonly location: string | null
+  readonly source: "import" | "mock"
+}): string =>
+  JSON.stringify([
+    e.container_reference,
+    e.status_code ?? e.message.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim(),
+    e.location,
+    e.source
+  ])
+
+/** An event as it arrives, before it is merged. `event_date` undefined: not given. */
+export interface IncomingEvent {
+  readonly message: string
+  readonly status_code: string | null
+  readonly container_reference: string | null
+  readonly location: string | null
+  readonly event_date: number | undefined
+  readonly actual: boolean
+  readonly source: "import" | "mock"
+}
+
+/** An imported event input as an incoming event. */
+export const fromInput = (e: EventInput): IncomingEvent => ({
+  message: e.message,
+  status_code: fromMessage(e.message) ?? null,
+  container_reference: e.container_reference === undefined || e.container_reference === ""
+    ? null
+    : normaliseContainerNumber(e.container_reference),
+  location: eventLocation(e.location_name),
+  event_date: e.event_date === undefined ? undefined : parseIsoDateTime(e.event_date),
+  actual: e.actual,
+  source: "import"
+})
+
+/** A generated mock event as an incoming event. */
+export const fromMock = (e: MockEvent): IncomingEvent => ({ ...e, source: "mock" })
+
+/**
+ * Merges one event into a list. A new key is appended (an undated one is dated `fallbackDate`);
+ * a known key with another date or actual flag becomes a new prediction; otherwise the list is
+ * returned as it was.
+ */
+export const mergeEvent = (
+  events: ReadonlyArray<TrackedEvent>,
+  incoming: IncomingEvent,
+  now: number,
+  fallbackDate: number
+): ReadonlyArray<TrackedEvent> => {
+  const key = eventKey(incoming)
+  const i = events.findIndex((e) => e.key === key)
+  const existing = events[i]
+  if (existing === undefined) {
+    const date = incoming.event_date ?? fallbackDate
+    return [...events, {
+      key,
+      message: incoming.message,
+      status_code: incoming.status_code,
+      container_reference: incoming.container_reference,
+      location: incoming.location,
+      event_date: date,
+      actual: incoming.actual,
+      source: incoming.source,
+      predicted_at: now,
+      history: [{ actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
+    }]
+  }
+  const date = incoming.event_date ?? existing.event_date ?? fallbackDate
+  if (date === existing.event_date && incoming.actual === existing.actual) return events
+  const out = [...events]
+  out[i] = {
+    ...existing,
+    message: incoming.message,
+    event_date: date,
+    actual: incoming.actual,
+    predicted_at: now,
+    history: [...existing.history, { actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
+  }
+  return out
+}
+
+/** Keeps imported events before mock events (stable). */
+export const orderEvents = (events: ReadonlyArray<TrackedEvent>): ReadonlyArray<TrackedEvent> => [
+  ...events.filter((e) => e.source === "import"),
+  ...events.filter((e) => e.source === "mock")
+]
+
+/** How a record is applied. */
+export interface ApplyOptions {
+  readonly now: number
+  /** The date of imported events sent without one (the job's reception time). */
+  readonly receivedAt: number
+  /** False in UAT: `customer_name` is ignored there. */
+  readonly keepCustomerName: boolean
+}
+
+/** Folds the fields of one record into the state (not its events: see {@link applyRecords}). */
+export const applyRecord = (t: Tradeflow, r: TradeflowRecord, options: ApplyOptions): Tradeflow => {
+  const details: Mutable<TradeflowDetails> = { ...t.details }
+  for (const key of scalarKeys) {
+    const value = r[key]
+    if (value === undefined) continue
+    if (key === "customer_name" && !options.keepCustomerName) continue
+    ;(details as Record<string, unknown>)[key] = value
+  }
+  if (r.configuration !== undefined) details.configuration = { ...details.configuration, ...r.configuration }
+  if (r.references !== undefined) details.references = { ...details.references, ...r.references }
+  return {
+    ...t,
+    active: r.active !== false,
+    containers: unionContainers(t.containers, r.container_reference),
+    bill_of_lading_references: union(t.bill_of_lading_references, r.bill_of_lading_reference),
+    booking_references: union(t.booking_references, r.booking_reference),
+    details
+  }
+}
+
+/**
+ * The imported events of several records, one per key in first-seen order: a later input of the
+ * same key wins (keeping the earlier date when it has none), so a request is applied as its final
+ * word and re-posting it changes nothing.
+ */
+export const collectEvents = (records: ReadonlyArray<TradeflowRecord>): ReadonlyArray<IncomingEvent> => {
+  const byKey = new Map<string, IncomingEvent>()
+  for (const r of records) {
+    for (const input of r.events ?? []) {
+      const e = fromInput(input)
+      const key = eventKey(e)
+      const earlier = byKey.get(key)
+      byKey.set(key, earlier === undefined ? e : { ...e, event_date: e.event_date ?? earlier.event_date })
+    }
+  }
+  return [...byKey.values()]
+}
+
+/** Folds the records of one group into the state: every record's fields in order, then their events. */
+export const applyRecords = (t: Tradeflow, records: ReadonlyArray<TradeflowRecord>, options: ApplyOptions): Tradeflow => {
+  const folded = records.reduce((state, r) => applyRecord(state, r, options), t)
+  let events = folded.events
+  for (const e of collectEvents(records)) events = mergeEvent(events, e, options.now, options.receivedAt)
+  return { ...folded, events: orderEvents(events) }
+}
+
+/**
+ * Replaces the mock sequence by a newly generated one: events of the same key keep their history
+ * (a new date is a new prediction), mock events the new journey no longer has are dropped.
+ */
+export const applyMockJourney = (
+  t: Tradeflow,
+  journey: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<MockEvent> },
+  now: number
+): Tradeflow => {
+  const previousMock = t.events.filter((e) => e.source === "mock")
+  let mock: ReadonlyArray<TrackedEvent> = []
+  for (const e of journey.events) {
+    const incoming = fromMock(e)
+    const key = eventKey(incoming)
+    const old = previousMock.find((p) => p.key === key)
+    mock = mergeEvent(old === undefined ? mock : [...mock, old], incoming, now, now)
+  }
+  return {
+    ...t,
+    containers: unionContainers(t.containers, journey.containers.map((reference) => ({ reference }))),
+    events: [...t.events.filter((e) => e.source === "import"), ...mock]
+  }
+}
+
+/** A short description of what changed between two states (for TRADEFLOW_UPDATED), empty if nothing. */
+export const describeChanges = (before: Tradeflow, after: Tradeflow): string => {
+  const parts: Array<string> = []
+  const added = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => b.filter((x) => !a.includes(x))
+  const containers = added(before.containers.map((c) => c.reference), after.containers.map((c) => c.reference))
+  if (containers.length > 0) parts.push(`containers added ${containers.join(", ")}`)
+  const bls = added(before.bill_of_lading_references, after.bill_of_lading_references)
+  if (bls.length > 0) parts.push(`bills of lading added ${bls.join(", ")}`)
+  const bookings = added(before.booking_references, after.booking_references)
+  if (bookings.length > 0) parts.push(`bookings added ${bookings.join(", ")}`)
+  const keys = [...new Set([...Object.keys(before.details), ...Object.keys(after.details)])].sort().filter((k) =>
+    JSON.stringify((before.details as Record<string, unknown>)[k]) !== JSON.stringify((after.details as Record<string, unknown>)[k])
+  )
+  if (keys.length > 0) parts.push(`changed ${keys.join(", ")}`)
+  const beforeEvents = new Map(before.events.map((e) => [e.key, e.history.length] as const))
+  const events = after.events.filter((e) => beforeEvents.get(e.key) !== e.history.length).length
+  if (events > 0) parts.push(`${events} event${events === 1 ? "" : "s"} new or changed`)
+  return parts.join("; ")
+}

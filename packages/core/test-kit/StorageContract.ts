@@ -1,0 +1,625 @@
+/**
+ * The storage contract: one suite of @effect/vitest tests that every adapter of the storage
+ * ports (memory, SQLite, PostgreSQL) must pass.
+ *
+ * The suite shares one layer for all its tests and uses fresh random organisation ids, so one
+ * database serves the whole run. `JobQueue.pending` is global, so queue tests only look at their
+ * own organisation's jobs.
+ *
+ * @since 0.1.0
+ */
+import { expect, layer as sharedLayer } from "@effect/vitest"
+import { Arbitrary, Effect, Either, FastCheck as fc, type Layer, Option, Schema } from "effect"
+import * as Job from "../src/Job.js"
+import { JobQueue } from "../src/JobQueue.js"
+import { MessageStore } from "../src/MessageStore.js"
+import type { ApiKeyRecord, Organisation } from "../src/Organisation.js"
+import { OrganisationStore } from "../src/OrganisationStore.js"
+import type { Storage } from "../src/Storage.js"
+import type { MessageQuery, NewMessage, StoredMessage } from "../src/StoredMessage.js"
+import { Tradeflow } from "../src/Tradeflow.js"
+import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+
+/** Tuning of the contract suite. */
+export interface StorageContractOptions {
+  /** Runs per property test (default 25). */
+  readonly numRuns?: number
+}
+
+/** A fresh random id, so tests never see each other's rows. */
+export const freshId = (prefix: string): string => `${prefix}_${globalThis.crypto.randomUUID()}`
+
+const tradeflowCodec = Schema.parseJson(Tradeflow)
+
+const survivesJson = <A, I>(codec: Schema.Schema<A, I>) => (value: A): boolean =>
+  Either.isRight(Schema.encodeEither(codec)(value).pipe(Either.flatMap(Schema.decodeEither(codec))))
+
+/**
+ * Any tradeflow that survives its JSON codec (NaN and the like do not): what a storage adapter
+ * must give back unchanged.
+ */
+export const arbitraryTradeflow: fc.Arbitrary<Tradeflow> = Arbitrary.make(Tradeflow).filter(survivesJson(tradeflowCodec))
+
+let template: Tradeflow | undefined
+
+/** A tradeflow with these indexed fields; the other fields come from a fixed arbitrary sample. */
+export const makeTradeflow = (
+  organisation_id: string,
+  reference: string,
+  containers: ReadonlyArray<string>,
+  active = true
+): Tradeflow => {
+  template ??= fc.sample(arbitraryTradeflow, { numRuns: 1, seed: 42 })[0]
+  if (template === undefined) throw new Error("no tradeflow sample")
+  return { ...template, organisation_id, reference, active, containers: containers.map((reference) => ({ reference })) }
+}
+
+/** The JSON form of a tradeflow, for comparisons that ignore what JSON cannot tell apart. */
+export const canonicalTradeflow = (t: Tradeflow): unknown => JSON.parse(Schema.encodeSync(tradeflowCodec)(t))
+
+/** A message with defaults for what a test does not care about. */
+export const makeMessage = (hash: string, fields: Partial<NewMessage> = {}): NewMessage => ({
+  hash,
+  type: "BASIC_STATUS",
+  tradeflow_reference: "TF-1",
+  container_reference: null,
+  generated_at: 0,
+  body: JSON.stringify({ hash }),
+  ...fields
+})
+
+/** The log a sequence of message batches must produce: first hash wins, seq 1..n. */
+export const expectedLog = (batches: ReadonlyArray<ReadonlyArray<NewMessage>>): Array<StoredMessage> => {
+  const seen = new Set<string>()
+  const log: Array<StoredMessage> = []
+  for (const batch of batches) {
+    for (const m of batch) {
+      if (seen.has(m.hash)) continue
+      seen.add(m.hash)
+      log.push({ ...m, seq: log.length + 1 })
+    }
+  }
+  return log
+}
+
+/** The reference semantics of `MessageStore.list` over one organisation's log (ascending seq). */
+export const selectMessages = (log: ReadonlyArray<StoredMessage>, q: MessageQuery): Array<StoredMessage> => {
+  const matching = log.filter((m) =>
+    (q.since === undefined || m.generated_at >= q.since) &&
+    (q.tradeflow_reference === undefined || m.tradeflow_reference === q.tradeflow_reference) &&
+    (q.container_reference === undefined || m.container_reference === q.container_reference) &&
+    (q.types === undefined || q.types.includes(m.type)) &&
+    (q.exclude_types === undefined || !q.exclude_types.includes(m.type)) &&
+    (q.after_seq === undefined || m.seq > q.after_seq)
+  )
+  return q.take === "oldest" ? matching.slice(0, q.limit) : matching.slice(Math.max(0, matching.length - q.limit))
+}
+
+const messageTypes = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
+const references = ["TF-1", "TF-2", "TF-3"] as const
+const containerNumbers = ["MSCU1234565", "TGHU0000001", "CSQU3054383"] as const
+
+/** Messages drawn from small pools, so hashes repeat and every filter has something to match. */
+export const arbitraryMessage: fc.Arbitrary<NewMessage> = fc.record({
+  hash: fc.integer({ min: 0, max: 24 }).map((n) => `hash-${n}`),
+  type: fc.constantFrom(...messageTypes),
+  tradeflow_reference: fc.constantFrom(...references),
+  container_reference: fc.option(fc.constantFrom(...containerNumbers), { nil: null }),
+  generated_at: fc.integer({ min: 0, max: 1_000 }),
+  body: fc.jsonValue().map((v) => JSON.stringify({ v }))
+})
+
+/** Queries over the pools of {@link arbitraryMessage}, every filter optional. */
+export const arbitraryQuery = (organisation_id: string): fc.Arbitrary<MessageQuery> =>
+  fc.record({
+    since: fc.integer({ min: 0, max: 1_000 }),
+    tradeflow_reference: fc.constantFrom(...references, "TF-none"),
+    container_reference: fc.constantFrom(...containerNumbers),
+    types: fc.subarray([...messageTypes]),
+    exclude_types: fc.subarray([...messageTypes]),
+    after_seq: fc.integer({ min: 0, max: 30 }),
+    take: fc.constantFrom("oldest" as const, "newest" as const),
+    limit: fc.integer({ min: 0, max: 40 })
+  }, { requiredKeys: ["take", "limit"] }).map((q) => ({ ...q, organisation_id }))
+
+/**
+ * Jobs with any payload: deletes of any reference, and upserts of records with containers and
+ * free-form configuration (built through the record schema, so they are what the API enqueues).
+ */
+export const arbitraryNewJob: fc.Arbitrary<Job.NewJob> = fc.record({
+  organisation_id: fc.string(),
+  environment: fc.constantFrom("production" as const, "uat" as const),
+  payload: fc.oneof(
+    Arbitrary.make(Job.DeleteJob),
+    fc.array(fc.record({
+      reference: fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/),
+      containers: fc.array(fc.constantFrom(...containerNumbers), { minLength: 1, maxLength: 3 }),
+      configuration: fc.dictionary(fc.string().filter((k) => k !== "enroll_insurance"), fc.jsonValue(), { maxKeys: 3 })
+    }), { maxLength: 3 }).map((groups) => Schema.decodeUnknownSync(Job.UpsertJob)({
+      _tag: "Upsert",
+      groups: groups.map((g) => ({
+        tradeflow_reference: g.reference,
+        records: [{ tradeflow_reference: g.reference, container_reference: g.containers, configuration: g.configuration }]
+      }))
+    }))
+  ),
+  received_at: fc.integer({ min: 0, max: 2 ** 45 })
+})
+
+const ports = Effect.all({
+  orgs: OrganisationStore,
+  queue: JobQueue,
+  store: TradeflowStore,
+  messages: MessageStore
+})
+
+const newJob = (organisation_id: string, reference: string | null = null): Job.NewJob => ({
+  organisation_id,
+  environment: "production",
+  payload: { _tag: "Delete", reference, hard: false },
+  received_at: 1_700_000_000_000
+})
+
+const enqueued = (outcome: Job.EnqueueOutcome): number => {
+  if (outcome._tag !== "Enqueued") throw new Error(`expected Enqueued, got ${outcome._tag}`)
+  return outcome.id
+}
+
+const pendingOf = (organisationId: string) =>
+  Effect.map(Effect.flatMap(JobQueue, (q) => q.pending(1_000_000)), (jobs) =>
+    jobs.filter((j) => j.organisation_id === organisationId))
+
+const logOf = (organisation_id: string) =>
+  Effect.flatMap(MessageStore, (m) => m.list({ organisation_id, take: "oldest", limit: 1_000_000 }))
+
+/** Enqueues a job for the organisation and commits it with these changes; answers the commit's answer. */
+const commitNew = (
+  organisation_id: string,
+  changes: Partial<Pick<Commit, "upserts" | "deletes" | "messages" | "result">>
+) => Effect.gen(function*() {
+  const { queue, store } = yield* ports
+  const job_id = enqueued(yield* queue.enqueue(newJob(organisation_id)))
+  const committed = yield* store.commit({
+    job_id,
+    organisation_id,
+    upserts: changes.upserts ?? [],
+    deletes: changes.deletes ?? [],
+    messages: changes.messages ?? [],
+    result: changes.result ?? { count: 0 }
+  })
+  return { job_id, committed }
+})
+
+const organisation = (fields: Partial<Organisation> = {}): Organisation => ({
+  id: freshId("org"),
+  name: "Acme",
+  environment: "production",
+  live_organisation_id: null,
+  created_at: 1_000,
+  ...fields
+})
+
+const apiKey = (organisation_id: string, created_at: number): ApiKeyRecord => ({
+  id: freshId("key"),
+  organisation_id,
+  environment: "production",
+  key_hash: freshId("hash"),
+  created_at,
+  revoked_at: null
+})
+
+/**
+ * Registers the storage contract tests for an adapter. `layer` is built once for the whole
+ * suite (one database); every test works on fresh organisation ids.
+ */
+export const storageContract = (
+  name: string,
+  layer: Layer.Layer<Storage, unknown>,
+  options: StorageContractOptions = {}
+): void => {
+  const numRuns = options.numRuns ?? 25
+  const props = { fastCheck: { numRuns } }
+
+  sharedLayer(layer, { timeout: "30 seconds" })(`storage contract: ${name}`, (it) => {
+    it.effect("organisations: insert, get, list oldest first", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const a = organisation({ name: "A", created_at: 1 })
+      const b = organisation({ name: "B (UAT)", environment: "uat", live_organisation_id: a.id, created_at: 2 })
+      yield* orgs.insert(a)
+      yield* orgs.insert(b)
+      expect(yield* orgs.get(a.id)).toEqual(Option.some(a))
+      expect(yield* orgs.get(b.id)).toEqual(Option.some(b))
+      expect(yield* orgs.get(freshId("org"))).toEqual(Option.none())
+      const mine = (yield* orgs.list).filter((o) => o.id === a.id || o.id === b.id)
+      expect(mine).toEqual([a, b])
+    }))
+
+    it.effect("organisations: ensureCompanion stores one companion per live organisation", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const live = organisation()
+      yield* orgs.insert(live)
+      const first = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
+      const second = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
+      expect(yield* orgs.ensureCompanion(first)).toEqual(first)
+      expect(yield* orgs.ensureCompanion(second)).toEqual(first)
+      expect(yield* orgs.get(second.id)).toEqual(Option.none())
+      const racing = yield* Effect.all(
+        Array.from({ length: 6 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
+          .map((c) => orgs.ensureCompanion(c)),
+        { concurrency: "unbounded" }
+      )
+      expect(racing.map((c) => c.id)).toEqual(racing.map(() => first.id))
+      expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id)).toEqual([first])
+    }))
+
+    it.effect("organisations: concurrent ensureCompanion on a new live organisation agrees", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const live = organisation()
+      yield* orgs.insert(live)
+      const answers = yield* Effect.all(
+        Array.from({ length: 8 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
+          .map((c) => orgs.ensureCompanion(c)),
+        { concurrency: "unbounded" }
+      )
+      expect(new Set(answers.map((c) => c.id)).size).toBe(1)
+      expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id).length).toBe(1)
+    }))
+
+    it.effect("api keys: insert, find by hash, list per organisation oldest first", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const a = freshId("org")
+      const b = freshId("org")
+      const k1 = apiKey(a, 10)
+      const k2 = apiKey(b, 20)
+      const k3 = { ...apiKey(a, 30), environment: "uat" as const }
+      for (const k of [k1, k2, k3]) yield* orgs.insertApiKey(k)
+      expect(yield* orgs.findApiKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
+      expect(yield* orgs.findApiKeyByHash(freshId("hash"))).toEqual(Option.none())
+      expect(yield* orgs.listApiKeys([a])).toEqual([k1, k3])
+      expect(yield* orgs.listApiKeys([b])).toEqual([k2])
+      expect(yield* orgs.listApiKeys([a, b])).toEqual([k1, k2, k3])
+      expect(yield* orgs.listApiKeys([])).toEqual([])
+      expect(yield* orgs.listApiKeys([freshId("org")])).toEqual([])
+    }))
+
+    it.effect("api keys: revoking keeps the first instant; unknown keys answer false", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const key = apiKey(freshId("org"), 1)
+      yield* orgs.insertApiKey(key)
+      expect(yield* orgs.revokeApiKey(key.id, 500)).toBe(true)
+      expect(yield* orgs.revokeApiKey(key.id, 900)).toBe(true)
+      expect(yield* orgs.findApiKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 500 }))
+      expect(yield* orgs.listApiKeys([key.organisation_id])).toEqual([{ ...key, revoked_at: 500 }])
+      expect(yield* orgs.revokeApiKey(freshId("key"), 1)).toBe(false)
+    }))
+
+    it.effect("queue: ascending ids, pending in queue order, limit takes a prefix", () => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const jobs = [newJob(org, "A"), newJob(org, null), { ...newJob(org, "C"), environment: "uat" as const }]
+      const ids: Array<number> = []
+      for (const job of jobs) ids.push(enqueued(yield* queue.enqueue(job)))
+      expect([...ids].sort((x, y) => x - y)).toEqual(ids)
+      expect(new Set(ids).size).toBe(3)
+      expect(yield* pendingOf(org)).toEqual(jobs.map((job, i) => ({ id: ids[i], ...job })))
+      const all = yield* queue.pending(1_000_000)
+      expect(all.map((j) => j.id)).toEqual([...all.map((j) => j.id)].sort((x, y) => x - y))
+      expect(yield* queue.pending(2)).toEqual(all.slice(0, 2))
+      expect(yield* queue.pending(0)).toEqual([])
+      for (const id of ids) yield* queue.fail(id, "cleanup")
+    }))
+
+    it.effect.prop("queue: any job comes back from pending as it was enqueued", [arbitraryNewJob], ([job]) =>
+      Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const id = enqueued(yield* queue.enqueue({ ...job, organisation_id: org }))
+      const codec = Schema.parseJson(Job.Job)
+      const pending = yield* pendingOf(org)
+      expect(pending.map((j) => JSON.parse(Schema.encodeSync(codec)(j))))
+        .toEqual([JSON.parse(Schema.encodeSync(codec)({ ...job, id, organisation_id: org }))])
+      yield* queue.fail(id, "cleanup")
+      }), props)
+
+    it.effect("queue: idempotency keys replay, refuse reuse, and are per organisation", () => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const other = freshId("org")
+      const first = yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"first\":true}" })
+      expect(first._tag).toBe("Enqueued")
+      expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"second\":true}" }))
+        .toEqual({ _tag: "Replayed", response: "{\"first\":true}" })
+      expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h2", response: "{}" }))
+        .toEqual({ _tag: "KeyReused" })
+      expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([enqueued(first)])
+      expect((yield* queue.enqueue(newJob(other), { key: "k1", request_hash: "h2", response: "{}" }))._tag).toBe("Enqueued")
+      expect((yield* queue.enqueue(newJob(org), { key: "k2", request_hash: "h1", response: "{}" }))._tag).toBe("Enqueued")
+      expect((yield* queue.enqueue(newJob(org)))._tag).toBe("Enqueued")
+      expect((yield* pendingOf(org)).length).toBe(3)
+      for (const j of [...yield* pendingOf(org), ...yield* pendingOf(other)]) yield* queue.fail(j.id, "cleanup")
+    }))
+
+    it.effect("queue: concurrent enqueues with one idempotency key queue one job", () => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const outcomes = yield* Effect.all(
+        Array.from({ length: 8 }, () => queue.enqueue(newJob(org), { key: "same", request_hash: "h", response: "r" })),
+        { concurrency: "unbounded" }
+      )
+      expect(outcomes.filter((o) => o._tag === "Enqueued").length).toBe(1)
+      expect(outcomes.filter((o) => o._tag === "Replayed").length).toBe(7)
+      expect((yield* pendingOf(org)).length).toBe(1)
+      for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
+    }))
+
+    it.effect.prop("queue: idempotency outcomes follow the first request of each key", [
+      fc.array(fc.record({
+        key: fc.option(fc.constantFrom("a", "b", "c"), { nil: undefined }),
+        hash: fc.constantFrom("h1", "h2"),
+        response: fc.string()
+      }), { maxLength: 12 })
+    ], ([requests]) => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const first = new Map<string, { readonly hash: string; readonly response: string }>()
+      let queued = 0
+      for (const r of requests) {
+        const got = yield* r.key === undefined
+          ? queue.enqueue(newJob(org))
+          : queue.enqueue(newJob(org), { key: r.key, request_hash: r.hash, response: r.response })
+        const seen = r.key === undefined ? undefined : first.get(r.key)
+        if (seen === undefined) {
+          if (r.key !== undefined) first.set(r.key, { hash: r.hash, response: r.response })
+          queued++
+          expect(got._tag).toBe("Enqueued")
+        } else if (seen.hash === r.hash) {
+          expect(got).toEqual({ _tag: "Replayed", response: seen.response })
+        } else {
+          expect(got).toEqual({ _tag: "KeyReused" })
+        }
+      }
+      const pending = yield* pendingOf(org)
+      expect(pending.length).toBe(queued)
+      for (const j of pending) yield* queue.fail(j.id, "cleanup")
+    }), props)
+
+    it.effect("queue: fail ends a job once; outcome of pending and unknown jobs is none", () => Effect.gen(function*() {
+      const { queue, store } = yield* ports
+      const org = freshId("org")
+      const id = enqueued(yield* queue.enqueue(newJob(org)))
+      expect(yield* queue.outcome(id)).toEqual(Option.none())
+      yield* queue.fail(id, "boom")
+      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+      expect(yield* pendingOf(org)).toEqual([])
+      yield* queue.fail(id, "again")
+      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+      const late = yield* store.commit({
+        job_id: id, organisation_id: org, upserts: [makeTradeflow(org, "TF-1", [])], deletes: [],
+        messages: [makeMessage("late")], result: { count: 1 }
+      })
+      expect(late).toBe(false)
+      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+      expect(yield* store.list(org)).toEqual([])
+      expect(yield* logOf(org)).toEqual([])
+      expect(yield* queue.outcome(2_000_000_000)).toEqual(Option.none())
+    }))
+
+    it.effect("commit: applies everything, marks the job done, and only once", () => Effect.gen(function*() {
+      const { queue, store } = yield* ports
+      const org = freshId("org")
+      const tf = makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])
+      const messages = [makeMessage("m1"), makeMessage("m2", { container_reference: "MSCU1234565" }), makeMessage("m3")]
+      const { committed, job_id } = yield* commitNew(org, { upserts: [tf], messages, result: { count: 1 } })
+      expect(committed).toBe(true)
+      expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
+      expect(yield* pendingOf(org)).toEqual([])
+      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(tf)))
+      expect(yield* logOf(org)).toEqual(messages.map((m, i) => ({ ...m, seq: i + 1 })))
+
+      const again = yield* store.commit({
+        job_id, organisation_id: org, upserts: [makeTradeflow(org, "TF-2", ["CSQU3054383"])], deletes: ["TF-1"],
+        messages: [makeMessage("m4")], result: { count: 9 }
+      })
+      expect(again).toBe(false)
+      expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
+      expect((yield* store.list(org)).map((t) => t.reference)).toEqual(["TF-1"])
+      expect(yield* store.containers(org)).toEqual(["MSCU1234565", "TGHU0000001"])
+      expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["m1", "m2", "m3"])
+    }))
+
+    it.effect("commit: concurrent commits of one job apply once", () => Effect.gen(function*() {
+      const { queue, store } = yield* ports
+      const org = freshId("org")
+      const job_id = enqueued(yield* queue.enqueue(newJob(org)))
+      const answers = yield* Effect.all(Array.from({ length: 5 }, (_, i) => store.commit({
+        job_id, organisation_id: org, upserts: [], deletes: [], messages: [makeMessage(`m${i}`)], result: { count: i }
+      })), { concurrency: "unbounded" })
+      expect(answers.filter((a) => a).length).toBe(1)
+      expect((yield* logOf(org)).length).toBe(1)
+    }))
+
+    it.effect("commit: duplicate hashes are skipped, seq stays gap-free", () => Effect.gen(function*() {
+      const org = freshId("org")
+      const batch1 = [makeMessage("h1", { body: "{\"first\":1}" }), makeMessage("h2"), makeMessage("h1", { body: "{\"dup\":1}" })]
+      const batch2 = [makeMessage("h2"), makeMessage("h3"), makeMessage("h4"), makeMessage("h3")]
+      yield* commitNew(org, { messages: batch1 })
+      yield* commitNew(org, { messages: batch2 })
+      const log = yield* logOf(org)
+      expect(log).toEqual(expectedLog([batch1, batch2]))
+      expect(log.map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"], [3, "h3"], [4, "h4"]])
+      expect(log[0]?.body).toBe("{\"first\":1}")
+    }))
+
+    it.effect("commit: deletes remove the tradeflow, its containers and messages; seq is never reused", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, {
+          upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565"]), makeTradeflow(org, "TF-2", ["TGHU0000001"])],
+          messages: [
+            makeMessage("a", { tradeflow_reference: "TF-1" }),
+            makeMessage("b", { tradeflow_reference: "TF-2" }),
+            makeMessage("c", { tradeflow_reference: "TF-1", container_reference: "MSCU1234565" })
+          ]
+        })
+        yield* commitNew(org, { deletes: ["TF-1", "TF-unknown"], messages: [makeMessage("d", { tradeflow_reference: "TF-2" })] })
+        expect(yield* store.get(org, "TF-1")).toEqual(Option.none())
+        expect((yield* store.list(org)).map((t) => t.reference)).toEqual(["TF-2"])
+        expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
+        expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "b"], [4, "d"]])
+        yield* commitNew(org, {
+          upserts: [makeTradeflow(org, "TF-1", [])],
+          messages: [makeMessage("a", { tradeflow_reference: "TF-1" })]
+        })
+        expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "b"], [4, "d"], [5, "a"]])
+      }))
+
+    it.effect("commit: deletes apply before the upserts and messages of the same commit", () => Effect.gen(function*() {
+      const { store } = yield* ports
+      const org = freshId("org")
+      yield* commitNew(org, { upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565"])], messages: [makeMessage("old")] })
+      const fresh = makeTradeflow(org, "TF-1", ["TGHU0000001"], false)
+      yield* commitNew(org, { deletes: ["TF-1"], upserts: [fresh], messages: [makeMessage("new")] })
+      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(fresh)))
+      expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
+      expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "new"]])
+    }))
+
+    it.effect("commit: an upsert replaces the whole tradeflow and its containers", () => Effect.gen(function*() {
+      const { store } = yield* ports
+      const org = freshId("org")
+      yield* commitNew(org, { upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])] })
+      const replaced = { ...makeTradeflow(org, "TF-1", ["CSQU3054383"], false), updated_at: 99 }
+      yield* commitNew(org, { upserts: [replaced] })
+      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(replaced)))
+      expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(replaced)])
+      expect(yield* store.containers(org)).toEqual(["CSQU3054383"])
+    }))
+
+    it.effect("tradeflows: list by reference incl. inactive; containers distinct and sorted", () => Effect.gen(function*() {
+      const { store } = yield* ports
+      const org = freshId("org")
+      const tfs = [
+        makeTradeflow(org, "TF-b", ["TGHU0000001", "MSCU1234565"]),
+        makeTradeflow(org, "TF-A", ["MSCU1234565", "CSQU3054383", "MSCU1234565"]),
+        makeTradeflow(org, "TF-a", [], false)
+      ]
+      yield* commitNew(org, { upserts: tfs })
+      expect((yield* store.list(org)).map((t) => [t.reference, t.active])).toEqual([["TF-A", true], ["TF-a", false], ["TF-b", true]])
+      expect(yield* store.containers(org)).toEqual(["CSQU3054383", "MSCU1234565", "TGHU0000001"])
+      expect(yield* store.get(org, "TF-c")).toEqual(Option.none())
+      expect(yield* store.list(freshId("org"))).toEqual([])
+      expect(yield* store.containers(freshId("org"))).toEqual([])
+    }))
+
+    it.effect.prop("tradeflows: any tradeflow comes back as it was stored", [arbitraryTradeflow], ([tradeflow]) =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const t = { ...tradeflow, organisation_id: org }
+        yield* commitNew(org, { upserts: [t] })
+        expect(Option.map(yield* store.get(org, t.reference), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(t)))
+        expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(t)])
+        expect(yield* store.containers(org)).toEqual([...new Set(t.containers.map((c) => c.reference))].sort())
+      }), props)
+
+    it.effect("messages: every filter, their combinations, oldest and newest", () => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      const log = [
+        makeMessage("m1", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 100 }),
+        makeMessage("m2", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 200 }),
+        makeMessage("m3", { type: "SHIPMENT_CHANGE", tradeflow_reference: "TF-1", generated_at: 300 }),
+        makeMessage("m4", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-2", container_reference: "C2", generated_at: 400 }),
+        makeMessage("m5", { type: "LOCATION_UPDATE", tradeflow_reference: "TF-2", generated_at: 500 }),
+        makeMessage("m6", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 600 })
+      ]
+      yield* commitNew(org, { messages: log })
+      const list = (q: Partial<MessageQuery>) =>
+        Effect.map(messages.list({ organisation_id: org, take: "oldest", limit: 100, ...q }), (ms) => ms.map((m) => m.hash))
+      expect(yield* list({})).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
+      expect(yield* list({ since: 300 })).toEqual(["m3", "m4", "m5", "m6"])
+      expect(yield* list({ since: 301 })).toEqual(["m4", "m5", "m6"])
+      expect(yield* list({ tradeflow_reference: "TF-1" })).toEqual(["m1", "m2", "m3", "m6"])
+      expect(yield* list({ container_reference: "C1" })).toEqual(["m2", "m6"])
+      expect(yield* list({ types: ["CONTAINER_MILESTONE", "LOCATION_UPDATE"] })).toEqual(["m2", "m4", "m5", "m6"])
+      expect(yield* list({ types: [] })).toEqual([])
+      expect(yield* list({ exclude_types: ["SHIPMENT_CHANGE"] })).toEqual(["m1", "m2", "m4", "m5", "m6"])
+      expect(yield* list({ exclude_types: [] })).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
+      expect(yield* list({ after_seq: 4 })).toEqual(["m5", "m6"])
+      expect(yield* list({ tradeflow_reference: "TF-1", types: ["CONTAINER_MILESTONE"], since: 250 })).toEqual(["m6"])
+      expect(yield* list({ container_reference: "C1", exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
+      expect(yield* list({ types: ["CONTAINER_MILESTONE"], exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
+      expect(yield* list({ limit: 2 })).toEqual(["m1", "m2"])
+      expect(yield* list({ take: "newest", limit: 2 })).toEqual(["m5", "m6"])
+      expect(yield* list({ take: "newest", limit: 2, tradeflow_reference: "TF-1" })).toEqual(["m3", "m6"])
+      expect(yield* list({ take: "newest", limit: 100, after_seq: 3 })).toEqual(["m4", "m5", "m6"])
+      expect(yield* list({ limit: 0 })).toEqual([])
+      expect(yield* list({ take: "newest", limit: 0 })).toEqual([])
+      expect(yield* messages.list({ organisation_id: org, take: "oldest", limit: 1 }))
+        .toEqual([{ ...log[0], seq: 1 }])
+    }))
+
+    it.effect("tenants: organisations never see each other's data", () => Effect.gen(function*() {
+      const { store } = yield* ports
+      const a = freshId("org")
+      const b = freshId("org")
+      const aTf = makeTradeflow(a, "TF-1", ["MSCU1234565"])
+      const bTf = makeTradeflow(b, "TF-1", ["TGHU0000001"])
+      yield* commitNew(a, { upserts: [aTf], messages: [makeMessage("h1"), makeMessage("h2")] })
+      yield* commitNew(b, { upserts: [bTf], messages: [makeMessage("h2", { body: "{\"b\":1}" }), makeMessage("h1")] })
+      expect((yield* logOf(a)).map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"]])
+      expect((yield* logOf(b)).map((m) => [m.seq, m.hash, m.body])).toEqual([[1, "h2", "{\"b\":1}"], [2, "h1", "{\"hash\":\"h1\"}"]])
+      expect(yield* store.containers(a)).toEqual(["MSCU1234565"])
+      expect(yield* store.containers(b)).toEqual(["TGHU0000001"])
+      expect(Option.map(yield* store.get(b, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(bTf)))
+      yield* commitNew(b, { deletes: ["TF-1"] })
+      expect(yield* logOf(b)).toEqual([])
+      expect(yield* store.list(b)).toEqual([])
+      expect((yield* logOf(a)).map((m) => m.hash)).toEqual(["h1", "h2"])
+      expect(Option.map(yield* store.get(a, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(aTf)))
+      expect(yield* logOf(freshId("org"))).toEqual([])
+    }))
+
+    it.effect.prop("messages: commits build the deduplicated log with seq 1..n, and every query matches the model", [
+      fc.array(fc.array(arbitraryMessage, { maxLength: 10 }), { minLength: 1, maxLength: 4 }),
+      fc.array(arbitraryQuery("placeholder"), { minLength: 1, maxLength: 6 })
+    ], ([batches, queries]) => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      for (const batch of batches) yield* commitNew(org, { messages: batch })
+      const expected = expectedLog(batches)
+      const log = yield* logOf(org)
+      expect(log).toEqual(expected)
+      expect(log.map((m) => m.seq)).toEqual(expected.map((_, i) => i + 1))
+      for (const q of queries) {
+        const query = { ...q, organisation_id: org }
+        expect(yield* messages.list(query)).toEqual(selectMessages(expected, query))
+      }
+    }), props)
+
+    it.effect.prop("messages: paging with after_seq returns every matching message once, in order", [
+      fc.array(arbitraryMessage, { maxLength: 30 }),
+      fc.integer({ min: 1, max: 7 }),
+      fc.option(fc.constantFrom(...references), { nil: undefined })
+    ], ([batch, pageSize, tradeflow]) => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      yield* commitNew(org, { messages: batch })
+      const filter = tradeflow === undefined ? {} : { tradeflow_reference: tradeflow }
+      const pages: Array<ReadonlyArray<StoredMessage>> = []
+      let after = 0
+      while (true) {
+        const page = yield* messages.list({ organisation_id: org, take: "oldest", limit: pageSize, after_seq: after, ...filter })
+        expect(page.length).toBeLessThanOrEqual(pageSize)
+        if (page.length === 0) break
+        pages.push(page)
+        after = page[page.length - 1]!.seq
+      }
+      expect(pages.flat()).toEqual(selectMessages(expectedLog([batch]), {
+        organisation_id: org, take: "oldest", limit: Number.MAX_SAFE_INTEGER, ...filter
+      }))
+      expect(pages.slice(0, -1).every((p) => p.length === pageSize)).toBe(true)
+    }), props)
+  })
+}

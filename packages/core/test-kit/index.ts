@@ -1,0 +1,6 @@
+/**
+ * @tradeflow/core/test-kit: shared test suites and fixtures for adapters of the core ports.
+ *
+ * @since 0.1.0
+ */
+export * from "./StorageContract.js"

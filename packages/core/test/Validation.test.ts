@@ -1,0 +1,374 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, FastCheck as fc, Layer } from "effect"
+import type { ValidationError } from "../src/DownstreamError.js"
+import type { Environment } from "../src/Environment.js"
+import * as Locations from "../src/Locations.js"
+import { StorageError } from "../src/StorageError.js"
+import { validateRequest } from "../src/Validation.js"
+
+const validate = (body: unknown, form: "array" | "any" = "array", environment: Environment = "uat") =>
+  validateRequest(body, { environment, form }).pipe(Effect.provide(Locations.layerBuiltin))
+
+const run = (body: unknown, form: "array" | "any" = "array", environment: Environment = "uat") =>
+  Effect.runSync(Effect.either(validate(body, form, environment)))
+
+const errorsOf = (body: unknown, form: "array" | "any" = "array"): ValidationError["errors"] => {
+  const result = run(body, form)
+  if (Either.isRight(result)) return assert.fail("expected a ValidationError")
+  assert.strictEqual(result.left._tag, "ValidationError")
+  return (result.left as ValidationError).errors
+}
+
+const warningsOf = (body: unknown, environment: Environment = "uat", form: "array" | "any" = "array") => {
+  const result = run(body, form, environment)
+  if (Either.isLeft(result)) return assert.fail(`expected success, got ${JSON.stringify(result.left)}`)
+  return result.right.warnings
+}
+
+const ok = { tradeflow_reference: "PO-1", container_reference: "CSQU3054383" }
+
+describe("Validation.validateRequest: body shape", () => {
+  it("POST /downstream requires an array", () => {
+    const errors = errorsOf(ok, "array")
+    assert.strictEqual(errors.length, 1)
+    assert.strictEqual(errors[0]!.path, "")
+    assert.match(errors[0]!.message, /array/)
+  })
+
+  it("POST /downstream/tradeflows takes one object or an array", () => {
+    assert.isTrue(Either.isRight(run(ok, "any")))
+    assert.isTrue(Either.isRight(run([ok], "any")))
+    for (const body of [null, 5, "x", true]) {
+      const errors = errorsOf(body, "any")
+      assert.deepStrictEqual(errors.map((e) => e.path), [""])
+    }
+  })
+
+  it("an empty array is rejected", () => {
+    for (const form of ["array", "any"] as const) {
+      const errors = errorsOf([], form)
+      assert.deepStrictEqual(errors.map((e) => e.path), [""])
+      assert.match(errors[0]!.message, /at least one/)
+    }
+  })
+
+  it("a non-object element is reported at its index", () => {
+    assert.deepStrictEqual(errorsOf([ok, 5, null, []]).map((e) => e.path), ["/1", "/2", "/3"])
+  })
+})
+
+describe("Validation.validateRequest: record rules", () => {
+  it("reports every issue of every record with JSON Pointers", () => {
+    const errors = errorsOf([
+      { container_reference: "CSQU3054383" },
+      ok,
+      {
+        tradeflow_reference: "PO-3",
+        booking_reference: "B1",
+        port_of_loading: "XX",
+        events: [{ message: "gate in" }, { message: "gate out", event_date: "yesterday" }]
+      }
+    ])
+    assert.deepStrictEqual(errors.map((e) => e.path), [
+      "/0/tradeflow_reference",
+      "/2/port_of_loading",
+      "/2/events/1/event_date"
+    ])
+    assert.match(errors[0]!.message, /^tradeflow_reference is required$/)
+    assert.match(errors[1]!.message, /^port_of_loading must be a 5-character UN\/LOCODE/)
+    assert.match(errors[2]!.message, /^events\[1\]\.event_date must be an ISO 8601 date-time/)
+  })
+
+  it("a single-object body has pointers without an index", () => {
+    const errors = errorsOf({ tradeflow_reference: "PO-1", booking_reference: "B", port_of_discharge: "NLRTMX" }, "any")
+    assert.deepStrictEqual(errors.map((e) => e.path), ["/port_of_discharge"])
+  })
+
+  it("none of the three references gives the 'at least one of' message, also beside other problems", () => {
+    for (const record of [{ tradeflow_reference: "PO-1" }, { tradeflow_reference: "PO-1", container_reference: [] }, {
+      tradeflow_reference: "PO-1",
+      vessel: 5
+    }]) {
+      const errors = errorsOf([record])
+      const atLeastOne = errors.filter((e) => e.message.startsWith("at least one of container_reference, bill_of_lading_reference, booking_reference"))
+      assert.strictEqual(atLeastOne.length, 1, JSON.stringify(errors))
+      assert.isTrue(atLeastOne[0]!.path.startsWith("/0/"))
+    }
+  })
+
+  it("wrong types are errors naming the field and what was sent", () => {
+    const errors = errorsOf([{ tradeflow_reference: 7, container_reference: "CSQU3054383", port_of_loading: 5, explicit_arrival_confirmation: "yes" }])
+    assert.deepStrictEqual(errors, [
+      { path: "/0/tradeflow_reference", message: "tradeflow_reference must be a string, got a number" },
+      { path: "/0/port_of_loading", message: "port_of_loading must be a string, got a number" },
+      { path: "/0/explicit_arrival_confirmation", message: "explicit_arrival_confirmation must be a boolean, got a string" }
+    ])
+  })
+
+  it("one clear message per problem: no 'Expected undefined' noise, unions collapsed", () => {
+    const errors = errorsOf([{
+      tradeflow_reference: "PO-1",
+      container_reference: [{ reference: "" }, 4],
+      booking_reference: ["", 3],
+      estimated_time_of_departure: "soon",
+      configuration: { enroll_insurance: "y" },
+      mock_tracking: { scenario: 1 },
+      partners: [{}]
+    }])
+    assert.deepStrictEqual(errors, [
+      { path: "/0/container_reference/0/reference", message: "container_reference[0].reference must not be empty" },
+      { path: "/0/container_reference/1", message: "container_reference[1] must be a string or an object, got a number" },
+      { path: "/0/booking_reference/0", message: "booking_reference[0] must not be empty" },
+      { path: "/0/booking_reference/1", message: "booking_reference[1] must be a string, got a number" },
+      {
+        path: "/0/estimated_time_of_departure",
+        message: "estimated_time_of_departure must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00"
+      },
+      { path: "/0/configuration/enroll_insurance", message: "configuration.enroll_insurance must be a boolean, got a string" },
+      { path: "/0/partners/0/name", message: "partners[0].name is required" },
+      { path: "/0/mock_tracking/scenario", message: "mock_tracking.scenario must be a string, got a number" }
+    ])
+    for (const e of errors) assert.notMatch(e.message, /Expected|undefined/)
+  })
+
+  it("JSON Pointer escapes ~ and /", () => {
+    let deep: unknown = 1
+    for (let i = 0; i < 40; i++) deep = [deep]
+    const errors = errorsOf([ok, { ...ok, "a/b~c": deep }])
+    assert.strictEqual(errors.length, 1)
+    assert.isTrue(errors[0]!.path.startsWith("/1/a~1b~0c/0/0"), errors[0]!.path)
+  })
+
+  it("unknown extra keys are ignored", () => {
+    const result = run([{ ...ok, surprise: { deep: [1, 2] }, another: null }])
+    assert.isTrue(Either.isRight(result))
+  })
+})
+
+describe("Validation.validateRequest: grouping and warnings", () => {
+  it("groups by reference in first-appearance order with one warning list per group", () => {
+    const result = run([
+      { tradeflow_reference: "B", container_reference: "CSQU3054383" },
+      { tradeflow_reference: "A", booking_reference: "BK1" },
+      { tradeflow_reference: "B", container_reference: ["MSCU1234567"] }
+    ])
+    if (Either.isLeft(result)) return assert.fail("expected success")
+    assert.deepStrictEqual(result.right.groups.map((g) => [g.tradeflow_reference, g.records.length]), [["B", 2], ["A", 1]])
+    assert.deepStrictEqual(result.right.warnings, [
+      ["container_reference at /2/container_reference/0: \"MSCU1234567\" fails the ISO 6346 check digit (expected 6); accepted as sent"],
+      []
+    ])
+  })
+
+  it("warns about check digits, unknown UN/LOCODEs, UAT-ignored fields, unknown scenarios and missing offsets", () => {
+    const [warnings] = warningsOf({
+      tradeflow_reference: "PO-1",
+      container_reference: [{ reference: "MSCU1234567" }],
+      port_of_loading: "nlrtm",
+      port_of_discharge: "XXABC",
+      customer_name: "ACME",
+      partners: [{ name: "Forwarder" }],
+      mock_tracking: { scenario: "teleport" },
+      estimated_time_of_arrival: "2026-11-22T10:00",
+      actual_time_of_departure: "2026-11-20T10:00:00+01:00",
+      events: [{ message: "gate in", container_reference: "CSQU3054384", event_date: "2026-11-19" }]
+    }, "uat", "any")
+    assert.deepStrictEqual(warnings, [
+      "container_reference at /container_reference/0/reference: \"MSCU1234567\" fails the ISO 6346 check digit (expected 6); accepted as sent",
+      "events[0].container_reference at /events/0/container_reference: \"CSQU3054384\" fails the ISO 6346 check digit (expected 3); accepted as sent",
+      "port_of_discharge at /port_of_discharge: unknown UN/LOCODE XXABC; accepted, but no location details are known",
+      "customer_name at /customer_name is ignored in UAT",
+      "partners at /partners is ignored in UAT",
+      "mock_tracking.scenario at /mock_tracking/scenario: unknown scenario \"teleport\" is ignored, no mock events are generated (known: ocean_basic)",
+      "estimated_time_of_arrival at /estimated_time_of_arrival: date-time without an offset, read as UTC",
+      "events[0].event_date at /events/0/event_date: date-time without an offset, read as UTC"
+    ])
+  })
+
+  it("in production: mock_tracking is ignored with a warning, customer_name and partners are not", () => {
+    const [warnings] = warningsOf([{ ...ok, customer_name: "ACME", partners: [{ name: "F" }], mock_tracking: { scenario: "ocean_basic" } }], "production")
+    assert.deepStrictEqual(warnings, ["mock_tracking at /0/mock_tracking is ignored in production"])
+    const [uat] = warningsOf([{ ...ok, mock_tracking: { scenario: "ocean_basic" } }], "uat")
+    assert.deepStrictEqual(uat, [])
+  })
+
+  it.effect("asks the Locations port about UN/LOCODEs", () =>
+    Effect.gen(function*() {
+      const custom = [{ unlocode: "XXABC", name: "X", country: { name: "X", iso_a2: "XX" }, timezone: "UTC", coordinates: { lat: 0, lng: 0 } }]
+      const result = yield* validateRequest([{ ...ok, port_of_loading: "XXABC", port_of_discharge: "NLRTM" }], {
+        environment: "production",
+        form: "array"
+      }).pipe(Effect.provide(Locations.layerFromList(custom)))
+      assert.deepStrictEqual(result.warnings, [[
+        "port_of_discharge at /0/port_of_discharge: unknown UN/LOCODE NLRTM; accepted, but no location details are known"
+      ]])
+    }))
+
+  it.effect("a failing directory fails with its StorageError", () =>
+    Effect.gen(function*() {
+      const failing = Layer.succeed(Locations.Locations, Locations.Locations.of({
+        lookup: () => Effect.fail(new StorageError({ operation: "lookup", cause: "down" })),
+        all: Effect.succeed([])
+      }))
+      const error = yield* validateRequest([{ ...ok, port_of_loading: "NLRTM" }], { environment: "uat", form: "array" }).pipe(
+        Effect.provide(failing),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "StorageError")
+    }))
+})
+
+describe("Validation.validateRequest: hostile input", () => {
+  it("__proto__ and constructor keys pollute nothing", () => {
+    const body = JSON.parse(
+      "[{\"tradeflow_reference\":\"PO-1\",\"booking_reference\":\"B\",\"__proto__\":{\"polluted\":1}," +
+        "\"constructor\":{\"prototype\":{\"polluted\":2}},\"configuration\":{\"__proto__\":{\"polluted\":3}," +
+        "\"constructor\":{\"prototype\":{\"polluted\":4}}}," +
+        "\"container_reference\":[{\"reference\":\"CSQU3054383\",\"custom_properties\":{\"__proto__\":{\"polluted\":5}}}]}]"
+    )
+    const result = run(body)
+    if (Either.isLeft(result)) return assert.fail("expected success")
+    const record = result.right.groups[0]!.records[0]!
+    assert.strictEqual(({} as Record<string, unknown>)["polluted"], undefined)
+    assert.strictEqual(Object.getPrototypeOf(record.configuration), Object.prototype)
+    assert.strictEqual((record.configuration as Record<string, unknown>)["polluted"], undefined)
+    assert.isFalse(Object.prototype.hasOwnProperty.call(record.configuration, "__proto__"))
+    const props = record.container_reference![0]!.custom_properties!
+    assert.strictEqual(Object.getPrototypeOf(props), Object.prototype)
+    assert.strictEqual(props["polluted"], undefined)
+  })
+
+  it("deeply nested values are a ValidationError, not a crash", () => {
+    let deep: unknown = "bottom"
+    for (let i = 0; i < 100_000; i++) deep = { a: [deep] }
+    const errors = errorsOf([{ ...ok, configuration: { x: deep } }])
+    assert.strictEqual(errors.length, 1)
+    assert.isTrue(errors[0]!.path.startsWith("/0/configuration/x/"))
+    assert.match(errors[0]!.message, /nested too deeply/)
+  })
+
+  it("huge requests are validated without crashing", () => {
+    const records = Array.from({ length: 10_000 }, (_, i) => ({ ...ok, tradeflow_reference: `PO-${i % 500}`, vessel: "x".repeat(100) }))
+    const result = run(records)
+    if (Either.isLeft(result)) return assert.fail("expected success")
+    assert.strictEqual(result.right.groups.length, 500)
+    const broken = run([{ ...ok, vessel: "v".repeat(2_000_000), port_of_loading: [..."x".repeat(100_000)] }])
+    assert.isTrue(Either.isLeft(broken))
+  })
+})
+
+const knownPorts = ["NLRTM", "CNSHA", "SGSIN", "USLAX", "deham", " BEANR "]
+const locode = fc.oneof(fc.constantFrom(...knownPorts), fc.stringMatching(/^[A-Za-z]{2}[A-Za-z2-9]{3}$/))
+const containerNumber = fc.oneof(
+  fc.constantFrom("CSQU3054383", "csqu 305438-3", "MSCU1234567"),
+  fc.stringMatching(/^[A-Z]{4}\d{7}$/)
+)
+const nonEmpty = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim() !== "")
+const dateTime = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }).chain((ms) => {
+  const iso = new Date(ms).toISOString()
+  return fc.constantFrom(iso, iso.slice(0, 19), iso.slice(0, 10), `${iso.slice(0, 19)}+02:00`, `${iso.slice(0, 16)}-0530`)
+})
+const references = fc.oneof(nonEmpty, fc.array(nonEmpty, { minLength: 1, maxLength: 3 }))
+
+const validRecord = fc.record({
+  tradeflow_reference: fc.constantFrom("PO-1", "PO-2", "PO-3", "CSQU3054383"),
+  container_reference: fc.oneof(
+    containerNumber,
+    fc.array(fc.oneof(containerNumber, containerNumber.map((reference) => ({ reference, custom_properties: { k: 1 } }))), {
+      minLength: 1,
+      maxLength: 3
+    })
+  ),
+  bill_of_lading_reference: references,
+  booking_reference: references,
+  port_of_loading: locode,
+  port_of_discharge: locode,
+  estimated_time_of_departure: dateTime,
+  estimated_time_of_arrival: dateTime,
+  actual_time_of_departure: dateTime,
+  explicit_arrival_confirmation: fc.boolean(),
+  vessel: fc.string(),
+  customer_name: fc.string(),
+  carrier_scac: fc.string(),
+  configuration: fc.record({ enroll_insurance: fc.boolean(), other: fc.jsonValue() }, { requiredKeys: [] }),
+  references: fc.record({ house_bill_of_lading: fc.string(), delivery_event_date: dateTime }, { requiredKeys: [] }),
+  events: fc.array(
+    fc.record({ message: nonEmpty, container_reference: containerNumber, event_date: dateTime, actual: fc.boolean() }, {
+      requiredKeys: ["message"]
+    }),
+    { maxLength: 3 }
+  ),
+  partners: fc.array(fc.record({ name: nonEmpty, role: fc.string() }, { requiredKeys: ["name"] }), { maxLength: 2 }),
+  mock_tracking: fc.record({ scenario: fc.constantFrom("ocean_basic", "teleport", "") }),
+  active: fc.boolean(),
+  x_unknown: fc.jsonValue({ maxDepth: 3 })
+}, { requiredKeys: ["tradeflow_reference"] }).map((r): Record<string, unknown> =>
+  r.container_reference === undefined && r.bill_of_lading_reference === undefined && r.booking_reference === undefined
+    ? { ...r, booking_reference: "BK-1" }
+    : r
+)
+
+const breakers: ReadonlyArray<(r: Record<string, unknown>) => Record<string, unknown>> = [
+  ({ tradeflow_reference: _, ...r }) => r,
+  (r) => ({ ...r, tradeflow_reference: 5 }),
+  (r) => ({ ...r, tradeflow_reference: "   " }),
+  ({ container_reference: _c, bill_of_lading_reference: _b, booking_reference: _k, ...r }) => r,
+  ({ bill_of_lading_reference: _b, booking_reference: _k, ...r }) => ({ ...r, container_reference: [] }),
+  (r) => ({ ...r, port_of_loading: 5 }),
+  (r) => ({ ...r, port_of_discharge: "XX" }),
+  (r) => ({ ...r, estimated_time_of_arrival: "next tuesday" }),
+  (r) => ({ ...r, explicit_departure_confirmation: "yes" }),
+  (r) => ({ ...r, events: [{}] }),
+  (r) => ({ ...r, events: "gate in" }),
+  (r) => ({ ...r, booking_reference: [""] }),
+  (r) => ({ ...r, container_reference: { reference: 1 } }),
+  (r) => ({ ...r, references: { delivery_event_date: "x" } }),
+  (r) => ({ ...r, mock_tracking: {} }),
+  (r) => ({ ...r, partners: [{ role: "x" }] }),
+  (r) => ({ ...r, configuration: { enroll_insurance: 1 } })
+]
+
+describe("Validation.validateRequest: properties", () => {
+  it.prop(
+    "valid records are always accepted, one group per distinct reference, whatever the warnings",
+    [fc.array(validRecord, { minLength: 1, maxLength: 8 }), fc.constantFrom<Environment>("uat", "production")],
+    ([records, environment]) => {
+      const result = run(records, "array", environment)
+      if (Either.isLeft(result)) return assert.fail(JSON.stringify(result.left))
+      const distinct = [...new Set(records.map((r) => r["tradeflow_reference"]))]
+      assert.deepStrictEqual(result.right.groups.map((g) => g.tradeflow_reference), distinct)
+      assert.strictEqual(result.right.warnings.length, distinct.length)
+      assert.strictEqual(result.right.groups.flatMap((g) => g.records).length, records.length)
+      for (const warnings of result.right.warnings) {
+        assert.strictEqual(new Set(warnings).size, warnings.length)
+        for (const w of warnings) assert.match(w, /^[a-z_.[\]0-9]+ at \/\d+\//)
+      }
+    }
+  )
+
+  it.prop(
+    "one broken field at index i gives a ValidationError whose paths all start with /i/",
+    [fc.array(validRecord, { minLength: 1, maxLength: 6 }), fc.nat(), fc.nat({ max: breakers.length - 1 })],
+    ([records, at, which]) => {
+      const index = at % records.length
+      const body = records.map((r, i) => (i === index ? breakers[which]!(r) : r))
+      const errors = errorsOf(body)
+      assert.isAbove(errors.length, 0)
+      for (const e of errors) {
+        assert.isTrue(e.path.startsWith(`/${index}/`), `${e.path} ${e.message}`)
+        assert.notMatch(e.message, /Expected undefined/)
+      }
+    }
+  )
+
+  it.prop("a single object behaves like a one-element array, without the index", [validRecord, fc.nat({ max: breakers.length - 1 })], ([record, which]) => {
+    const asObject = run(breakers[which]!(record), "any")
+    const asArray = run([breakers[which]!(record)], "any")
+    if (Either.isRight(asObject) || Either.isRight(asArray)) return assert.fail("expected errors")
+    const strip = (errors: ValidationError["errors"]) => errors.map((e) => ({ ...e, path: e.path.replace(/^\/0/, "") }))
+    assert.deepStrictEqual(
+      (asObject.left as ValidationError).errors,
+      strip((asArray.left as ValidationError).errors)
+    )
+  })
+})

@@ -1,0 +1,359 @@
+/**
+ * Every storage port of `@tradeflow/core` on SQLite (`@effect/sql-sqlite-node`, better-sqlite3).
+ *
+ * The database runs in WAL mode with `PRAGMA synchronous = FULL` by default, so a job that
+ * `enqueue` answered for survives a crash. Migrations (table `tradeflow_migrations`) run when the
+ * layer is built.
+ *
+ * @since 0.1.0
+ */
+import { Migrator, SqlClient, type Statement } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import {
+  Job,
+  JobQueue,
+  MessageStore,
+  Organisation,
+  OrganisationStore,
+  type Storage,
+  StorageError,
+  type StoredMessage,
+  Tradeflow,
+  TradeflowStore
+} from "@tradeflow/core"
+import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { loader, migrationsTable } from "./internal/migrations.js"
+
+/** How to open the database. */
+export interface SqliteStorageOptions {
+  /** Path of the database file (its directory is created if missing), or `:memory:`. */
+  readonly filename: string
+  /** `PRAGMA synchronous`; `FULL` (default) makes every committed transaction durable. */
+  readonly synchronous?: "FULL" | "NORMAL"
+  /** How long a statement waits for another process's lock (`PRAGMA busy_timeout`); default 5 seconds. */
+  readonly busyTimeout?: Duration.DurationInput
+}
+
+/** The adapters of every storage port, sharing one SQL client. */
+export interface SqliteStorage {
+  readonly organisations: OrganisationStore.OrganisationStore["Type"]
+  readonly jobs: JobQueue.JobQueue["Type"]
+  readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
+  readonly messages: MessageStore.MessageStore["Type"]
+}
+
+const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.mapError(self, (cause) => new StorageError.StorageError({ operation, cause }))
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+const JobRow = Schema.Struct({
+  id: Schema.Number,
+  organisation_id: Schema.String,
+  environment: Job.NewJob.fields.environment,
+  payload: Schema.parseJson(Job.JobPayload),
+  received_at: Schema.Number
+})
+
+const OutcomeRow = Schema.Struct({
+  status: Schema.Literal("pending", "done", "failed"),
+  result: Schema.NullOr(Schema.parseJson(Job.JobResult)),
+  error: Schema.NullOr(Schema.String)
+})
+
+const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
+
+const MessageRow = Schema.Struct({
+  seq: Schema.Number,
+  hash: Schema.String,
+  type: Schema.String,
+  tradeflow_reference: Schema.String,
+  container_reference: Schema.NullOr(Schema.String),
+  generated_at: Schema.Number,
+  body: Schema.String
+})
+
+const decodeIdempotency = Schema.decodeUnknown(Schema.Array(Schema.Struct({ request_hash: Schema.String, response: Schema.String })))
+const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
+const decodeLastSeq = Schema.decodeUnknown(Schema.Array(Schema.Struct({ last_seq: Schema.Number })))
+const decodeContainers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ container_reference: Schema.String })))
+const decodeOrganisations = Schema.decodeUnknown(Schema.Array(Organisation.Organisation))
+const decodeApiKeys = Schema.decodeUnknown(Schema.Array(Organisation.ApiKeyRecord))
+const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
+const decodeOutcomes = Schema.decodeUnknown(Schema.Array(OutcomeRow))
+const decodeTradeflows = Schema.decodeUnknown(Schema.Array(TradeflowRow))
+const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
+const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
+const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
+const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))
+
+/** Runs the migrations of this package (idempotent). */
+export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.SqlClient> =
+  Migrator.make({})({ loader, table: migrationsTable }).pipe(
+    Effect.catchAllDefect((defect) => Effect.fail(defect)),
+    Effect.asVoid,
+    storageError("SqliteStorage.migrate"),
+    Effect.withSpan("SqliteStorage.migrate")
+  )
+
+/**
+ * Migrates the database behind the `SqlClient` and builds every adapter on it. The client
+ * should be SQLite (the statements use SQLite's dialect).
+ */
+export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* migrate
+
+  const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
+  const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
+  const upsertOrganisation = (o: Organisation.Organisation) =>
+    sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+      VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
+      ON CONFLICT (id) DO UPDATE SET name = excluded.name, environment = excluded.environment,
+        live_organisation_id = excluded.live_organisation_id, created_at = excluded.created_at`
+
+  const organisations = OrganisationStore.OrganisationStore.of({
+    insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
+      yield* upsertOrganisation(organisation)
+    }, storageError("OrganisationStore.insert")),
+    get: Effect.fn("OrganisationStore.get")(function*(id: string) {
+      const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
+      return Option.fromNullable(rows[0])
+    }, storageError("OrganisationStore.get")),
+    list: sql`${selectOrganisation} ORDER BY created_at, rowid`.pipe(
+      Effect.flatMap(decodeOrganisations),
+      storageError("OrganisationStore.list"),
+      Effect.withSpan("OrganisationStore.list")
+    ),
+    ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
+      const live = companion.live_organisation_id
+      if (live === null) {
+        yield* upsertOrganisation(companion)
+        return companion
+      }
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+          VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
+          ON CONFLICT (live_organisation_id) DO NOTHING`
+        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`)
+        const stored = rows[0]
+        return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
+      }))
+    }, storageError("OrganisationStore.ensureCompanion")),
+    insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
+      yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
+        VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
+        ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
+          key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at`
+    }, storageError("OrganisationStore.insertApiKey")),
+    findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
+      const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
+      return Option.fromNullable(rows[0])
+    }, storageError("OrganisationStore.findApiKeyByHash")),
+    listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
+      if (organisationIds.length === 0) return []
+      const parts = chunks([...new Set(organisationIds)], 500)
+      const rows: Array<Organisation.ApiKeyRecord> = []
+      for (const ids of parts) {
+        rows.push(...yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
+          ORDER BY created_at, rowid`))
+      }
+      return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
+    }, storageError("OrganisationStore.listApiKeys")),
+    revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
+      const rows = yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+      return rows.length > 0
+    }, storageError("OrganisationStore.revokeApiKey"))
+  })
+
+  const jobs = JobQueue.JobQueue.of({
+    enqueue: Effect.fn("JobQueue.enqueue")(function*(job: Job.NewJob, idempotency?: Job.Idempotency) {
+      const payload = yield* encodePayload(job.payload)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        if (idempotency !== undefined) {
+          const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
+            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+          if (claimed.length === 0) {
+            const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
+              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
+            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+            return seen.request_hash === idempotency.request_hash
+              ? { _tag: "Replayed" as const, response: seen.response }
+              : { _tag: "KeyReused" as const }
+          }
+        }
+        const inserted = (yield* decodeIds(yield* sql`
+          INSERT INTO jobs (organisation_id, environment, payload, received_at, status)
+          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending')
+          RETURNING id`))[0]
+        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+        return { _tag: "Enqueued" as const, id: inserted.id }
+      }))
+    }, storageError("JobQueue.enqueue")),
+    pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
+      return yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
+        WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
+    }, storageError("JobQueue.pending")),
+    outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
+      const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
+      if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
+      if (row.status === "failed") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+      if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
+      return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
+    }, storageError("JobQueue.outcome")),
+    fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string) {
+      yield* sql`UPDATE jobs SET status = 'failed', error = ${error} WHERE id = ${id} AND status = 'pending'`
+    }, storageError("JobQueue.fail"))
+  })
+
+  const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) => Effect.gen(function*() {
+    yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc)
+      VALUES (${t.organisation_id}, ${t.reference}, ${t.active ? 1 : 0}, ${doc})
+      ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc`
+    yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${t.organisation_id} AND tradeflow_reference = ${t.reference}`
+    const references = [...new Set(t.containers.map((c) => c.reference))]
+    for (const part of chunks(references, 300)) {
+      yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part.map((container_reference) => ({
+        organisation_id: t.organisation_id,
+        tradeflow_reference: t.reference,
+        container_reference
+      })))}`
+    }
+  })
+
+  const tradeflows = TradeflowStore.TradeflowStore.of({
+    get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
+      const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
+        WHERE organisation_id = ${organisationId} AND reference = ${reference}`)
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+    }, storageError("TradeflowStore.get")),
+    list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
+      const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
+        WHERE organisation_id = ${organisationId} ORDER BY reference`)
+      return rows.map((r) => r.doc)
+    }, storageError("TradeflowStore.list")),
+    containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
+      const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
+        FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
+      return rows.map((r) => r.container_reference)
+    }, storageError("TradeflowStore.containers")),
+    commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
+      const result = yield* encodeResult(commit.result)
+      const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
+      const org = commit.organisation_id
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}
+          WHERE id = ${commit.job_id} AND status = 'pending' RETURNING id`
+        if (claimed.length === 0) return false
+        for (const references of chunks([...new Set(commit.deletes)], 500)) {
+          yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+        }
+        for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
+        if (commit.messages.length > 0) {
+          const first = (yield* decodeLastSeq(yield* sql`SELECT last_seq FROM message_sequences
+            WHERE organisation_id = ${org}`))[0]?.last_seq ?? 0
+          let seq = first
+          for (const m of commit.messages) {
+            const inserted = yield* sql`INSERT INTO messages
+              (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
+              VALUES (${org}, ${seq + 1}, ${m.hash}, ${m.type}, ${m.tradeflow_reference}, ${m.container_reference},
+                ${m.generated_at}, ${m.body})
+              ON CONFLICT (organisation_id, hash) DO NOTHING RETURNING seq`
+            if (inserted.length > 0) seq++
+          }
+          if (seq !== first) {
+            yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${seq})
+              ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
+          }
+        }
+        return true
+      }))
+    }, storageError("TradeflowStore.commit"))
+  })
+
+  const messages = MessageStore.MessageStore.of({
+    list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
+      if (query.types !== undefined && query.types.length === 0) return []
+      const where: Array<Statement.Fragment> = [sql`organisation_id = ${query.organisation_id}`]
+      if (query.since !== undefined) where.push(sql`generated_at >= ${query.since}`)
+      if (query.tradeflow_reference !== undefined) where.push(sql`tradeflow_reference = ${query.tradeflow_reference}`)
+      if (query.container_reference !== undefined) where.push(sql`container_reference = ${query.container_reference}`)
+      if (query.types !== undefined) where.push(sql.in("type", [...new Set(query.types)]))
+      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
+        where.push(sql`type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+      }
+      if (query.after_seq !== undefined) where.push(sql`seq > ${query.after_seq}`)
+      const limit = Math.max(0, Math.floor(query.limit))
+      const columns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages`
+      if (query.take === "oldest") {
+        return yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY seq ASC LIMIT ${limit}`)
+      }
+      const newest = yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY seq DESC LIMIT ${limit}`)
+      return [...newest].reverse()
+    }, storageError("MessageStore.list"))
+  })
+
+  return { organisations, jobs, tradeflows, messages }
+})
+
+/** The storage ports as a context, from adapters built by {@link make}. */
+export const toContext = (storage: SqliteStorage): Context.Context<Storage.Storage> =>
+  Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(
+    Context.add(JobQueue.JobQueue, storage.jobs),
+    Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
+    Context.add(MessageStore.MessageStore, storage.messages)
+  )
+
+/** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */
+export const layerFromClient: Layer.Layer<Storage.Storage, StorageError.StorageError, SqlClient.SqlClient> =
+  Layer.effectContext(Effect.map(make, toContext))
+
+const ensureDirectory = (filename: string) =>
+  filename === "" || filename === ":memory:" || filename.startsWith("file:")
+    ? Effect.void
+    : Effect.try({
+      try: () => void mkdirSync(dirname(filename), { recursive: true }),
+      catch: (cause) => new StorageError.StorageError({ operation: "SqliteStorage.open", cause })
+    })
+
+/**
+ * Opens (creating if needed) the SQLite database, applies the connection pragmas (WAL,
+ * `synchronous`, `busy_timeout`, `foreign_keys`), migrates it and provides every storage port
+ * plus the `SqlClient` / `SqliteClient` it uses. The connection closes with the layer.
+ */
+export const layer = (
+  options: SqliteStorageOptions
+): Layer.Layer<Storage.Storage | SqlClient.SqlClient | SqliteClient.SqliteClient, StorageError.StorageError> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    yield* ensureDirectory(options.filename)
+    const client = yield* Layer.build(SqliteClient.layer({ filename: options.filename })).pipe(
+      Effect.catchAllDefect((defect) => Effect.fail(defect)),
+      storageError("SqliteStorage.open")
+    )
+    const sql = Context.get(client, SqlClient.SqlClient)
+    const busyTimeout = Math.max(0, Math.round(Duration.toMillis(options.busyTimeout ?? Duration.seconds(5))))
+    yield* Effect.all([
+      sql.unsafe(`PRAGMA synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`),
+      sql.unsafe(`PRAGMA busy_timeout = ${busyTimeout}`),
+      sql.unsafe("PRAGMA foreign_keys = ON")
+    ], { discard: true }).pipe(storageError("SqliteStorage.open"))
+    const storage = yield* make.pipe(Effect.provide(client))
+    return Context.merge(client, toContext(storage))
+  }))
+
+/** {@link layer} with its options read from `Config` (e.g. `Config.string("SQLITE_FILENAME")`). */
+export const layerConfig = (
+  config: Config.Config.Wrap<SqliteStorageOptions>
+): Layer.Layer<
+  Storage.Storage | SqlClient.SqlClient | SqliteClient.SqliteClient,
+  StorageError.StorageError | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -1,0 +1,85 @@
+import { SqlClient } from "@effect/sql"
+import { SqliteMigrator } from "@effect/sql-sqlite-node"
+import { Effect } from "effect"
+
+/** The table in which the migrator records what it applied (ours, not the library default). */
+export const migrationsTable = "tradeflow_migrations"
+
+const statements = (...parts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(parts, (part) => sql.unsafe(part), { discard: true }))
+
+/** Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run). */
+export const loader = SqliteMigrator.fromRecord({
+  "0001_initial": statements(
+    `CREATE TABLE organisations (
+      id TEXT PRIMARY KEY NOT NULL,
+      name TEXT NOT NULL,
+      environment TEXT NOT NULL CHECK (environment IN ('production', 'uat')),
+      live_organisation_id TEXT UNIQUE,
+      created_at INTEGER NOT NULL
+    )`,
+    `CREATE TABLE api_keys (
+      id TEXT PRIMARY KEY NOT NULL,
+      organisation_id TEXT NOT NULL,
+      environment TEXT NOT NULL CHECK (environment IN ('production', 'uat')),
+      key_hash TEXT NOT NULL UNIQUE,
+      created_at INTEGER NOT NULL,
+      revoked_at INTEGER
+    )`,
+    `CREATE INDEX api_keys_organisation ON api_keys (organisation_id, created_at)`,
+    `CREATE TABLE jobs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      organisation_id TEXT NOT NULL,
+      environment TEXT NOT NULL CHECK (environment IN ('production', 'uat')),
+      payload TEXT NOT NULL,
+      received_at INTEGER NOT NULL,
+      status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'failed')),
+      result TEXT,
+      error TEXT
+    )`,
+    `CREATE INDEX jobs_pending ON jobs (id) WHERE status = 'pending'`,
+    `CREATE TABLE idempotency_keys (
+      organisation_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      request_hash TEXT NOT NULL,
+      response TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (organisation_id, key)
+    )`,
+    `CREATE TABLE tradeflows (
+      organisation_id TEXT NOT NULL,
+      reference TEXT NOT NULL,
+      active INTEGER NOT NULL,
+      doc TEXT NOT NULL,
+      PRIMARY KEY (organisation_id, reference)
+    )`,
+    `CREATE TABLE tradeflow_containers (
+      organisation_id TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      container_reference TEXT NOT NULL,
+      PRIMARY KEY (organisation_id, tradeflow_reference, container_reference),
+      FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+    )`,
+    `CREATE INDEX tradeflow_containers_container ON tradeflow_containers (organisation_id, container_reference)`,
+    `CREATE TABLE messages (
+      organisation_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      hash TEXT NOT NULL,
+      type TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      container_reference TEXT,
+      generated_at INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (organisation_id, seq),
+      UNIQUE (organisation_id, hash)
+    )`,
+    `CREATE INDEX messages_generated ON messages (organisation_id, generated_at)`,
+    `CREATE INDEX messages_tradeflow ON messages (organisation_id, tradeflow_reference, seq)`,
+    `CREATE INDEX messages_container ON messages (organisation_id, container_reference, seq)`,
+    `CREATE INDEX messages_type ON messages (organisation_id, type, seq)`,
+    `CREATE TABLE message_sequences (
+      organisation_id TEXT PRIMARY KEY NOT NULL,
+      last_seq INTEGER NOT NULL
+    )`
+  )
+})

@@ -1,0 +1,160 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { JobQueue, MessageStore, TradeflowStore } from "@tradeflow/core"
+import { arbitraryTradeflow, storageContract } from "@tradeflow/core/test-kit"
+import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Option } from "effect"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import { SqliteStorage } from "../src/index.js"
+
+const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-"))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+storageContract("sqlite", SqliteStorage.layer({ filename: join(root, "contract", "storage.sqlite") }))
+
+const newJob = {
+  organisation_id: "org-durable",
+  environment: "production" as const,
+  payload: { _tag: "Delete" as const, reference: null, hard: true },
+  received_at: 1_700_000_000_000
+}
+
+describe("SqliteStorage", () => {
+  it.effect("creates the parent directory and applies the pragmas", () => Effect.gen(function*() {
+    const filename = join(root, "nested", "deeper", "db.sqlite")
+    const pragmas = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const one = <A extends object>(query: string) => Effect.map(sql.unsafe<A>(query), (rows) => rows[0])
+      return {
+        journal: yield* one<{ journal_mode: string }>("PRAGMA journal_mode"),
+        synchronous: yield* one<{ synchronous: number }>("PRAGMA synchronous"),
+        foreignKeys: yield* one<{ foreign_keys: number }>("PRAGMA foreign_keys"),
+        busy: yield* one<{ timeout: number }>("PRAGMA busy_timeout"),
+        migrations: yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
+      }
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    expect(existsSync(filename)).toBe(true)
+    expect(pragmas).toEqual({
+      journal: { journal_mode: "wal" },
+      synchronous: { synchronous: 2 },
+      foreignKeys: { foreign_keys: 1 },
+      busy: { timeout: 5000 },
+      migrations: [{ migration_id: 1 }]
+    })
+    const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
+      .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
+    expect(normal).toEqual([{ synchronous: 1 }])
+  }))
+
+  it.effect("a job survives closing the database; after a reopen it can be committed", () => Effect.gen(function*() {
+    const filename = join(root, "durable", "db.sqlite")
+    const first = yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.enqueue(newJob))
+      .pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    expect(first._tag).toBe("Enqueued")
+    const id = first._tag === "Enqueued" ? first.id : -1
+
+    const reopened = SqliteStorage.layer({ filename })
+    const pending = yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.pending(10)).pipe(Effect.provide(reopened))
+    expect(pending).toEqual([{ id, ...newJob }])
+
+    const committed = yield* Effect.gen(function*() {
+      const store = yield* TradeflowStore.TradeflowStore
+      return yield* store.commit({
+        job_id: id,
+        organisation_id: newJob.organisation_id,
+        upserts: [],
+        deletes: [],
+        messages: [{
+          hash: "h1", type: "BASIC_STATUS", tradeflow_reference: "TF-1", container_reference: null,
+          generated_at: 5, body: "{}"
+        }],
+        result: { count: 0 }
+      })
+    }).pipe(Effect.provide(reopened))
+    expect(committed).toBe(true)
+
+    const after = yield* Effect.gen(function*() {
+      const queue = yield* JobQueue.JobQueue
+      const messages = yield* MessageStore.MessageStore
+      return {
+        pending: yield* queue.pending(10),
+        outcome: yield* queue.outcome(id),
+        log: yield* messages.list({ organisation_id: newJob.organisation_id, take: "oldest", limit: 10 })
+      }
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    expect(after).toEqual({
+      pending: [],
+      outcome: Option.some({ _tag: "Done", result: { count: 0 } }),
+      log: [{
+        seq: 1, hash: "h1", type: "BASIC_STATUS", tradeflow_reference: "TF-1", container_reference: null,
+        generated_at: 5, body: "{}"
+      }]
+    })
+  }))
+
+  it.effect("a commit that fails midway writes nothing and leaves its job pending", () => Effect.gen(function*() {
+    const filename = join(root, "atomic", "db.sqlite")
+    const seen = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const queue = yield* JobQueue.JobQueue
+      const store = yield* TradeflowStore.TradeflowStore
+      const messages = yield* MessageStore.MessageStore
+      const enqueued = yield* queue.enqueue(newJob)
+      const id = enqueued._tag === "Enqueued" ? enqueued.id : -1
+      yield* sql`CREATE TRIGGER refuse_containers BEFORE INSERT ON tradeflow_containers
+        BEGIN SELECT RAISE(ABORT, 'refused'); END`
+      const tradeflow = fc.sample(arbitraryTradeflow, { numRuns: 1, seed: 7 })[0]!
+      const error = yield* Effect.flip(store.commit({
+        job_id: id,
+        organisation_id: newJob.organisation_id,
+        upserts: [{ ...tradeflow, organisation_id: newJob.organisation_id, reference: "TF-1", containers: [{ reference: "MSCU1234565" }] }],
+        deletes: [],
+        messages: [{ hash: "h", type: "BASIC_STATUS", tradeflow_reference: "TF-1", container_reference: null, generated_at: 1, body: "{}" }],
+        result: { count: 1 }
+      }))
+      return {
+        error: [error._tag, error.operation],
+        pending: (yield* queue.pending(10)).map((j) => j.id),
+        outcome: yield* queue.outcome(id),
+        tradeflows: yield* store.list(newJob.organisation_id),
+        log: yield* messages.list({ organisation_id: newJob.organisation_id, take: "oldest", limit: 10 }),
+        id
+      }
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    expect(seen).toEqual({
+      error: ["StorageError", "TradeflowStore.commit"],
+      pending: [seen.id],
+      outcome: Option.none(),
+      tradeflows: [],
+      log: [],
+      id: seen.id
+    })
+  }))
+
+  it.effect("layerConfig reads its options from Config", () => Effect.gen(function*() {
+    const filename = join(root, "config", "db.sqlite")
+    const layer = SqliteStorage.layerConfig({ filename: Config.string("SQLITE_FILENAME") }).pipe(
+      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SQLITE_FILENAME", filename]]))))
+    )
+    const pending = yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.pending(1)).pipe(Effect.provide(layer))
+    expect(pending).toEqual([])
+    expect(existsSync(filename)).toBe(true)
+  }))
+
+  it.effect("driver errors become StorageError with the operation name", () => Effect.gen(function*() {
+    const filename = join(root, "broken", "db.sqlite")
+    const error = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DROP TABLE messages`
+      const messages = yield* MessageStore.MessageStore
+      return yield* Effect.flip(messages.list({ organisation_id: "o", take: "oldest", limit: 1 }))
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    expect(error._tag).toBe("StorageError")
+    expect(error.operation).toBe("MessageStore.list")
+    const unopenable = yield* Effect.flip(Layer.build(SqliteStorage.layer({ filename: join(filename, "not-a-dir", "x.sqlite") })))
+      .pipe(Effect.scoped)
+    expect(unopenable._tag).toBe("StorageError")
+  }))
+})

@@ -1,0 +1,205 @@
+/**
+ * The API contract as a value: the HttpApi groups of downstream, upstream, health and the
+ * console. The public groups are served at the root and under `/v3` ({@link ApiV3}).
+ *
+ * @since 0.1.0
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Environment, TradeflowRecord } from "@tradeflow/core"
+import { Schema } from "effect"
+import { ApiKeyAuth, ConsoleAuth } from "./Authentication.js"
+import {
+  BadRequest,
+  Conflict,
+  ContentTooLarge,
+  InternalServerError,
+  NotFound,
+  UnprocessableContent,
+  UnsupportedMediaType
+} from "./Problem.js"
+
+/** The message types of the upstream feed. */
+export const MessageTypes = ["SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS"] as const
+
+/** The 202 answer of a downstream post. */
+export const Accepted = Schema.Struct({
+  status: Schema.Literal("queued"),
+  tradeflows: Schema.Array(Schema.Struct({
+    tradeflow_reference: Schema.String,
+    warnings: Schema.Array(Schema.String)
+  }))
+}).annotations({ identifier: "Accepted" })
+
+/** The answer of a downstream delete. */
+export const Removed = Schema.Struct({
+  status: Schema.Literal("deactivated", "deleted"),
+  count: Schema.Int
+}).annotations({ identifier: "Removed" })
+
+/** An upstream message (APIMessage); its payload depends on `type`. */
+export const ApiMessage = Schema.Struct({
+  hash: Schema.String,
+  message_generated_event_date: Schema.String,
+  type: Schema.Literal(...MessageTypes),
+  tradeflow_reference: Schema.String,
+  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}).annotations({ identifier: "APIMessage" })
+
+const IdempotencyHeaders = Schema.Struct({ "idempotency-key": Schema.optional(Schema.String) })
+
+const Reference = Schema.Struct({
+  reference: Schema.String.annotations({ description: "A tradeflow reference, or * for every tradeflow" })
+})
+
+const Flag = Schema.Literal("true", "false")
+
+/** The query parameters of `DELETE /downstream/tradeflows/:reference`. */
+export const RemoveParams = Schema.Struct({
+  hard: Schema.optional(Flag),
+  confirm: Schema.optional(Schema.String)
+})
+
+const TypeList = Schema.String.pipe(Schema.filter((s) => {
+  const names = s.split(",").map((t) => t.trim())
+  const unknown = names.filter((t) => !(MessageTypes as ReadonlyArray<string>).includes(t))
+  return unknown.length === 0 ||
+    `unknown message type ${JSON.stringify(unknown[0])}; expected one or a comma list of ${MessageTypes.join(", ")}`
+}))
+
+/** The query parameters of `GET /upstream`. */
+export const UpstreamParams = Schema.Struct({
+  tradeflow: Schema.optional(Schema.String),
+  container: Schema.optional(Schema.String),
+  type: Schema.optional(TypeList),
+  since: Schema.optional(TradeflowRecord.IsoDateTime),
+  latest: Schema.optional(Flag),
+  excludes: Schema.optional(Schema.Literal("shipment")),
+  per_page: Schema.optional(Schema.String),
+  cursor: Schema.optional(Schema.String)
+})
+
+/** `POST /downstream`, `POST /downstream/tradeflows`, `DELETE /downstream/tradeflows/:reference`. */
+export class DownstreamGroup extends HttpApiGroup.make("downstream")
+  .add(
+    HttpApiEndpoint.post("submit", "/downstream")
+      .setPayload(Schema.Array(TradeflowRecord.TradeflowRecord))
+      .setHeaders(IdempotencyHeaders)
+      .addSuccess(Accepted, { status: 202 })
+  )
+  .add(
+    HttpApiEndpoint.post("submitTradeflows", "/downstream/tradeflows")
+      .setPayload(Schema.Union(TradeflowRecord.TradeflowRecord, Schema.Array(TradeflowRecord.TradeflowRecord)))
+      .setHeaders(IdempotencyHeaders)
+      .addSuccess(Accepted, { status: 202 })
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/downstream/tradeflows/:reference")
+      .setPath(Reference)
+      .setUrlParams(RemoveParams)
+      .addSuccess(Removed)
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(Conflict)
+  .addError(ContentTooLarge)
+  .addError(UnsupportedMediaType)
+  .addError(UnprocessableContent)
+  .addError(InternalServerError)
+  .middleware(ApiKeyAuth)
+{}
+
+/** `GET /upstream`. */
+export class UpstreamGroup extends HttpApiGroup.make("upstream")
+  .add(
+    HttpApiEndpoint.get("list", "/upstream")
+      .setUrlParams(UpstreamParams)
+      .addSuccess(Schema.Array(ApiMessage))
+  )
+  .addError(BadRequest)
+  .addError(InternalServerError)
+  .middleware(ApiKeyAuth)
+{}
+
+/** `GET /health`, without authentication. */
+export class HealthGroup extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+{}
+
+const OrganisationSummary = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  environment: Environment.Environment,
+  live_organisation_id: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "OrganisationSummary" })
+
+const CreatedApiKey = Schema.Struct({
+  id: Schema.String,
+  key: Schema.String,
+  environment: Environment.Environment,
+  organisation: Schema.Struct({ id: Schema.String, name: Schema.String })
+}).annotations({ identifier: "CreatedApiKey" })
+
+const ApiKeyInfo = Schema.Struct({
+  id: Schema.String,
+  environment: Environment.Environment,
+  organisation: Schema.Struct({ id: Schema.String, name: Schema.String }),
+  created_at: Schema.String,
+  revoked_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ApiKeyInfo" })
+
+/** The body of `POST /console/organisations`. */
+export const NewOrganisation = Schema.Struct({ name: Schema.String })
+/** The body of `POST /console/organisations/:id/api-keys`. */
+export const NewApiKey = Schema.Struct({ environment: Environment.Environment })
+
+const Id = Schema.Struct({ id: Schema.String })
+
+/** The console (DECISIONS.md §4): organisations and API keys. Host-independent. */
+export class ConsoleGroup extends HttpApiGroup.make("console")
+  .add(
+    HttpApiEndpoint.post("createOrganisation", "/console/organisations")
+      .setPayload(NewOrganisation)
+      .addSuccess(Schema.Struct({ id: Schema.String, name: Schema.String }), { status: 201 })
+  )
+  .add(HttpApiEndpoint.get("listOrganisations", "/console/organisations").addSuccess(Schema.Array(OrganisationSummary)))
+  .add(
+    HttpApiEndpoint.post("createApiKey", "/console/organisations/:id/api-keys")
+      .setPath(Id)
+      .setPayload(NewApiKey)
+      .addSuccess(CreatedApiKey, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.get("listApiKeys", "/console/organisations/:id/api-keys")
+      .setPath(Id)
+      .addSuccess(Schema.Array(ApiKeyInfo))
+  )
+  .add(
+    HttpApiEndpoint.del("revokeApiKey", "/console/api-keys/:id")
+      .setPath(Id)
+      .addSuccess(HttpApiSchema.NoContent)
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(ContentTooLarge)
+  .addError(UnsupportedMediaType)
+  .addError(UnprocessableContent)
+  .addError(InternalServerError)
+  .middleware(ConsoleAuth)
+{}
+
+/** The whole API at the root. */
+export class Api extends HttpApi.make("tradeflow")
+  .add(DownstreamGroup)
+  .add(UpstreamGroup)
+  .add(HealthGroup)
+  .add(ConsoleGroup)
+  .annotate(OpenApi.Title, "Container tracking integration service")
+  .annotate(OpenApi.Version, "0.1.0")
+{}
+
+/** The public groups (downstream, upstream, health) under `/v3`; the console is not mirrored. */
+export const ApiV3 = HttpApi.make("tradeflow")
+  .add(DownstreamGroup)
+  .add(UpstreamGroup)
+  .add(HealthGroup)
+  .prefix("/v3")

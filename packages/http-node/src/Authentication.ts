@@ -1,0 +1,33 @@
+/**
+ * The two security middlewares of the API: API keys (downstream, upstream) and the console's
+ * operator token. Their implementations are in {@link HttpApp}.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import type { Accounts, Environment } from "@tradeflow/core"
+import { Context, Schema } from "effect"
+import { Forbidden, MisdirectedRequest, Unauthorized } from "./Problem.js"
+
+/** The authenticated caller of a downstream or upstream request and the environment of its host. */
+export class CurrentCaller extends Context.Tag("@tradeflow/http-node/CurrentCaller")<CurrentCaller, {
+  readonly caller: Accounts.Caller
+  readonly environment: Environment.Environment
+}>() {}
+
+/**
+ * The raw `Authorization` header is the API key (`Bearer <key>` is accepted too). The host decides
+ * the environment: unknown host 421, missing or unknown key 401, revoked key or a key of the other
+ * environment 403.
+ */
+export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("@tradeflow/http-node/ApiKeyAuth", {
+  failure: Schema.Union(Unauthorized, Forbidden, MisdirectedRequest),
+  provides: CurrentCaller,
+  security: { apiKey: HttpApiSecurity.apiKey({ key: "Authorization", in: "header" }) }
+}) {}
+
+/** `Authorization: Bearer <CONSOLE_TOKEN>`, compared in constant time; 401 otherwise. */
+export class ConsoleAuth extends HttpApiMiddleware.Tag<ConsoleAuth>()("@tradeflow/http-node/ConsoleAuth", {
+  failure: Unauthorized,
+  security: { consoleToken: HttpApiSecurity.bearer }
+}) {}

@@ -1,0 +1,298 @@
+/**
+ * The HTTP application: the {@link Api} served on an `HttpServer`, over the core services.
+ *
+ * @since 0.1.0
+ */
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApiScalar,
+  type HttpApp as PlatformHttpApp,
+  type HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import type { HttpServer } from "@effect/platform"
+import { Accounts, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
+import { Cause, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { Api, ApiV3, NewApiKey, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
+import { ApiKeyAuth, ConsoleAuth, CurrentCaller } from "./Authentication.js"
+import { HttpConfig } from "./HttpConfig.js"
+import * as Problem from "./Problem.js"
+import { readJson } from "./internal/body.js"
+import { internalError, mapCoreErrors } from "./internal/errors.js"
+import { hostEnvironment, requestHost } from "./internal/hosts.js"
+import { openApiDocument } from "./internal/openapi.js"
+import { allowedMethods, routeTable } from "./internal/routes.js"
+
+/** The most records one downstream request may carry. */
+export const maxRecords = 10_000
+
+const apiKeyAuthLayer = Layer.effect(
+  ApiKeyAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const accounts = yield* Accounts.Accounts
+    return ApiKeyAuth.of({
+      apiKey: (raw) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const host = requestHost(settings, request.headers)
+          const environment = hostEnvironment(settings, host)
+          if (Option.isNone(environment)) {
+            return yield* Problem.make(
+              421,
+              `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
+            )
+          }
+          const key = Redacted.value(raw).trim().replace(/^bearer\s+/i, "")
+          if (key === "") return yield* Problem.make(401, "the Authorization header must carry an API key")
+          const caller = yield* mapCoreErrors(accounts.authenticate(key))
+          if (caller.environment !== environment.value) {
+            return yield* Problem.make(
+              403,
+              `the token environment (${caller.environment}) does not match the host (${environment.value})`
+            )
+          }
+          return { caller, environment: environment.value }
+        })
+    })
+  })
+)
+
+const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest()
+
+const consoleAuthLayer = Layer.effect(
+  ConsoleAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const expected = digest(Redacted.value(settings.consoleToken))
+    return ConsoleAuth.of({
+      consoleToken: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const match = /^bearer\s+(.+)$/i.exec((request.headers["authorization"] ?? "").trim())
+          const token = match?.[1]?.trim() ?? ""
+          if (token === "" || !timingSafeEqual(digest(token), expected)) {
+            return yield* Problem.make(401, "the console requires Authorization: Bearer <console token>")
+          }
+        })
+    })
+  })
+)
+
+/** One issue per path, its messages joined (a union reports one issue per member). */
+const mergeIssues = (issues: ReadonlyArray<Problem.ProblemIssue>): ReadonlyArray<Problem.ProblemIssue> => {
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of issues) {
+    const messages = byPath.get(issue.path) ?? []
+    if (!messages.includes(issue.message)) messages.push(issue.message)
+    byPath.set(issue.path, messages)
+  }
+  return [...byPath].map(([path, messages]) => ({ path, message: messages.join("; or ") }))
+}
+
+const jsonPointer = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("")
+
+const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Problem.Problem> =>
+  Schema.decodeUnknown(schema, { errors: "all" })(body).pipe(
+    Effect.mapError((error) =>
+      Problem.make(
+        422,
+        "the request body does not match the expected shape",
+        mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+          path: jsonPointer(issue.path),
+          message: issue.message
+        })))
+      )
+    )
+  )
+
+const submit = (form: "array" | "any") =>
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const ingest = yield* Ingest.Ingest
+    return Effect.gen(function*() {
+      const { caller, environment } = yield* CurrentCaller
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const body = yield* readJson(settings.maxBodyBytes)
+      if (Array.isArray(body) && body.length > maxRecords) {
+        return yield* Problem.make(413, `at most ${maxRecords} records per request (got ${body.length})`)
+      }
+      const key = request.headers["idempotency-key"]
+      return yield* mapCoreErrors(ingest.submit({
+        organisation_id: caller.organisation.id,
+        environment,
+        body,
+        form,
+        ...(key === undefined ? {} : { idempotency_key: key })
+      }))
+    })
+  })
+
+const remove = Effect.gen(function*() {
+  const ingest = yield* Ingest.Ingest
+  return ({ path, urlParams }: {
+    readonly path: { readonly reference: string }
+    readonly urlParams: typeof RemoveParams.Type
+  }) =>
+    Effect.gen(function*() {
+      const { caller, environment } = yield* CurrentCaller
+      return yield* mapCoreErrors(ingest.remove({
+        organisation_id: caller.organisation.id,
+        environment,
+        reference: path.reference === "*" ? null : path.reference,
+        hard: urlParams.hard === "true",
+        ...(urlParams.confirm === undefined ? {} : { confirm: urlParams.confirm })
+      }))
+    })
+})
+
+const paginationUnavailable = (parameter: string) =>
+  Problem.make(400, `${parameter}: pagination is not available on this server yet`, [
+    { path: parameter, message: "pagination is not available on this server yet" }
+  ])
+
+const listUpstream = Effect.gen(function*() {
+  const upstream = yield* Upstream.Upstream
+  return ({ urlParams }: { readonly urlParams: typeof UpstreamParams.Type }) =>
+    Effect.gen(function*() {
+      if (urlParams.per_page !== undefined) return yield* paginationUnavailable("per_page")
+      if (urlParams.cursor !== undefined) return yield* paginationUnavailable("cursor")
+      const { caller } = yield* CurrentCaller
+      const messages = yield* mapCoreErrors(upstream.list({
+        organisation_id: caller.organisation.id,
+        ...(urlParams.since === undefined ? {} : { since: TradeflowRecord.parseIsoDateTime(urlParams.since) }),
+        ...(urlParams.tradeflow === undefined ? {} : { tradeflow: urlParams.tradeflow }),
+        ...(urlParams.container === undefined ? {} : { container: urlParams.container }),
+        ...(urlParams.type === undefined ? {} : { types: urlParams.type.split(",").map((t) => t.trim()) }),
+        ...(urlParams.latest === undefined ? {} : { latest: urlParams.latest === "true" }),
+        ...(urlParams.excludes === undefined ? {} : { exclude_shipment: true })
+      }))
+      return HttpServerResponse.text(`[${messages.map((m) => m.body).join(",")}]`, { contentType: "application/json" })
+    })
+})
+
+const downstreamGroup = (api: typeof Api | typeof ApiV3) =>
+  HttpApiBuilder.group(api as typeof Api, "downstream", (handlers) =>
+    Effect.gen(function*() {
+      const submitArray = yield* submit("array")
+      const submitAny = yield* submit("any")
+      const removeHandler = yield* remove
+      return handlers
+        .handleRaw("submit", () => submitArray)
+        .handleRaw("submitTradeflows", () => submitAny)
+        .handle("remove", removeHandler)
+    }))
+
+const upstreamGroup = (api: typeof Api | typeof ApiV3) =>
+  HttpApiBuilder.group(api as typeof Api, "upstream", (handlers) =>
+    Effect.map(listUpstream, (list) => handlers.handle("list", list)))
+
+const healthGroup = (api: typeof Api | typeof ApiV3) =>
+  HttpApiBuilder.group(api as typeof Api, "health", (handlers) =>
+    handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
+
+const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const accounts = yield* Accounts.Accounts
+    return handlers
+      .handleRaw("createOrganisation", () =>
+        Effect.gen(function*() {
+          const { name } = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewOrganisation, body))
+          const organisation = yield* mapCoreErrors(accounts.createOrganisation(name))
+          return { id: organisation.id, name: organisation.name }
+        }))
+      .handle("listOrganisations", () => mapCoreErrors(accounts.listOrganisations))
+      .handleRaw("createApiKey", ({ path }) =>
+        Effect.gen(function*() {
+          const { environment } = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewApiKey, body))
+          return yield* mapCoreErrors(accounts.createApiKey(path.id, environment))
+        }))
+      .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
+      .handle("revokeApiKey", ({ path }) => mapCoreErrors(accounts.revokeApiKey(path.id)))
+  }))
+
+const extraRoutes: ReadonlyArray<readonly [string, string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
+
+const decodeIssues = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Problem.ProblemIssue> => {
+  const issues = error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
+  const meaningful = issues.filter((issue) => !/^Expected undefined, actual /.test(issue.message))
+  return mergeIssues(meaningful.length > 0 ? meaningful : issues)
+}
+
+/**
+ * Turns every failure into a problem response: declared problems as they are, unknown routes
+ * into 404 (405 with `Allow` when the path exists), parameter decode errors into 400, anything
+ * else into a logged 500.
+ */
+const problemMiddleware = HttpApiBuilder.middleware((app: PlatformHttpApp.Default) => {
+  const routes = routeTable([Api, ApiV3], extraRoutes)
+  return Effect.catchAllCause(app, (cause) => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error: unknown = failure.value
+      if (error instanceof Problem.Problem) return Effect.succeed(Problem.toResponse(error))
+      if (error instanceof HttpApiError.HttpApiDecodeError) {
+        const issues = decodeIssues(error)
+        const names = [...new Set(issues.map((i) => i.path).filter((p) => p !== ""))]
+        return Effect.succeed(Problem.toResponse(Problem.make(
+          400,
+          names.length === 0 ? "the request parameters are invalid" : `invalid request parameter: ${names.join(", ")}`,
+          issues
+        )))
+      }
+      if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+        const path = (error.request.url.split("?")[0] ?? "/") || "/"
+        const allowed = allowedMethods(routes, path)
+        return Effect.succeed(
+          allowed.length === 0
+            ? Problem.toResponse(Problem.make(404, `no resource at ${path}`))
+            : Problem.toResponse(
+              Problem.make(405, `${error.request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`),
+              { allow: allowed.join(", ") }
+            )
+        )
+      }
+    }
+    return Effect.map(internalError(cause), (problem) => Problem.toResponse(problem))
+  })
+})
+
+const openApiRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const document = openApiDocument()
+    yield* router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
+  }))
+
+const groups = Layer.mergeAll(
+  downstreamGroup(Api),
+  downstreamGroup(ApiV3),
+  upstreamGroup(Api),
+  upstreamGroup(ApiV3),
+  healthGroup(Api),
+  healthGroup(ApiV3),
+  consoleGroup
+).pipe(Layer.provide([apiKeyAuthLayer, consoleAuthLayer]))
+
+/**
+ * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
+ * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`),
+ * {@link HttpConfig} and the core services (for example `Service.layerMemory`).
+ */
+export const layer: Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpConfig | Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker
+> = HttpApiBuilder.serve().pipe(
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(openApiRoute),
+  Layer.provide(problemMiddleware),
+  Layer.provide(HttpApiBuilder.api(Api)),
+  Layer.provide(groups)
+)

@@ -1,0 +1,91 @@
+/**
+ * Configuration of the HTTP API: which hosts are which environment, the console token, proxy
+ * trust and the request body limit (DECISIONS.md §1).
+ *
+ * @since 0.1.0
+ */
+import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
+
+/** @since 0.1.0 */
+export interface HttpSettings {
+  /** Host names (port ignored, case-insensitive) of the production environment. */
+  readonly productionHosts: ReadonlyArray<string>
+  /** Host names of the UAT environment. */
+  readonly uatHosts: ReadonlyArray<string>
+  /** The operator token of the console API (`Authorization: Bearer <token>`). */
+  readonly consoleToken: Redacted.Redacted<string>
+  /** Read the host from `X-Forwarded-Host` instead of `Host`. */
+  readonly trustProxy: boolean
+  /** The largest accepted request body in bytes. */
+  readonly maxBodyBytes: number
+}
+
+/** @since 0.1.0 */
+export class HttpConfig extends Context.Tag("@tradeflow/http-node/HttpConfig")<HttpConfig, HttpSettings>() {}
+
+/** Default production hosts. */
+export const defaultProductionHosts: ReadonlyArray<string> = ["localhost", "127.0.0.1"]
+/** Default UAT hosts. */
+export const defaultUatHosts: ReadonlyArray<string> = ["uat.localhost"]
+/** Default body limit: 5 MiB. */
+export const defaultMaxBodyBytes = 5 * 1024 * 1024
+
+/** Options of {@link layer}; everything but the console token has a default. */
+export interface Options {
+  readonly consoleToken: Redacted.Redacted<string> | string
+  readonly productionHosts?: ReadonlyArray<string>
+  readonly uatHosts?: ReadonlyArray<string>
+  readonly trustProxy?: boolean
+  readonly maxBodyBytes?: number
+}
+
+/** Splits a comma-separated host list. */
+export const parseHosts = (value: string): ReadonlyArray<string> =>
+  value.split(",").map((h) => h.trim()).filter((h) => h.length > 0)
+
+/** Builds the settings from options, applying the defaults of DECISIONS.md §1. */
+export const make = (options: Options): HttpSettings => ({
+  productionHosts: options.productionHosts ?? defaultProductionHosts,
+  uatHosts: options.uatHosts ?? defaultUatHosts,
+  consoleToken: Redacted.isRedacted(options.consoleToken)
+    ? options.consoleToken
+    : Redacted.make(options.consoleToken),
+  trustProxy: options.trustProxy ?? false,
+  maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes
+})
+
+/** @since 0.1.0 */
+export const layer = (options: Options): Layer.Layer<HttpConfig> => Layer.succeed(HttpConfig, make(options))
+
+const randomToken = (): string => {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(24))
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+}
+
+/**
+ * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY` and `MAX_BODY_BYTES`.
+ * Without `CONSOLE_TOKEN` a random token is generated and logged once.
+ */
+export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Layer.effect(
+  HttpConfig,
+  Effect.gen(function*() {
+    const productionHosts = yield* Config.string("PRODUCTION_HOSTS").pipe(Config.withDefault(defaultProductionHosts.join(",")))
+    const uatHosts = yield* Config.string("UAT_HOSTS").pipe(Config.withDefault(defaultUatHosts.join(",")))
+    const token = yield* Config.option(Config.redacted("CONSOLE_TOKEN"))
+    const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
+    const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
+    const consoleToken = Option.isSome(token) && Redacted.value(token.value).length > 0
+      ? token.value
+      : yield* Effect.sync(randomToken).pipe(
+        Effect.tap((t) => Effect.logWarning(`CONSOLE_TOKEN is not set; the console token of this process is ${t}`)),
+        Effect.map(Redacted.make)
+      )
+    return make({
+      productionHosts: parseHosts(productionHosts),
+      uatHosts: parseHosts(uatHosts),
+      consoleToken,
+      trustProxy,
+      maxBodyBytes
+    })
+  })
+)

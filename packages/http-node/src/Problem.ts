@@ -1,0 +1,83 @@
+/**
+ * RFC 9457 problem details: the body of every error response of the API.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { Schema } from "effect"
+
+/** One validation problem: a JSON Pointer into the body (or a query parameter name) and what is wrong. */
+export const ProblemIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
+/** @since 0.1.0 */
+export type ProblemIssue = typeof ProblemIssue.Type
+
+const problemFields = {
+  type: Schema.String,
+  title: Schema.String,
+  status: Schema.Int,
+  detail: Schema.String,
+  errors: Schema.optional(Schema.Array(ProblemIssue))
+}
+
+/** The problem document as it appears on the wire (`application/problem+json`). */
+export const ProblemDocument = Schema.Struct(problemFields).pipe(
+  HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/problem+json" })
+).annotations({ identifier: "Problem", description: "RFC 9457 problem details" })
+/** @since 0.1.0 */
+export type ProblemDocument = typeof ProblemDocument.Type
+
+/** The failure every handler and middleware of the API fails with; rendered by {@link toResponse}. */
+export class Problem extends Schema.TaggedError<Problem>()("Problem", problemFields) {}
+
+const titles: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  410: "Gone",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  421: "Misdirected Request",
+  422: "Unprocessable Content",
+  500: "Internal Server Error"
+}
+
+/** The standard title of a status. */
+export const titleOf = (status: number): string => titles[status] ?? "Error"
+
+/** Builds a problem; `type` is `about:blank` as RFC 9457 recommends when the status says it all. */
+export const make = (status: number, detail: string, errors?: ReadonlyArray<ProblemIssue>): Problem =>
+  new Problem({
+    type: "about:blank",
+    title: titleOf(status),
+    status,
+    detail,
+    ...(errors === undefined ? {} : { errors })
+  })
+
+/** Renders a problem as an `application/problem+json` response. */
+export const toResponse = (problem: Problem, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    {
+      type: problem.type,
+      title: problem.title,
+      status: problem.status,
+      detail: problem.detail,
+      ...(problem.errors === undefined ? {} : { errors: problem.errors })
+    },
+    { status: problem.status, contentType: "application/problem+json", ...(headers === undefined ? {} : { headers }) }
+  )
+
+/** Documentation schemas of the problem responses, one per status. */
+export const BadRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 400 }))
+export const Unauthorized = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 401 }))
+export const Forbidden = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 403 }))
+export const NotFound = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 404 }))
+export const Conflict = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 409 }))
+export const ContentTooLarge = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 413 }))
+export const UnsupportedMediaType = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 415 }))
+export const MisdirectedRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 421 }))
+export const UnprocessableContent = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 422 }))
+export const InternalServerError = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 500 }))

@@ -1,0 +1,11 @@
+/**
+ * @tradeflow/http-node: the HTTP API of the tradeflow service on @effect/platform-node. Each
+ * module is exported as a namespace.
+ *
+ * @since 0.1.0
+ */
+export * as Api from "./Api.js"
+export * as Authentication from "./Authentication.js"
+export * as HttpApp from "./HttpApp.js"
+export * as HttpConfig from "./HttpConfig.js"
+export * as Problem from "./Problem.js"

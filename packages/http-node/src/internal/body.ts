@@ -1,0 +1,64 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import * as Problem from "../Problem.js"
+
+const isJsonMediaType = (contentType: string | undefined): boolean => {
+  if (contentType === undefined) return false
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase() ?? ""
+  return mediaType === "application/json" || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(mediaType)
+}
+
+/** How far past the limit a body is still read (and discarded) so that the 413 can be answered. */
+const drainAllowance = 1024 * 1024
+
+/**
+ * Reads the request body as JSON: 415 unless the media type is JSON, 413 over `maxBytes` (at once
+ * when Content-Length says so; otherwise while reading, never buffering more than the limit),
+ * 400 when it is not UTF-8 JSON.
+ */
+export const readJson = (maxBytes: number): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const contentType = request.headers["content-type"]
+    if (!isJsonMediaType(contentType)) {
+      return yield* Problem.make(
+        415,
+        contentType === undefined
+          ? "the request body must be application/json (no Content-Type was sent)"
+          : `the request body must be application/json, not ${contentType}`
+      )
+    }
+    const tooLarge = Problem.make(413, `the request body is larger than ${maxBytes} bytes`)
+    const declared = request.headers["content-length"]
+    if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
+      return yield* tooLarge
+    }
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    yield* request.stream.pipe(
+      Stream.runForEachWhile((chunk) =>
+        Effect.sync(() => {
+          size += chunk.length
+          if (size <= maxBytes) chunks.push(chunk)
+          return size <= maxBytes + drainAllowance
+        })
+      ),
+      Effect.catchAll(() => Problem.make(400, "the request body could not be read"))
+    )
+    if (size > maxBytes) return yield* tooLarge
+    const bytes = new Uint8Array(size)
+    let offset = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset)
+      offset += chunk.length
+    }
+    const text = yield* Effect.try({
+      try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
+      catch: () => Problem.make(400, "the request body is not valid UTF-8")
+    })
+    if (text.trim() === "") return yield* Problem.make(400, "the request body is empty; JSON was expected")
+    return yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (e) => Problem.make(400, `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+    })
+  })

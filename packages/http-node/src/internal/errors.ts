@@ -1,0 +1,61 @@
+import type { AccountError, DownstreamError, StorageError } from "@tradeflow/core"
+import { Cause, Effect } from "effect"
+import * as Problem from "../Problem.js"
+
+/** Every error a core service can answer the HTTP layer with. */
+export type CoreError =
+  | DownstreamError.ValidationError
+  | DownstreamError.TooManyRecords
+  | DownstreamError.IdempotencyKeyReused
+  | DownstreamError.IdempotencyKeyInFlight
+  | DownstreamError.ConfirmationRequired
+  | DownstreamError.TradeflowNotFound
+  | AccountError.Unauthenticated
+  | AccountError.KeyRevoked
+  | AccountError.OrganisationNotFound
+  | AccountError.ApiKeyNotFound
+  | AccountError.InvalidOrganisationRequest
+  | StorageError.StorageError
+
+/** The answer to an internal failure: the cause is logged, never sent. */
+export const internalError = (cause: Cause.Cause<unknown>): Effect.Effect<Problem.Problem> =>
+  Effect.logError("request failed", cause).pipe(
+    Effect.as(Problem.make(500, "the server failed to answer this request; the failure was logged"))
+  )
+
+/** Maps a core error to its problem (DECISIONS.md §2). */
+export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
+  switch (error._tag) {
+    case "ValidationError":
+      return Effect.succeed(Problem.make(422, "the request does not satisfy the record rules; nothing was queued", error.errors))
+    case "TooManyRecords":
+      return Effect.succeed(Problem.make(413, `at most ${error.limit} records per request (got ${error.count})`))
+    case "IdempotencyKeyReused":
+      return Effect.succeed(Problem.make(422, "the Idempotency-Key was already used with a different body"))
+    case "IdempotencyKeyInFlight":
+      return Effect.succeed(Problem.make(409, "a request with this Idempotency-Key is still in flight"))
+    case "ConfirmationRequired":
+      return Effect.succeed(Problem.make(400, `a production wildcard delete requires ${error.parameter}=PRODUCTION`, [
+        { path: error.parameter, message: "must be PRODUCTION" }
+      ]))
+    case "TradeflowNotFound":
+      return Effect.succeed(Problem.make(404, `no tradeflow with reference ${JSON.stringify(error.reference)}`))
+    case "Unauthenticated":
+      return Effect.succeed(Problem.make(401, error.detail))
+    case "KeyRevoked":
+      return Effect.succeed(Problem.make(403, "the API key was revoked"))
+    case "OrganisationNotFound":
+      return Effect.succeed(Problem.make(404, `no organisation with id ${JSON.stringify(error.id)}`))
+    case "ApiKeyNotFound":
+      return Effect.succeed(Problem.make(404, `no API key with id ${JSON.stringify(error.id)}`))
+    case "InvalidOrganisationRequest":
+      return Effect.succeed(Problem.make(422, error.detail))
+    case "StorageError":
+      return internalError(Cause.fail(error))
+  }
+}
+
+/** Turns the core errors of an effect into problems. */
+export const mapCoreErrors = <A, R>(
+  effect: Effect.Effect<A, CoreError, R>
+): Effect.Effect<A, Problem.Problem, R> => Effect.catchAll(effect, (error) => Effect.flatMap(toProblem(error), Effect.fail))

@@ -1,0 +1,34 @@
+import type { Environment } from "@tradeflow/core"
+import { Option } from "effect"
+import type { HttpSettings } from "../HttpConfig.js"
+
+/** Lower-cases a host, drops its port and the brackets of an IPv6 literal. */
+export const normaliseHost = (raw: string): string => {
+  const host = raw.trim().toLowerCase()
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]")
+    return end === -1 ? host : host.slice(1, end)
+  }
+  const colons = host.split(":").length - 1
+  if (colons === 1) return host.slice(0, host.indexOf(":"))
+  return host.endsWith(".") ? host.slice(0, -1) : host
+}
+
+/** The host a request was addressed to (`X-Forwarded-Host` when the proxy is trusted). */
+export const requestHost = (
+  settings: HttpSettings,
+  headers: Readonly<Record<string, string | undefined>>
+): string | undefined => {
+  const forwarded = settings.trustProxy ? headers["x-forwarded-host"]?.split(",")[0]?.trim() : undefined
+  return forwarded !== undefined && forwarded !== "" ? forwarded : headers["host"]
+}
+
+/** The environment of a host, if it is in either list. */
+export const hostEnvironment = (settings: HttpSettings, host: string | undefined): Option.Option<Environment.Environment> => {
+  if (host === undefined) return Option.none()
+  const name = normaliseHost(host)
+  if (name === "") return Option.none()
+  if (settings.productionHosts.some((h) => normaliseHost(h) === name)) return Option.some("production")
+  if (settings.uatHosts.some((h) => normaliseHost(h) === name)) return Option.some("uat")
+  return Option.none()
+}

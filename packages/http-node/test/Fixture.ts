@@ -1,0 +1,81 @@
+/**
+ * The shared fixture of the HTTP tests: the app over `Service.layerMemory` on a random port, and a
+ * small request helper that sets the Host header explicitly.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Service } from "@tradeflow/core"
+import { Effect, Layer } from "effect"
+import { HttpApp, HttpConfig } from "../src/index.js"
+
+export const consoleToken = "console-token-for-tests"
+export const production = "localhost:8080"
+export const uat = "uat.localhost"
+
+/** The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it. */
+export const makeAppLayer = (options: Partial<HttpConfig.Options> = {}) =>
+  HttpApp.layer.pipe(
+    Layer.provide(HttpConfig.layer({ consoleToken, ...options })),
+    Layer.provideMerge(Service.layerMemory),
+    Layer.provideMerge(NodeHttpServer.layerTest)
+  )
+
+export interface Sent {
+  readonly host?: string
+  readonly auth?: string
+  readonly json?: unknown
+  readonly text?: string
+  readonly contentType?: string
+  readonly headers?: Record<string, string>
+}
+
+export interface Received {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  readonly body: unknown
+}
+
+/** Sends one request and reads the whole answer. */
+export const send = (method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH", url: string, sent: Sent = {}) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(url).pipe(HttpClientRequest.setHeader("host", sent.host ?? production))
+    if (sent.auth !== undefined) request = HttpClientRequest.setHeader(request, "authorization", sent.auth)
+    for (const [k, v] of Object.entries(sent.headers ?? {})) request = HttpClientRequest.setHeader(request, k, v)
+    if (sent.json !== undefined) {
+      request = HttpClientRequest.bodyText(request, JSON.stringify(sent.json), sent.contentType ?? "application/json")
+    } else if (sent.text !== undefined) {
+      request = HttpClientRequest.bodyText(request, sent.text, sent.contentType ?? "application/json")
+    }
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    let body: unknown = undefined
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    return { status: response.status, headers: response.headers, text, body } satisfies Received
+  }).pipe(Effect.scoped)
+
+/** The console's bearer header. */
+export const consoleAuth = `Bearer ${consoleToken}`
+
+/** Creates an organisation and a key of `environment` through the console; answers the key. */
+export const newKey = (environment: "production" | "uat", name = `org-${Math.random().toString(36).slice(2)}`) =>
+  Effect.gen(function*() {
+    const org = yield* send("POST", "/console/organisations", { auth: consoleAuth, json: { name } })
+    const id = (org.body as { id: string }).id
+    const key = yield* send("POST", `/console/organisations/${id}/api-keys`, { auth: consoleAuth, json: { environment } })
+    return { organisationId: id, ...(key.body as { id: string; key: string; organisation: { id: string; name: string } }) }
+  })
+
+/** An ocean_basic record (UAT mock tracking). */
+export const oceanBasic = (reference: string) => ({
+  tradeflow_reference: reference,
+  container_reference: "MSCU1234565",
+  port_of_loading: "CNSHA",
+  port_of_discharge: "NLRTM",
+  mock_tracking: { scenario: "ocean_basic" }
+})

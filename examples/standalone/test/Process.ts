@@ -1,0 +1,58 @@
+/**
+ * Starting and killing the standalone server as a real process, for the tests of this folder.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import { join } from "node:path"
+
+export const main = join(import.meta.dirname, "..", "src", "main.ts")
+export const root = join(import.meta.dirname, "..", "..", "..")
+export const consoleToken = "restart-test-console-token"
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const address = s.address()
+      s.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+export interface Server {
+  readonly base: string
+  readonly child: ChildProcess
+}
+
+export const start = async (file: string, env: Record<string, string> = {}): Promise<Server> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", main], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${file}`, CONSOLE_TOKEN: consoleToken,
+      PRODUCTION_HOSTS: "localhost", UAT_HOSTS: "127.0.0.1", ...env },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    const up = await fetch(`${base}/health`).then((r) => r.ok, () => false)
+    if (up) return { base, child }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("server did not start")
+}
+
+export const kill = (server: Server) =>
+  new Promise<void>((resolve) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve()
+    server.child.once("exit", () => resolve())
+    server.child.kill("SIGKILL")
+  })
+
+export const call = async (server: Server, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return { status: res.status, body: await res.json().catch(() => undefined) as any }
+}
+

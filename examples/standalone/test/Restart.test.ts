@@ -1,0 +1,119 @@
+import { describe, expect, it } from "@effect/vitest"
+import { MessageStore, JobQueue } from "@tradeflow/core"
+import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { Effect } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { call, consoleToken, kill, type Server, start } from "./Process.js"
+
+const uatKey = async (server: Server) => {
+  const auth = { authorization: `Bearer ${consoleToken}` }
+  const org = await call(server, "POST", "/console/organisations", { name: "Restart Freight" }, auth)
+  const key = await call(server, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, auth)
+  return key.body as { key: string; organisation: { id: string } }
+}
+
+const record = (reference: string, i: number) => ({
+  tradeflow_reference: reference,
+  booking_reference: `BK-${i}`,
+  port_of_loading: "CNSHA",
+  port_of_discharge: "NLRTM",
+  mock_tracking: { scenario: "ocean_basic" }
+})
+
+/** What the database file holds: pending jobs and the BASIC_STATUS "created" count per reference. */
+const inspect = (file: string, organisationId: string) =>
+  Effect.gen(function*() {
+    const queue = yield* JobQueue.JobQueue
+    const messages = yield* MessageStore.MessageStore
+    const pending = yield* queue.pending(100_000)
+    const all = yield* messages.list({ organisation_id: organisationId, take: "oldest", limit: 1_000_000 })
+    const created = new Map<string, number>()
+    for (const m of all) {
+      const body = JSON.parse(m.body) as { payload: { status?: string } }
+      if (m.type === "BASIC_STATUS" && body.payload.status === "TRADEFLOW_CREATED") {
+        created.set(m.tradeflow_reference, (created.get(m.tradeflow_reference) ?? 0) + 1)
+      }
+    }
+    return { pending: pending.length, hashes: all.map((m) => m.hash), created }
+  }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
+
+const waitFor = async <A>(f: () => Promise<A>, done: (a: A) => boolean): Promise<A> => {
+  for (let i = 0; i < 200; i++) {
+    const a = await f()
+    if (done(a)) return a
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return f()
+}
+
+describe("restart", () => {
+  it("work answered 202 by a process killed before processing it is processed once after restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tradeflow-restart-"))
+    const file = join(dir, "tracking.sqlite")
+    try {
+      const first = await start(file, { WORKER_ENABLED: "false" })
+      const key = await uatKey(first)
+      const headers = { authorization: key.key }
+      const references = Array.from({ length: 30 }, (_, i) => `PO-${i}`)
+      for (const [i, reference] of references.entries()) {
+        const answer = await call(first, "POST", "/v3/downstream/tradeflows", [record(reference, i), record(reference, i + 100)], headers)
+        expect(answer.status).toBe(202)
+      }
+      await kill(first)
+      const before = await inspect(file, key.organisation.id)
+      expect(before.pending).toBe(references.length)
+      expect(before.created.size).toBe(0)
+
+      const second = await start(file)
+      try {
+        const after = await waitFor(() => inspect(file, key.organisation.id), (s) => s.pending === 0)
+        expect(after.pending).toBe(0)
+        expect([...after.created.keys()].sort()).toEqual([...references].sort())
+        expect([...after.created.values()].every((n) => n === 1)).toBe(true)
+        expect(new Set(after.hashes).size).toBe(after.hashes.length)
+      } finally {
+        await kill(second)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+
+  it("a process killed with SIGKILL while accepting loses nothing it answered 202", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tradeflow-kill-"))
+    const file = join(dir, "tracking.sqlite")
+    try {
+      const first = await start(file)
+      const key = await uatKey(first)
+      const headers = { authorization: key.key }
+      const accepted: Array<string> = []
+      const posting = (async () => {
+        for (let i = 0; i < 10_000; i++) {
+          const reference = `K-${i}`
+          const answer = await call(first, "POST", "/v3/downstream/tradeflows", record(reference, i), headers).catch(() => undefined)
+          if (answer === undefined) return
+          if (answer.status === 202) accepted.push(reference)
+        }
+      })()
+      await waitFor(async () => accepted.length, (n) => n >= 40)
+      await kill(first)
+      await posting
+      expect(accepted.length).toBeGreaterThanOrEqual(40)
+
+      const second = await start(file)
+      try {
+        const after = await waitFor(() => inspect(file, key.organisation.id), (s) => s.pending === 0)
+        expect(after.pending).toBe(0)
+        for (const reference of accepted) expect(after.created.get(reference)).toBe(1)
+        expect([...after.created.values()].every((n) => n === 1)).toBe(true)
+        expect(new Set(after.hashes).size).toBe(after.hashes.length)
+      } finally {
+        await kill(second)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+})

@@ -85,7 +85,7 @@ describe("restart", () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-kill-"))
     const file = join(dir, "tracking.sqlite")
     try {
-      const first = await start(file)
+      const first = await start(file, { WORKER_LEASE_MILLIS: "2000" })
       const key = await uatKey(first)
       const headers = { authorization: key.key }
       const accepted: Array<string> = []

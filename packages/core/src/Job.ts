@@ -18,8 +18,16 @@ export const DeleteJob = Schema.TaggedStruct("Delete", {
   hard: Schema.Boolean
 })
 
+/**
+ * Render the vessel positions of a tradeflow's voyage that are due (LOCATION_UPDATE), queued by
+ * the `Scheduler`. Processing it twice renders nothing new.
+ */
+export const AdvanceJob = Schema.TaggedStruct("Advance", {
+  reference: Schema.String
+})
+
 /** @since 0.1.0 */
-export const JobPayload = Schema.Union(UpsertJob, DeleteJob)
+export const JobPayload = Schema.Union(UpsertJob, DeleteJob, AdvanceJob)
 /** @since 0.1.0 */
 export type JobPayload = typeof JobPayload.Type
 
@@ -41,7 +49,10 @@ export const Job = Schema.Struct({
 /** @since 0.1.0 */
 export type Job = typeof Job.Type
 
-/** What a processed job reports back (a delete reports how many tradeflows it affected). */
+/**
+ * What a processed job reports back: an upsert the number of groups, a delete how many tradeflows
+ * it affected, an advance how many positions it rendered.
+ */
 export const JobResult = Schema.Struct({
   count: Schema.Number
 })

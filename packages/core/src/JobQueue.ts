@@ -5,9 +5,14 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { EnqueueOutcome, Idempotency, Job, JobResult, NewJob } from "./Job.js"
 import type { StorageError } from "./StorageError.js"
+
+/** A job leased to a worker; `attempt` fences its completion (see `TradeflowStore.commit`). */
+export interface ClaimedJob extends Job {
+  readonly attempt: number
+}
 
 /** How a job ended. */
 export type JobOutcome =
@@ -22,10 +27,38 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    * hash `KeyReused`; a new key is stored with the job.
    */
   readonly enqueue: (job: NewJob, idempotency?: Idempotency) => Effect.Effect<EnqueueOutcome, StorageError>
-  /** Unprocessed jobs in queue order (ascending id), at most `limit`. */
+  /** Unprocessed jobs in queue order (ascending id), at most `limit` (claimed or not). */
   readonly pending: (limit: number) => Effect.Effect<ReadonlyArray<Job>, StorageError>
+  /**
+   * Leases work to `worker`: for up to `limit` organisations, the organisation's OLDEST pending
+   * job, unless another worker holds a live lease on it. Only an organisation's oldest pending job
+   * is ever claimable, so an organisation's jobs run one at a time, in queue order, whichever
+   * process runs them. Each claim increments the job's `attempt` and leases it until
+   * now + `leaseMillis`; a job whose lease ran out is claimable again (by anyone) with the next
+   * attempt. Claims are atomic across processes sharing the database. Result in ascending id.
+   */
+  readonly claim: (options: {
+    readonly worker: string
+    readonly limit: number
+    readonly leaseMillis: number
+  }) => Effect.Effect<ReadonlyArray<ClaimedJob>, StorageError>
+  /** Extends the leases `worker` still holds on these jobs (at this attempt) to now + `leaseMillis`. */
+  readonly heartbeat: (options: {
+    readonly worker: string
+    readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
+    readonly leaseMillis: number
+  }) => Effect.Effect<void, StorageError>
   /** How a job ended; none while it is pending. */
   readonly outcome: (id: number) => Effect.Effect<Option.Option<JobOutcome>, StorageError>
-  /** Ends a job that cannot be processed (it is not retried). */
-  readonly fail: (id: number, error: string) => Effect.Effect<void, StorageError>
+  /**
+   * Ends a job that cannot be processed (it is not retried). With `attempt`, only if the job is
+   * still pending at that attempt (fenced like a commit). Answers whether it ended the job.
+   */
+  readonly fail: (id: number, error: string, attempt?: number) => Effect.Effect<boolean, StorageError>
+  /**
+   * Signals that work may be waiting: an element after jobs were enqueued (by this process or,
+   * where the adapter can tell, another one sharing the database). At most one element per
+   * committed enqueue; consumers still poll as a fallback.
+   */
+  readonly wakeups: Stream.Stream<void, StorageError>
 }>() {}

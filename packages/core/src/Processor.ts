@@ -16,6 +16,15 @@
  * is the number deactivated now, or 1 for a single existing reference. `hard: true` lists the
  * existing references in `deletes` (count = how many existed) and renders nothing.
  *
+ * Positions (LOCATION_UPDATE, see `Positions`): whenever an upsert changes a tradeflow, its mock
+ * voyage moves on to now. A new, reactivated or re-generated journey renders every position
+ * elapsed so far (positions already sent have the same hash and are not stored twice); otherwise
+ * rendering continues at `next_position_at`. Each time at most `Positions.maxPositionsPerJob`
+ * positions are rendered, and `next_position_at` is set to the next position's instant (null
+ * without a voyage, once it is over, or when the tradeflow is deactivated). Advance: the same for
+ * a tradeflow whose `next_position_at` has passed, queued by the `Scheduler`; `result.count` is
+ * the number of positions rendered, and a duplicate renders nothing.
+ *
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
@@ -122,14 +131,32 @@ export const processGroup = (
       updateSummary: summary,
       now
     })
-    return { upsert: Option.some(next), messages }
+    const fresh = Option.isNone(previous) || !previous.value.active || previous.value.mock_signature !== next.mock_signature
+    const moved = yield* advancePositions(next, fresh ? "start" : next.next_position_at, now)
+    return { upsert: Option.some(moved.next), messages: [...messages, ...moved.messages] }
   })
+
+/**
+ * Renders the positions of a tradeflow's voyage from `from` (`"start"`: the first one; null: none)
+ * up to `now`, and sets its `next_position_at`.
+ */
+export const advancePositions = (
+  t: Tradeflow,
+  from: number | "start" | null,
+  now: number
+): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
+  from === null
+    ? Effect.succeed({ next: t.next_position_at === null ? t : { ...t, next_position_at: null }, messages: [] })
+    : Effect.map(Render.positionUpdates(t, from, now), (p) => ({
+      next: { ...t, next_position_at: p.next_position_at },
+      messages: p.messages
+    }))
 
 const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function* () {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
-    const next = { ...t, active: false, updated_at: now }
+    const next = { ...t, active: false, next_position_at: null, updated_at: now }
     const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now })
     return { upsert: Option.some(next), messages }
   })
@@ -153,6 +180,16 @@ export const processJob: (job: Job) => Effect.Effect<Commit, StorageError, Requi
         messages.push(...outcome.messages)
       }
       return { ...base, upserts: [...states.values()], deletes: [], messages, result: { count: payload.groups.length } }
+    }
+    if (payload._tag === "Advance") {
+      const found = yield* store.get(job.organisation_id, payload.reference)
+      const t = Option.getOrUndefined(found)
+      const now = yield* Clock.currentTimeMillis
+      if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
+        return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
+      }
+      const moved = yield* advancePositions(t, t.active ? t.next_position_at : null, now)
+      return { ...base, upserts: [moved.next], deletes: [], messages: moved.messages, result: { count: moved.messages.length } }
     }
     const targets = payload.reference === null
       ? yield* store.list(job.organisation_id)

@@ -19,7 +19,11 @@
  * - Vessel: the tradeflow's `vessel` (IMO and MMSI numbers derived from the name), else the mock
  *   vessel of the reference when a mock journey was generated, else a vessel with empty fields.
  * - Carrier: `carrier_name`, else `carrier_scac`, else an empty name.
- * - Dates are ISO 8601 in UTC with milliseconds.
+ * - Dates are ISO 8601 in UTC with milliseconds, except the LOCATION_UPDATE `event_date`
+ *   (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC, as SERVICE.md writes it).
+ * - LOCATION_UPDATE positions (see `Positions`) are rounded to 6 decimals (about 0.1 m) and carry
+ *   the name of the tradeflow's vessel. A voyage whose port the directory does not know has no
+ *   positions.
  *
  * @since 0.1.0
  */
@@ -45,6 +49,7 @@ import type { Location } from "./Location.js"
 import { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
 import { mockVessel } from "./OceanBasic.js"
+import * as Positions from "./Positions.js"
 import { unclassified } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
@@ -486,3 +491,60 @@ export const widgetSearchResult = (t: Tradeflow): Effect.Effect<WidgetSearchResu
       containers
     }
   })
+
+/** The LOCATION_UPDATE messages of a voyage that are due, and when the next one is. */
+export interface PositionUpdates {
+  /** Ascending by position instant. */
+  readonly messages: ReadonlyArray<NewMessage>
+  /** When the next position is due (possibly already past when `limit` cut the list); null when none is. */
+  readonly next_position_at: number | null
+}
+
+const noPositions: PositionUpdates = { messages: [], next_position_at: null }
+
+const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0
+
+/**
+ * The positions of a tradeflow's mock voyage (see `Positions.voyageOf`) at or after `from` (or
+ * from the first one, `"start"`) up to `now`, at most `limit`, as LOCATION_UPDATE messages. The
+ * same position always renders with the same hash.
+ */
+export const positionUpdates = (
+  t: Tradeflow,
+  from: number | "start",
+  now: number,
+  limit: number = Positions.maxPositionsPerJob
+): Effect.Effect<PositionUpdates, StorageError, Locations | TrackingConfig> =>
+  Effect.gen(function* () {
+    const voyage = Positions.voyageOf(t)
+    if (Option.isNone(voyage)) return noPositions
+    const v = voyage.value
+    const locations = yield* Locations
+    const pol = yield* locations.lookup(v.port_of_loading)
+    const pod = yield* locations.lookup(v.port_of_discharge)
+    if (Option.isNone(pol) || Option.isNone(pod)) return noPositions
+    const settings = yield* TrackingConfig
+    const timing = { departure: v.departure, arrival: v.arrival, intervalMs: settings.locationIntervalMinutes * 60_000 }
+    const start = from === "start" ? Positions.firstInstant(timing) : from
+    if (start === null) return noPositions
+    const due = Positions.due(timing, start, now, limit)
+    const vesselName = vesselOf(t).name
+    const generated = iso(now)
+    const messages: Array<NewMessage> = []
+    for (const instant of due.instants) {
+      const p = Positions.positionAt(timing, pol.value.coordinates, pod.value.coordinates, instant)
+      messages.push(yield* finalise({
+        message_generated_event_date: generated,
+        type: "LOCATION_UPDATE",
+        tradeflow_reference: t.reference,
+        payload: {
+          type: "LOCATION_UPDATE",
+          lat: round6(p.lat),
+          lng: round6(p.lng),
+          event_date: Positions.formatEventDate(instant),
+          vessel_name: vesselName
+        }
+      }, null, now))
+    }
+    return { messages, next_position_at: due.next }
+  }).pipe(Effect.withSpan("Render.positionUpdates"))

@@ -8,19 +8,29 @@ import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
 import * as Ingest from "./Ingest.js"
 import * as Locations from "./Locations.js"
+import * as Scheduler from "./Scheduler.js"
 import * as Storage from "./Storage.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as Upstream from "./Upstream.js"
 import * as Worker from "./Worker.js"
 
 /** The services an HTTP adapter or an embedding application calls. */
-export type Services = Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker
+export type Services = Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker | Scheduler.Scheduler
 
-/** Every service over the storage ports, the location directory and the tracking settings. */
+/**
+ * Every service over the storage ports, the location directory and the tracking settings. The
+ * position scheduler runs in the background when the worker does, unless `scheduler` says otherwise.
+ */
 export const layer = (
-  options: Worker.WorkerOptions = {}
+  options: Worker.WorkerOptions = {},
+  scheduler: Scheduler.SchedulerOptions = {}
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
-  Layer.mergeAll(Accounts.layer, Ingest.layer, Upstream.layer).pipe(
+  Layer.mergeAll(
+    Accounts.layer,
+    Ingest.layer,
+    Upstream.layer,
+    Scheduler.layer({ background: options.background, ...scheduler })
+  ).pipe(
     Layer.provideMerge(Worker.layer(options))
   )
 

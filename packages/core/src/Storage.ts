@@ -6,39 +6,88 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
 import type { Job } from "./Job.js"
-import { JobQueue, type JobOutcome } from "./JobQueue.js"
+import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
-import type { StoredMessage } from "./StoredMessage.js"
+import { Settings } from "./Settings.js"
+import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 
+export {
+  /** The `Settings` port, re-exported so adapter packages reach it through `Storage`. */
+  Settings
+} from "./Settings.js"
+
 /** Every storage port. */
-export type Storage = OrganisationStore | JobQueue | TradeflowStore | MessageStore
+export type Storage = OrganisationStore | JobQueue | TradeflowStore | MessageStore | Settings
+
+interface Lease {
+  attempt: number
+  leased_by: string | null
+  lease_until: number | null
+}
+
+/** The (tradeflow_reference, type, container_reference) key of the `latest` filter. */
+const latestKey = (m: StoredMessage) => JSON.stringify([m.tradeflow_reference, m.type, m.container_reference])
+
+const newestOf = (log: ReadonlyArray<StoredMessage>): Map<string, number> => {
+  const newest = new Map<string, number>()
+  for (const m of log) newest.set(latestKey(m), m.seq)
+  return newest
+}
+
+/**
+ * The semantics of `MessageStore.list` over one organisation's log (ascending seq): `latest` is
+ * decided over the whole log, then the other filters select among those messages. `newestSeq`
+ * (the highest seq per key of the log) is computed when not given.
+ */
+export const selectMessages = (
+  log: ReadonlyArray<StoredMessage>,
+  q: MessageQuery,
+  newestSeq?: ReadonlyMap<string, number>
+): Array<StoredMessage> => {
+  const latest = q.latest === true ? new Set((newestSeq ?? newestOf(log)).values()) : undefined
+  const matching = log.filter((m) =>
+    (latest === undefined || latest.has(m.seq)) &&
+    (q.since === undefined || m.generated_at >= q.since) &&
+    (q.tradeflow_reference === undefined || m.tradeflow_reference === q.tradeflow_reference) &&
+    (q.container_reference === undefined || m.container_reference === q.container_reference) &&
+    (q.types === undefined || q.types.includes(m.type)) &&
+    (q.exclude_types === undefined || !q.exclude_types.includes(m.type)) &&
+    (q.after_seq === undefined || m.seq > q.after_seq)
+  )
+  const limit = Math.max(0, Math.floor(q.limit))
+  return q.take === "oldest" ? matching.slice(0, limit) : matching.slice(Math.max(0, matching.length - limit))
+}
 
 interface OrgMessages {
   seq: number
   readonly hashes: Set<string>
   messages: Array<StoredMessage>
+  newest: Map<string, number>
 }
 
 /** A fresh in-memory store providing every storage port. */
-export const makeMemory = Effect.sync(() => {
+export const makeMemory = Effect.gen(function*() {
   const organisations = new Map<string, Organisation>()
   const apiKeys = new Map<string, ApiKeyRecord>()
   const jobs = new Map<number, Job>()
+  const leases = new Map<number, Lease>()
+  const settings = new Map<string, string>()
   const outcomes = new Map<number, JobOutcome>()
   const idempotency = new Map<string, { readonly request_hash: string; readonly response: string }>()
   const tradeflows = new Map<string, Tradeflow>()
   const logs = new Map<string, OrgMessages>()
   let nextJob = 1
+  const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
   const tfKey = (organisationId: string, reference: string) => JSON.stringify([organisationId, reference])
   const log = (organisationId: string) => {
     let l = logs.get(organisationId)
-    if (l === undefined) logs.set(organisationId, l = { seq: 0, hashes: new Set(), messages: [] })
+    if (l === undefined) logs.set(organisationId, l = { seq: 0, hashes: new Set(), messages: [], newest: new Map() })
     return l
   }
   const orgTradeflows = (organisationId: string) =>
@@ -70,8 +119,8 @@ export const makeMemory = Effect.sync(() => {
     })
   })
 
-  const queue = JobQueue.of({
-    enqueue: (job, idem) => Effect.sync(() => {
+  const queue = (wakeups: PubSub.PubSub<void>) => JobQueue.of({
+    enqueue: (job, idem) => Effect.tap(Effect.sync(() => {
       if (idem) {
         const key = JSON.stringify([job.organisation_id, idem.key])
         const seen = idempotency.get(key)
@@ -82,13 +131,42 @@ export const makeMemory = Effect.sync(() => {
       }
       const id = nextJob++
       jobs.set(id, { id, ...job })
+      leases.set(id, { attempt: 0, leased_by: null, lease_until: null })
       return { _tag: "Enqueued" as const, id }
+    }), (outcome) => outcome._tag === "Enqueued" ? PubSub.publish(wakeups, undefined) : Effect.void),
+    pending: (limit) => Effect.sync(() => [...jobs.values()].slice(0, Math.max(0, limit))),
+    claim: ({ leaseMillis, limit, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
+      const heads = new Map<string, Job>()
+      for (const job of jobs.values()) if (!heads.has(job.organisation_id)) heads.set(job.organisation_id, job)
+      const claimed: Array<ClaimedJob> = []
+      for (const job of [...heads.values()].sort((a, b) => a.id - b.id)) {
+        if (claimed.length >= limit) break
+        const lease = leases.get(job.id)
+        if (lease === undefined || (lease.lease_until !== null && lease.lease_until > now)) continue
+        lease.attempt++
+        lease.leased_by = worker
+        lease.lease_until = now + leaseMillis
+        claimed.push({ ...job, attempt: lease.attempt })
+      }
+      return claimed
     }),
-    pending: (limit) => Effect.sync(() => [...jobs.values()].slice(0, limit)),
+    heartbeat: ({ jobs: held, leaseMillis, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
+      for (const { attempt, id } of held) {
+        const lease = leases.get(id)
+        if (jobs.has(id) && lease !== undefined && lease.leased_by === worker && lease.attempt === attempt) {
+          lease.lease_until = now + leaseMillis
+        }
+      }
+    }),
     outcome: (id) => Effect.sync(() => Option.fromNullable(outcomes.get(id))),
-    fail: (id, error) => Effect.sync(() => {
-      if (jobs.delete(id)) outcomes.set(id, { _tag: "Failed", error })
-    })
+    fail: (id, error, attempt) => Effect.sync(() => {
+      if (!jobs.has(id) || (attempt !== undefined && leases.get(id)?.attempt !== attempt)) return false
+      jobs.delete(id)
+      leases.delete(id)
+      outcomes.set(id, { _tag: "Failed", error })
+      return true
+    }),
+    wakeups: Stream.fromPubSub(wakeups)
   })
 
   const store = TradeflowStore.of({
@@ -96,9 +174,21 @@ export const makeMemory = Effect.sync(() => {
     list: (o) => Effect.sync(() => orgTradeflows(o)),
     containers: (o) => Effect.sync(() =>
       [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
+    due: (now, limit) => Effect.sync(() =>
+      [...tradeflows.values()]
+        .filter((t): t is Tradeflow & { readonly next_position_at: number } =>
+          t.next_position_at !== null && t.next_position_at <= now)
+        .sort((a, b) =>
+          a.next_position_at - b.next_position_at || compare(a.organisation_id, b.organisation_id) ||
+          compare(a.reference, b.reference))
+        .slice(0, Math.max(0, limit))
+        .map((t) => ({ organisation_id: t.organisation_id, reference: t.reference }))
+    ),
     commit: (c) => Effect.sync(() => {
       if (!jobs.has(c.job_id)) return false
+      if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false
       jobs.delete(c.job_id)
+      leases.delete(c.job_id)
       outcomes.set(c.job_id, { _tag: "Done", result: c.result })
       const l = log(c.organisation_id)
       for (const reference of c.deletes) {
@@ -109,11 +199,14 @@ export const makeMemory = Effect.sync(() => {
           return false
         })
       }
+      if (c.deletes.length > 0) l.newest = newestOf(l.messages)
       for (const t of c.upserts) tradeflows.set(tfKey(t.organisation_id, t.reference), t)
       for (const m of c.messages) {
         if (l.hashes.has(m.hash)) continue
         l.hashes.add(m.hash)
-        l.messages.push({ ...m, seq: ++l.seq })
+        const stored = { ...m, seq: ++l.seq }
+        l.messages.push(stored)
+        l.newest.set(latestKey(stored), stored.seq)
       }
       return true
     })
@@ -121,19 +214,22 @@ export const makeMemory = Effect.sync(() => {
 
   const messages = MessageStore.of({
     list: (q) => Effect.sync(() => {
-      const matching = (logs.get(q.organisation_id)?.messages ?? []).filter((m) =>
-        (q.since === undefined || m.generated_at >= q.since) &&
-        (q.tradeflow_reference === undefined || m.tradeflow_reference === q.tradeflow_reference) &&
-        (q.container_reference === undefined || m.container_reference === q.container_reference) &&
-        (q.types === undefined || q.types.includes(m.type)) &&
-        (q.exclude_types === undefined || !q.exclude_types.includes(m.type)) &&
-        (q.after_seq === undefined || m.seq > q.after_seq)
-      )
-      return q.take === "oldest" ? matching.slice(0, q.limit) : matching.slice(Math.max(0, matching.length - q.limit))
+      const l = logs.get(q.organisation_id)
+      return l === undefined ? [] : selectMessages(l.messages, q, l.newest)
     })
   })
 
-  return { orgs, queue, store, messages }
+  const shared = Settings.of({
+    getOrCreate: (name, initial) => Effect.sync(() => {
+      const stored = settings.get(name)
+      if (stored !== undefined) return stored
+      settings.set(name, initial)
+      return initial
+    })
+  })
+
+  const wakeups = yield* PubSub.sliding<void>(1)
+  return { orgs, queue: queue(wakeups), store, messages, settings: shared }
 })
 
 /** Every storage port, in memory. */
@@ -141,6 +237,7 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(Effect.map(
   Context.make(OrganisationStore, m.orgs).pipe(
     Context.add(JobQueue, m.queue),
     Context.add(TradeflowStore, m.store),
-    Context.add(MessageStore, m.messages)
+    Context.add(MessageStore, m.messages),
+    Context.add(Settings, m.settings)
   )
 ))

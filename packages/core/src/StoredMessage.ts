@@ -34,6 +34,11 @@ export interface MessageQuery {
   readonly types?: ReadonlyArray<string>
   /** Never these types. */
   readonly exclude_types?: ReadonlyArray<string>
+  /**
+   * Only messages that are, at query time, the newest (highest seq) of their
+   * (tradeflow_reference, type, container_reference) among ALL the organisation's messages.
+   */
+  readonly latest?: boolean
   /** Only messages with a sequence number greater than this. */
   readonly after_seq?: number
   /** `newest` returns the `limit` highest sequence numbers; either way results are ascending. */

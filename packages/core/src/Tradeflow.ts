@@ -75,6 +75,11 @@ export const Tradeflow = Schema.Struct({
   events: Schema.Array(TrackedEvent),
   /** Digest of the mock inputs last used; the same inputs do not generate a journey again. */
   mock_signature: Schema.NullOr(Schema.String),
+  /**
+   * When the next LOCATION_UPDATE of this tradeflow's voyage is due (epoch ms); null when none is.
+   * Storage adapters index it (`TradeflowStore.due`).
+   */
+  next_position_at: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
   created_at: Schema.Number,
   updated_at: Schema.Number
 })

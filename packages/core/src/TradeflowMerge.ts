@@ -31,6 +31,7 @@ export const empty = (organisationId: string, reference: string, now: number): T
   details: {},
   events: [],
   mock_signature: null,
+  next_position_at: null,
   created_at: now,
   updated_at: now
 })

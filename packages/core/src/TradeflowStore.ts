@@ -12,6 +12,12 @@ import type { Tradeflow } from "./Tradeflow.js"
 /** Everything one processed job changes, committed at once. */
 export interface Commit {
   readonly job_id: number
+  /**
+   * The attempt the job was claimed at: the commit applies only while the job is pending at this
+   * attempt (a worker whose lease ran out and whose job was claimed again writes nothing).
+   * Without it, any pending job commits (single-process use, tests).
+   */
+  readonly attempt?: number
   readonly organisation_id: string
   /** Tradeflows to insert or replace (whole state). */
   readonly upserts: ReadonlyArray<Tradeflow>
@@ -33,8 +39,19 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**
+   * The tradeflows whose `next_position_at` is at or before `now` (epoch ms), soonest first, at
+   * most `limit`: voyages due a LOCATION_UPDATE.
+   */
+  readonly due: (now: number, limit: number) => Effect.Effect<
+    ReadonlyArray<{ readonly organisation_id: string; readonly reference: string }>,
+    StorageError
+  >
+  /**
    * Applies a commit and marks its job done with `result`, all in one transaction. A job that is
-   * no longer pending is left as it is and nothing is written (answers false).
+   * no longer pending (or, with `attempt`, no longer at that attempt) is left as it is and nothing
+   * is written (answers false). Messages get their sequence numbers inside the transaction, and an
+   * organisation's sequence numbers become visible in ascending order: a reader never sees a
+   * number while a lower one of the same organisation can still appear.
    */
   readonly commit: (commit: Commit) => Effect.Effect<boolean, StorageError>
 }>() {}

@@ -1,33 +1,81 @@
 /**
- * Service: the upstream feed.
+ * Service: the upstream feed (DECISIONS.md §5), as a poll of recent messages and as pages that a
+ * client walks and resumes with signed cursors.
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option, SynchronizedRef } from "effect"
+import * as Cursor from "./Cursor.js"
 import { MessageStore } from "./MessageStore.js"
+import type { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
-import type { StoredMessage } from "./StoredMessage.js"
+import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
+import { withoutShipment } from "./internal/withoutShipment.js"
 
-/** The filters of `GET /upstream` (already parsed). */
-export interface UpstreamQuery {
+/** The cursor module (`InvalidCursor`, `CursorSecret`, `layerConfig`), reachable through this one. */
+export * as Cursor from "./Cursor.js"
+
+/** The filters of `GET /upstream` (already parsed). They combine with AND. */
+export interface UpstreamFilters {
   readonly organisation_id: string
-  readonly since?: number
+  /** Only messages of this tradeflow reference. */
   readonly tradeflow?: string
+  /** Only messages about this container; never SHIPMENT_CHANGE. */
   readonly container?: string
+  /** Only these message types. */
   readonly types?: ReadonlyArray<string>
-  /** Keep only the newest message per (tradeflow, type, container). */
+  /** Keep only the newest message per (tradeflow, type, container) among all messages. */
   readonly latest?: boolean
   /** Remove `payload.shipment` from every message (`excludes=shipment`). */
   readonly exclude_shipment?: boolean
 }
 
+/** A poll without pagination. */
+export interface UpstreamQuery extends UpstreamFilters {
+  /** Narrows the 24-hour window (epoch ms); never widens it. */
+  readonly since?: number
+}
+
+/** A page of the paginated feed. */
+export interface PageQuery extends UpstreamFilters {
+  /** Messages per page, 1 to {@link maxPerPage} (values outside are clamped). */
+  readonly per_page: number
+  /** The `next_cursor` of a previous page; it resumes there. Without it, this is the first page. */
+  readonly cursor?: string
+  /** First page only (ignored with a cursor): the page starts at the first message generated at or after it. */
+  readonly since?: number
+}
+
+/** One page: `next_cursor` is always present and resumes after the last message of `data`. */
+export interface Page {
+  readonly data: ReadonlyArray<StoredMessage>
+  readonly next_cursor: string
+  /** Whether more matching messages follow right now. */
+  readonly has_more: boolean
+}
+
 /** @since 0.1.0 */
 export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, {
   /**
-   * The 500 most recent matching messages of the last 24 hours, oldest first. `body` of each is
-   * the APIMessage as JSON text.
+   * The 500 most recent matching messages generated in the last 24 hours (`since` narrows the
+   * window), oldest first. `body` of each is the APIMessage as JSON text. Reads the 500 newest
+   * matching messages by sequence first, and only when some of them fall outside the window asks
+   * the store for the window itself (a busy organisation's window can hold millions of rows).
    */
   readonly list: (query: UpstreamQuery) => Effect.Effect<ReadonlyArray<StoredMessage>, StorageError>
+  /**
+   * One page of the matching messages in ascending sequence, walked by keyset over the
+   * organisation's sequence numbers (never an offset). The first page (no cursor) starts at the
+   * beginning of the retained history, or with `since` at the first matching message generated at
+   * or after it; neither `since` nor the 24-hour window applies to later pages, so a cursor reaches
+   * the whole retained history. `next_cursor` resumes after the last message returned (after an
+   * empty page it stays where it was; after an empty first page with `since` it points at the
+   * newest matching message), so a client that stores it and polls again later gets exactly the
+   * messages generated since: no duplicates, no gaps. A cursor is bound to the organisation and
+   * to `tradeflow`, `container`, `types` (as a set) and `latest`; anything else fails with
+   * {@link Cursor.InvalidCursor}.
+   */
+  readonly page: (query: PageQuery) => Effect.Effect<Page, StorageError | Cursor.InvalidCursor>
 }>() {}
 
 /** Messages per poll without pagination (SERVICE.md: the 500 most recent datapoints). */
@@ -36,46 +84,96 @@ export const pollLimit = 500
 /** The window of a poll without pagination (SERVICE.md: the last 24 hours). */
 export const pollWindowMillis = 24 * 60 * 60 * 1000
 
-/** Rows read to apply `latest=true` before the 500-message cut. */
-const latestScanLimit = 20_000
+/** The largest `per_page`. */
+export const maxPerPage = 500
 
-const withoutShipment = (message: StoredMessage): StoredMessage => {
-  const parsed = JSON.parse(message.body) as { payload?: Record<string, unknown> }
-  if (parsed.payload === undefined || !("shipment" in parsed.payload)) return message
-  delete parsed.payload["shipment"]
-  return { ...message, body: JSON.stringify(parsed) }
-}
+const storeFilters = (q: UpstreamFilters) => ({
+  organisation_id: q.organisation_id,
+  ...(q.tradeflow === undefined ? {} : { tradeflow_reference: q.tradeflow }),
+  ...(q.container === undefined ? {} : { container_reference: q.container, exclude_types: ["SHIPMENT_CHANGE"] }),
+  ...(q.types === undefined ? {} : { types: Cursor.normaliseTypes(q.types) }),
+  ...(q.latest === true ? { latest: true } : {})
+} satisfies Partial<MessageQuery>)
 
-const newestPerKey = (messages: ReadonlyArray<StoredMessage>): ReadonlyArray<StoredMessage> => {
-  const seen = new Set<string>()
-  const kept: Array<StoredMessage> = []
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!
-    const key = JSON.stringify([m.tradeflow_reference, m.type, m.container_reference])
-    if (seen.has(key)) continue
-    seen.add(key)
-    kept.push(m)
+const scopeOf = (q: UpstreamFilters): Cursor.CursorScope => ({
+  organisation_id: q.organisation_id,
+  tradeflow: q.tradeflow,
+  container: q.container,
+  types: q.types,
+  latest: q.latest
+})
+
+const shaped = (q: UpstreamFilters, messages: ReadonlyArray<StoredMessage>): ReadonlyArray<StoredMessage> =>
+  q.exclude_shipment === true ? messages.map((m) => ({ ...m, body: withoutShipment(m.body) })) : messages
+
+/**
+ * The cursor signer: over the configured {@link Cursor.CursorSecret} when the context has one,
+ * otherwise over the secret stored through the Settings port, read at the first use (a failed read
+ * is retried on the next use).
+ */
+const signerOf = Effect.gen(function*() {
+  const configured = yield* Effect.serviceOption(Cursor.CursorSecret)
+  if (Option.isSome(configured)) {
+    const signer = yield* Cursor.makeSigner(configured.value)
+    return Effect.succeed(signer)
   }
-  return kept.reverse()
-}
+  const stored = yield* Effect.context<Settings>()
+  const ref = yield* SynchronizedRef.make(Option.none<Cursor.Signer>())
+  return SynchronizedRef.modifyEffect(ref, (current) =>
+    Option.isSome(current)
+      ? Effect.succeed([current.value, current] as const)
+      : Cursor.storedSecret.pipe(
+        Effect.flatMap(Cursor.makeSigner),
+        Effect.map((signer) => [signer, Option.some(signer)] as const),
+        Effect.provide(stored)
+      ))
+})
 
-/** The upstream feed over the {@link MessageStore} port. */
-export const layer: Layer.Layer<Upstream, never, MessageStore> = Layer.effect(Upstream, Effect.gen(function*() {
+/**
+ * The upstream feed over the {@link MessageStore} port. Cursors are signed with the
+ * {@link Cursor.CursorSecret} of the context when one is provided (for example
+ * `Cursor.layerConfig`, from `CURSOR_SECRET`), otherwise with a secret generated once and stored
+ * through the {@link Settings} port, so every process sharing the database accepts every cursor.
+ */
+export const layer: Layer.Layer<Upstream, never, MessageStore | Settings> = Layer.effect(Upstream, Effect.gen(function*() {
   const store = yield* MessageStore
+  const signer = yield* signerOf
   return Upstream.of({
     list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
       const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
-      const rows = yield* store.list({
-        organisation_id: query.organisation_id,
-        since: Math.max(windowStart, query.since ?? windowStart),
-        take: "newest",
-        limit: query.latest === true ? latestScanLimit : pollLimit,
-        ...(query.tradeflow === undefined ? {} : { tradeflow_reference: query.tradeflow }),
-        ...(query.container === undefined ? {} : { container_reference: query.container, exclude_types: ["SHIPMENT_CHANGE"] }),
-        ...(query.types === undefined ? {} : { types: query.types })
-      })
-      const selected = query.latest === true ? newestPerKey(rows).slice(-pollLimit) : rows
-      return query.exclude_shipment === true ? selected.map(withoutShipment) : selected
+      const since = Math.max(windowStart, query.since ?? windowStart)
+      const newest = yield* store.list({ ...storeFilters(query), take: "newest", limit: pollLimit })
+      const recent = newest.filter((m) => m.generated_at >= since)
+      const rows = newest.length < pollLimit || recent.length === newest.length
+        ? recent
+        : yield* store.list({ ...storeFilters(query), since, take: "newest", limit: pollLimit })
+      return shaped(query, rows)
+    }),
+    page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
+      const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
+      const filters = storeFilters(query)
+      const scope = scopeOf(query)
+      const sign = yield* signer
+      let after = 0
+      if (query.cursor !== undefined) {
+        after = yield* sign.verify(scope, query.cursor)
+      } else if (query.since !== undefined) {
+        const first = yield* store.list({ ...filters, since: query.since, take: "oldest", limit: 1 })
+        if (first[0] !== undefined) {
+          after = first[0].seq - 1
+        } else {
+          const newest = yield* store.list({ ...filters, take: "newest", limit: 1 })
+          after = newest[0]?.seq ?? 0
+        }
+      }
+      const rows = yield* store.list({ ...filters, after_seq: after, take: "oldest", limit: perPage + 1 })
+      const data = rows.slice(0, perPage)
+      const last = data[data.length - 1]
+      return {
+        data: shaped(query, data),
+        next_cursor: yield* sign.sign(scope, last === undefined ? after : last.seq),
+        has_more: rows.length > perPage
+      }
     })
   })
 }))

@@ -1,12 +1,18 @@
 /**
- * Service: the processing worker. It processes queued jobs in queue order, so per organisation
- * in the order they were accepted, and commits each job atomically.
+ * Service: the processing worker. It claims queued jobs from the {@link JobQueue}, processes
+ * them and commits each job atomically, fenced by the attempt it was claimed at.
+ *
+ * Only an organisation's oldest pending job is ever claimable, so an organisation's jobs run one
+ * at a time and in the order they were accepted, whichever worker (or process) runs them. A
+ * claimed job is leased to this worker: while it is processed, a heartbeat renews the lease
+ * every `leaseMillis / 3`. A worker that dies stops renewing; once its lease runs out, any
+ * worker claims the job again with the next attempt, and a late commit of the old attempt writes
+ * nothing.
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Option, PubSub, Queue } from "effect"
-import type { Job } from "./Job.js"
-import { JobQueue, type JobOutcome } from "./JobQueue.js"
+import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Stream } from "effect"
+import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
 import type { StorageError } from "./StorageError.js"
@@ -17,9 +23,13 @@ import { TradeflowStore } from "./TradeflowStore.js"
 export class Worker extends Context.Tag("@tradeflow/core/Worker")<Worker, {
   /** Tells the worker that a job was queued. */
   readonly wake: Effect.Effect<void>
-  /** Waits until a job has ended. */
+  /** Waits until a job has ended (by this worker or any other one sharing the storage). */
   readonly await: (jobId: number) => Effect.Effect<JobOutcome, StorageError>
-  /** Processes every pending job, then returns. */
+  /**
+   * Claims and processes jobs until nothing is claimable, then returns. Jobs leased by another
+   * live worker are not claimable, so they may still be pending when `drain` returns; so may a
+   * job whose commit failed with a storage error (it is claimed again once its lease runs out).
+   */
   readonly drain: Effect.Effect<void, StorageError>
 }>() {}
 
@@ -27,11 +37,17 @@ export class Worker extends Context.Tag("@tradeflow/core/Worker")<Worker, {
 export interface WorkerOptions {
   /** How often the queue is polled when nothing wakes the worker (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
-  /** Jobs read per round (default 100). */
+  /** Jobs claimed per round, at most one per organisation (default 100). */
   readonly batchSize?: number
+  /** How long a claim leases a job; renewed every third of it while the job runs (default 10 seconds). */
+  readonly leaseMillis?: number
+  /** How many claimed jobs (all of different organisations) run at once (default 1). */
+  readonly concurrency?: number
   /** false: no background fiber; jobs run only on `drain` (tests, or a host that drives processing itself). */
   readonly background?: boolean
 }
+
+const describeDefect = (defect: unknown): string => defect instanceof Error ? defect.message : String(defect)
 
 /** The worker over the storage ports; with `background` (default) it runs for the lifetime of the layer. */
 export const layer = (
@@ -42,35 +58,74 @@ export const layer = (
     const store = yield* TradeflowStore
     const context = yield* Effect.context<TradeflowStore | Locations | TrackingConfig>()
     const pollInterval = options.pollInterval ?? Duration.seconds(1)
-    const batchSize = options.batchSize ?? 100
+    const batchSize = Math.max(1, options.batchSize ?? 100)
+    const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
+    const concurrency = Math.max(1, options.concurrency ?? 1)
+    const worker = `worker-${globalThis.crypto.randomUUID()}`
     const signal = yield* Queue.sliding<void>(1)
     const ended = yield* PubSub.unbounded<number>()
     const lock = yield* Effect.makeSemaphore(1)
 
-    const runJob = (job: Job) =>
+    const runJob = (job: ClaimedJob): Effect.Effect<void> =>
       processJob(job).pipe(
-        Effect.flatMap(store.commit),
+        Effect.flatMap((commit) => store.commit({ ...commit, attempt: job.attempt })),
         Effect.provide(context),
+        Effect.tap((committed) =>
+          committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)
+        ),
         Effect.catchAllDefect((defect) =>
           Effect.logError("job failed", job.id, defect).pipe(
-            Effect.zipRight(queue.fail(job.id, defect instanceof Error ? defect.message : String(defect)))
+            Effect.zipRight(queue.fail(job.id, describeDefect(defect), job.attempt))
           )
         ),
         Effect.zipRight(PubSub.publish(ended, job.id)),
-        Effect.withSpan("Worker.runJob", { attributes: { job: job.id } })
+        Effect.catchAll((error) =>
+          Effect.logWarning("worker: storage error, the job is retried once its lease runs out", job.id, error)
+        ),
+        Effect.asVoid,
+        Effect.withSpan("Worker.runJob", { attributes: { job: job.id, attempt: job.attempt } })
       )
+
+    const runBatch = (jobs: ReadonlyArray<ClaimedJob>) => Effect.gen(function*() {
+      const running = yield* Ref.make(new Map(jobs.map((j) => [j.id, { id: j.id, attempt: j.attempt }] as const)))
+      const heartbeat = yield* Effect.gen(function*() {
+        const held = [...(yield* Ref.get(running)).values()]
+        if (held.length > 0) yield* queue.heartbeat({ worker, jobs: held, leaseMillis })
+      }).pipe(
+        Effect.catchAll((error) => Effect.logWarning("worker: heartbeat failed", error)),
+        Effect.delay(Duration.millis(leaseMillis / 3)),
+        Effect.forever,
+        Effect.fork
+      )
+      yield* Effect.forEach(jobs, (job) =>
+        runJob(job).pipe(Effect.ensuring(Ref.update(running, (m) => {
+          const next = new Map(m)
+          next.delete(job.id)
+          return next
+        }))), { concurrency, discard: true }).pipe(Effect.ensuring(Fiber.interrupt(heartbeat)))
+    })
 
     const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
       while (true) {
-        const jobs = yield* queue.pending(batchSize)
+        const jobs = yield* queue.claim({ worker, limit: batchSize, leaseMillis })
         if (jobs.length === 0) return
-        for (const job of jobs) yield* runJob(job)
+        yield* runBatch(jobs)
       }
-    }))
+    })).pipe(Effect.withSpan("Worker.drain"))
+
+    const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(message, cause)
 
     if (options.background ?? true) {
+      yield* queue.wakeups.pipe(
+        Stream.runForEach(() => Queue.offer(signal, undefined)),
+        Effect.catchAllCause(logUnlessInterrupted("worker: wakeups stream failed, resubscribing")),
+        Effect.zipRight(Effect.sleep(pollInterval)),
+        Effect.forever,
+        Effect.forkScoped
+      )
       yield* drain.pipe(
-        Effect.catchAll((e) => Effect.logWarning("worker: storage unavailable, retrying", e)),
+        Effect.catchAllCause(logUnlessInterrupted("worker: round failed, retrying")),
         Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
         Effect.forever,
         Effect.forkScoped

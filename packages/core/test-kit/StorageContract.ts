@@ -3,18 +3,23 @@
  * ports (memory, SQLite, PostgreSQL) must pass.
  *
  * The suite shares one layer for all its tests and uses fresh random organisation ids, so one
- * database serves the whole run. `JobQueue.pending` is global, so queue tests only look at their
- * own organisation's jobs.
+ * database serves the whole run. `JobQueue.pending`, `JobQueue.claim` and `TradeflowStore.due`
+ * are global, so tests only look at their own organisations' rows. Claim tests lease whatever
+ * is pending, so give the suite a database no live worker uses.
+ *
+ * The suite runs on the live clock (no TestClock): PostgreSQL leases use the database's clock,
+ * so lease expiry is tested with short real leases and real sleeps.
  *
  * @since 0.1.0
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
-import { Arbitrary, Effect, Either, FastCheck as fc, type Layer, Option, Schema } from "effect"
+import { Arbitrary, Duration, Effect, Either, FastCheck as fc, Fiber, type Layer, Option, Schema, Stream } from "effect"
 import * as Job from "../src/Job.js"
-import { JobQueue } from "../src/JobQueue.js"
+import { type ClaimedJob, JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import type { ApiKeyRecord, Organisation } from "../src/Organisation.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
+import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
 import type { MessageQuery, NewMessage, StoredMessage } from "../src/StoredMessage.js"
 import { Tradeflow } from "../src/Tradeflow.js"
@@ -24,6 +29,8 @@ import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
 export interface StorageContractOptions {
   /** Runs per property test (default 25). */
   readonly numRuns?: number
+  /** Lease of the lease-expiry tests, in ms (default 500); they sleep about twice that. */
+  readonly shortLeaseMillis?: number
 }
 
 /** A fresh random id, so tests never see each other's rows. */
@@ -36,9 +43,13 @@ const survivesJson = <A, I>(codec: Schema.Schema<A, I>) => (value: A): boolean =
 
 /**
  * Any tradeflow that survives its JSON codec (NaN and the like do not): what a storage adapter
- * must give back unchanged.
+ * must give back unchanged. `next_position_at`, an indexed epoch-ms column, is null or a safe
+ * integer.
  */
-export const arbitraryTradeflow: fc.Arbitrary<Tradeflow> = Arbitrary.make(Tradeflow).filter(survivesJson(tradeflowCodec))
+export const arbitraryTradeflow: fc.Arbitrary<Tradeflow> = fc.tuple(
+  Arbitrary.make(Tradeflow),
+  fc.option(fc.integer({ min: 0, max: 2 ** 45 }), { nil: null })
+).map(([t, next_position_at]) => ({ ...t, next_position_at })).filter(survivesJson(tradeflowCodec))
 
 let template: Tradeflow | undefined
 
@@ -51,7 +62,14 @@ export const makeTradeflow = (
 ): Tradeflow => {
   template ??= fc.sample(arbitraryTradeflow, { numRuns: 1, seed: 42 })[0]
   if (template === undefined) throw new Error("no tradeflow sample")
-  return { ...template, organisation_id, reference, active, containers: containers.map((reference) => ({ reference })) }
+  return {
+    ...template,
+    organisation_id,
+    reference,
+    active,
+    containers: containers.map((reference) => ({ reference })),
+    next_position_at: null
+  }
 }
 
 /** The JSON form of a tradeflow, for comparisons that ignore what JSON cannot tell apart. */
@@ -82,9 +100,19 @@ export const expectedLog = (batches: ReadonlyArray<ReadonlyArray<NewMessage>>): 
   return log
 }
 
-/** The reference semantics of `MessageStore.list` over one organisation's log (ascending seq). */
+/**
+ * The reference semantics of `MessageStore.list` over one organisation's log (ascending seq):
+ * `latest` keeps the highest seq of each (tradeflow_reference, type, container_reference) of the
+ * whole log, and the other filters then select among those.
+ */
 export const selectMessages = (log: ReadonlyArray<StoredMessage>, q: MessageQuery): Array<StoredMessage> => {
+  const isLatest = (m: StoredMessage) =>
+    !log.some((n) =>
+      n.seq > m.seq && n.tradeflow_reference === m.tradeflow_reference && n.type === m.type &&
+      n.container_reference === m.container_reference
+    )
   const matching = log.filter((m) =>
+    (q.latest !== true || isLatest(m)) &&
     (q.since === undefined || m.generated_at >= q.since) &&
     (q.tradeflow_reference === undefined || m.tradeflow_reference === q.tradeflow_reference) &&
     (q.container_reference === undefined || m.container_reference === q.container_reference) &&
@@ -118,6 +146,7 @@ export const arbitraryQuery = (organisation_id: string): fc.Arbitrary<MessageQue
     types: fc.subarray([...messageTypes]),
     exclude_types: fc.subarray([...messageTypes]),
     after_seq: fc.integer({ min: 0, max: 30 }),
+    latest: fc.boolean(),
     take: fc.constantFrom("oldest" as const, "newest" as const),
     limit: fc.integer({ min: 0, max: 40 })
   }, { requiredKeys: ["take", "limit"] }).map((q) => ({ ...q, organisation_id }))
@@ -150,7 +179,8 @@ const ports = Effect.all({
   orgs: OrganisationStore,
   queue: JobQueue,
   store: TradeflowStore,
-  messages: MessageStore
+  messages: MessageStore,
+  settings: Settings
 })
 
 const newJob = (organisation_id: string, reference: string | null = null): Job.NewJob => ({
@@ -168,6 +198,25 @@ const enqueued = (outcome: Job.EnqueueOutcome): number => {
 const pendingOf = (organisationId: string) =>
   Effect.map(Effect.flatMap(JobQueue, (q) => q.pending(1_000_000)), (jobs) =>
     jobs.filter((j) => j.organisation_id === organisationId))
+
+/** Claims with a large limit and keeps the jobs of these organisations (the queue is shared). */
+const claimMine = (
+  worker: string,
+  organisations: ReadonlyArray<string>,
+  leaseMillis: number,
+  limit = 10_000
+): Effect.Effect<Array<ClaimedJob>, unknown, JobQueue> =>
+  Effect.map(Effect.flatMap(JobQueue, (q) => q.claim({ worker, limit, leaseMillis })), (jobs) => {
+    expect(jobs.length).toBeLessThanOrEqual(limit)
+    expect(jobs.map((j) => j.id)).toEqual([...jobs.map((j) => j.id)].sort((x, y) => x - y))
+    return jobs.filter((j) => organisations.includes(j.organisation_id))
+  })
+
+/** Fails every pending job of these organisations. */
+const cleanup = (organisations: ReadonlyArray<string>) => Effect.gen(function*() {
+  const queue = yield* JobQueue
+  for (const org of organisations) for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
+})
 
 const logOf = (organisation_id: string) =>
   Effect.flatMap(MessageStore, (m) => m.list({ organisation_id, take: "oldest", limit: 1_000_000 }))
@@ -219,8 +268,9 @@ export const storageContract = (
 ): void => {
   const numRuns = options.numRuns ?? 25
   const props = { fastCheck: { numRuns } }
+  const shortLease = options.shortLeaseMillis ?? 500
 
-  sharedLayer(layer, { timeout: "30 seconds" })(`storage contract: ${name}`, (it) => {
+  sharedLayer(layer, { timeout: "30 seconds", excludeTestServices: true })(`storage contract: ${name}`, (it) => {
     it.effect("organisations: insert, get, list oldest first", () => Effect.gen(function*() {
       const { orgs } = yield* ports
       const a = organisation({ name: "A", created_at: 1 })
@@ -388,10 +438,10 @@ export const storageContract = (
       const org = freshId("org")
       const id = enqueued(yield* queue.enqueue(newJob(org)))
       expect(yield* queue.outcome(id)).toEqual(Option.none())
-      yield* queue.fail(id, "boom")
+      expect(yield* queue.fail(id, "boom")).toBe(true)
       expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
       expect(yield* pendingOf(org)).toEqual([])
-      yield* queue.fail(id, "again")
+      expect(yield* queue.fail(id, "again")).toBe(false)
       expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
       const late = yield* store.commit({
         job_id: id, organisation_id: org, upserts: [makeTradeflow(org, "TF-1", [])], deletes: [],
@@ -620,6 +670,226 @@ export const storageContract = (
         organisation_id: org, take: "oldest", limit: Number.MAX_SAFE_INTEGER, ...filter
       }))
       expect(pages.slice(0, -1).every((p) => p.length === pageSize)).toBe(true)
+    }), props)
+
+    it.effect("claim: only each organisation's oldest pending job, never one under a live lease", () => Effect.gen(function*() {
+      const { queue, store } = yield* ports
+      const a = freshId("org")
+      const b = freshId("org")
+      const ids = { a: [] as Array<number>, b: [] as Array<number> }
+      for (const n of [1, 2, 3]) {
+        ids.a.push(enqueued(yield* queue.enqueue(newJob(a, `A${n}`))))
+        ids.b.push(enqueued(yield* queue.enqueue(newJob(b, `B${n}`))))
+      }
+      const first = yield* claimMine("w1", [a, b], 60_000)
+      expect(first).toEqual([
+        { id: ids.a[0], ...newJob(a, "A1"), attempt: 1 },
+        { id: ids.b[0], ...newJob(b, "B1"), attempt: 1 }
+      ])
+      expect(yield* claimMine("w1", [a, b], 60_000)).toEqual([])
+      expect(yield* claimMine("w2", [a, b], 60_000)).toEqual([])
+      expect((yield* pendingOf(a)).map((j) => j.id)).toEqual(ids.a)
+
+      expect(yield* store.commit({
+        job_id: ids.a[0]!, attempt: 1, organisation_id: a, upserts: [], deletes: [],
+        messages: [makeMessage("a1")], result: { count: 1 }
+      })).toBe(true)
+      const second = yield* claimMine("w2", [a, b], 60_000)
+      expect(second.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.a[1], a, 1]])
+
+      expect(yield* queue.fail(ids.b[0]!, "unprocessable", 1)).toBe(true)
+      expect(yield* queue.outcome(ids.b[0]!)).toEqual(Option.some({ _tag: "Failed", error: "unprocessable" }))
+      const third = yield* claimMine("w1", [a, b], 60_000)
+      expect(third.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.b[1], b, 1]])
+      expect(yield* claimMine("w1", [a, b], 60_000, 0)).toEqual([])
+      yield* cleanup([a, b])
+    }))
+
+    it.effect("claim: an expired lease is claimable again with the next attempt; stale attempts write nothing", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org)))
+        expect((yield* claimMine("w1", [org], shortLease)).map((j) => [j.id, j.attempt])).toEqual([[id, 1]])
+        expect(yield* claimMine("w2", [org], shortLease)).toEqual([])
+        yield* Effect.sleep(Duration.millis(shortLease * 2))
+        expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
+
+        expect(yield* store.commit({
+          job_id: id, attempt: 1, organisation_id: org, upserts: [makeTradeflow(org, "TF-stale", ["MSCU1234565"])],
+          deletes: [], messages: [makeMessage("stale")], result: { count: 1 }
+        })).toBe(false)
+        expect(yield* queue.fail(id, "stale", 1)).toBe(false)
+        expect(yield* queue.outcome(id)).toEqual(Option.none())
+        expect(yield* store.list(org)).toEqual([])
+        expect(yield* store.containers(org)).toEqual([])
+        expect(yield* logOf(org)).toEqual([])
+        expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([id])
+
+        expect(yield* store.commit({
+          job_id: id, attempt: 2, organisation_id: org, upserts: [], deletes: [],
+          messages: [makeMessage("fresh")], result: { count: 2 }
+        })).toBe(true)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 2 } }))
+        expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["fresh"])
+        expect(yield* queue.fail(id, "late", 2)).toBe(false)
+        expect(yield* claimMine("w3", [org], 60_000)).toEqual([])
+      }))
+
+    it.effect("heartbeat: keeps a lease alive; only its holder at that attempt renews it", () => Effect.gen(function*() {
+      const { queue, store } = yield* ports
+      const org = freshId("org")
+      const id = enqueued(yield* queue.enqueue(newJob(org)))
+      expect((yield* claimMine("w1", [org], shortLease)).map((j) => j.attempt)).toEqual([1])
+      yield* Effect.sleep(Duration.millis(shortLease * 0.6))
+      yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease })
+      yield* queue.heartbeat({ worker: "w2", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease * 20 })
+      yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 2 }], leaseMillis: shortLease * 20 })
+      yield* queue.heartbeat({ worker: "w1", jobs: [], leaseMillis: shortLease * 20 })
+      yield* Effect.sleep(Duration.millis(shortLease * 0.6))
+      expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
+      yield* Effect.sleep(Duration.millis(shortLease))
+      expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
+      expect(yield* store.commit({
+        job_id: id, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
+      })).toBe(true)
+      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 0 } }))
+    }))
+
+    it.effect("claim: concurrent claimers never get the same job", () => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const orgs = Array.from({ length: 12 }, () => freshId("org"))
+      const heads: Array<number> = []
+      for (const org of orgs) heads.push(enqueued(yield* queue.enqueue(newJob(org, "first"))))
+      for (const org of orgs) yield* queue.enqueue(newJob(org, "second"))
+      const rounds = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) => claimMine(`w${i}`, orgs, 60_000, 3)),
+        { concurrency: "unbounded" }
+      )
+      const got = rounds.flat().map((j) => j.id)
+      expect(new Set(got).size).toBe(got.length)
+      expect(got.filter((id) => !heads.includes(id))).toEqual([])
+      for (let i = 0; i < 50 && got.length < heads.length; i++) {
+        got.push(...(yield* claimMine("w-rest", orgs, 60_000, 100)).map((j) => j.id))
+      }
+      expect([...got].sort((x, y) => x - y)).toEqual(heads)
+      expect(yield* claimMine("w-rest", orgs, 60_000)).toEqual([])
+      yield* cleanup(orgs)
+    }))
+
+    it.effect("wakeups: a committed enqueue signals a subscriber", () => Effect.gen(function*() {
+      const { queue } = yield* ports
+      const org = freshId("org")
+      const fiber = yield* queue.wakeups.pipe(Stream.take(1), Stream.runDrain, Effect.fork)
+      let woke = false
+      for (let i = 0; i < 25 && !woke; i++) {
+        yield* queue.enqueue(newJob(org))
+        woke = Option.isSome(yield* Fiber.join(fiber).pipe(Effect.timeout("200 millis"), Effect.option))
+      }
+      expect(woke).toBe(true)
+      yield* cleanup([org])
+    }))
+
+    it.effect("settings: getOrCreate stores the first value; concurrent callers agree", () => Effect.gen(function*() {
+      const { settings } = yield* ports
+      const name = freshId("setting")
+      const answers = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) => settings.getOrCreate(name, `value-${i}`)),
+        { concurrency: "unbounded" }
+      )
+      expect(new Set(answers).size).toBe(1)
+      expect(answers[0]).toMatch(/^value-[0-7]$/)
+      expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
+      const other = freshId("setting")
+      expect(yield* settings.getOrCreate(other, "x".repeat(300))).toBe("x".repeat(300))
+      expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
+    }))
+
+    it.effect("due: tradeflows whose next_position_at has come, soonest first, following upserts and deletes", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const at = (reference: string, next_position_at: number | null) => ({
+          ...makeTradeflow(org, reference, []), next_position_at
+        })
+        const mine = (now: number) =>
+          Effect.map(store.due(now, 100_000), (due) =>
+            due.filter((d) => d.organisation_id === org).map((d) => d.reference))
+        yield* commitNew(org, {
+          upserts: [at("TF-c", 300), at("TF-none", null), at("TF-a", 100), at("TF-b2", 200), at("TF-b", 200), at("TF-late", 5_000)]
+        })
+        expect(yield* mine(250)).toEqual(["TF-a", "TF-b", "TF-b2"])
+        expect(yield* mine(300)).toEqual(["TF-a", "TF-b", "TF-b2", "TF-c"])
+        expect(yield* mine(99)).toEqual([])
+        expect((yield* store.due(250, 1)).length).toBeLessThanOrEqual(1)
+        expect(yield* store.due(250, 0)).toEqual([])
+        yield* commitNew(org, { upserts: [at("TF-a", null), at("TF-c", 150)] })
+        expect(yield* mine(250)).toEqual(["TF-c", "TF-b", "TF-b2"])
+        yield* commitNew(org, { deletes: ["TF-b"] })
+        expect(yield* mine(10_000)).toEqual(["TF-c", "TF-b2", "TF-late"])
+        expect(Option.map(yield* store.get(org, "TF-c"), (t) => t.next_position_at)).toEqual(Option.some(150))
+      }))
+
+    it.effect("messages: latest keeps the newest per (tradeflow, type, container) of the whole log, then filters", () =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, {
+          messages: [
+            makeMessage("m1", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 100 }),
+            makeMessage("m2", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 200 }),
+            makeMessage("m3", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C2", generated_at: 300 }),
+            makeMessage("m4", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 400 }),
+            makeMessage("m5", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 50 }),
+            makeMessage("m6", { type: "SHIPMENT_CHANGE", tradeflow_reference: "TF-1", generated_at: 600 }),
+            makeMessage("m7", { type: "BASIC_STATUS", tradeflow_reference: "TF-2", generated_at: 700 }),
+            makeMessage("m8", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-2", container_reference: "C1", generated_at: 800 }),
+            makeMessage("m9", { type: "BASIC_STATUS", tradeflow_reference: "TF-2", container_reference: "C1", generated_at: 900 })
+          ]
+        })
+        const list = (q: Partial<MessageQuery>) =>
+          Effect.map(
+            messages.list({ organisation_id: org, take: "oldest", limit: 100, latest: true, ...q }),
+            (ms) => ms.map((m) => m.hash)
+          )
+        expect(yield* list({})).toEqual(["m3", "m4", "m5", "m6", "m7", "m8", "m9"])
+        expect(yield* list({ latest: false })).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"])
+        expect(yield* list({ container_reference: "C1" })).toEqual(["m5", "m8", "m9"])
+        expect(yield* list({ types: ["CONTAINER_MILESTONE"] })).toEqual(["m3", "m5", "m8"])
+        expect(yield* list({ exclude_types: ["BASIC_STATUS"], tradeflow_reference: "TF-1" })).toEqual(["m3", "m5", "m6"])
+        expect(yield* list({ since: 100 })).toEqual(["m3", "m4", "m6", "m7", "m8", "m9"])
+        expect(yield* list({ after_seq: 5 })).toEqual(["m6", "m7", "m8", "m9"])
+        expect(yield* list({ take: "newest", limit: 2 })).toEqual(["m8", "m9"])
+        expect(yield* list({ limit: 2 })).toEqual(["m3", "m4"])
+        expect(yield* list({ types: [] })).toEqual([])
+        yield* commitNew(org, {
+          messages: [makeMessage("m10", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1" })]
+        })
+        expect(yield* list({ container_reference: "C1" })).toEqual(["m8", "m9", "m10"])
+      }))
+
+    it.effect.prop("messages: latest pages with after_seq return each latest matching message once", [
+      fc.array(arbitraryMessage, { maxLength: 30 }),
+      fc.integer({ min: 1, max: 5 }),
+      fc.option(fc.constantFrom(...containerNumbers), { nil: undefined })
+    ], ([batch, pageSize, container]) => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      yield* commitNew(org, { messages: batch })
+      const filter = container === undefined ? {} : { container_reference: container }
+      const seen: Array<StoredMessage> = []
+      let after = 0
+      while (true) {
+        const page = yield* messages.list({
+          organisation_id: org, take: "oldest", limit: pageSize, after_seq: after, latest: true, ...filter
+        })
+        if (page.length === 0) break
+        seen.push(...page)
+        after = page[page.length - 1]!.seq
+      }
+      expect(seen).toEqual(selectMessages(expectedLog([batch]), {
+        organisation_id: org, take: "oldest", limit: Number.MAX_SAFE_INTEGER, latest: true, ...filter
+      }))
     }), props)
   })
 }

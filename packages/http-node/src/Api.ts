@@ -66,17 +66,37 @@ const TypeList = Schema.String.pipe(Schema.filter((s) => {
     `unknown message type ${JSON.stringify(unknown[0])}; expected one or a comma list of ${MessageTypes.join(", ")}`
 }))
 
+/** `per_page`: a decimal integer from 1 to 500. */
+export const PerPage = Schema.String.pipe(
+  Schema.filter((s) => (/^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 500) || "must be an integer from 1 to 500")
+).annotations({ description: "Turns on pagination: messages per page, an integer from 1 to 500" })
+
 /** The query parameters of `GET /upstream`. */
 export const UpstreamParams = Schema.Struct({
   tradeflow: Schema.optional(Schema.String),
   container: Schema.optional(Schema.String),
   type: Schema.optional(TypeList),
-  since: Schema.optional(TradeflowRecord.IsoDateTime),
+  since: Schema.optional(TradeflowRecord.IsoDateTime.annotations({
+    description: "Without per_page: narrows the 24-hour window. With per_page: the first page starts at the first " +
+      "matching message generated at or after it (ignored with a cursor, which reaches the whole retained history)"
+  })),
   latest: Schema.optional(Flag),
   excludes: Schema.optional(Schema.Literal("shipment")),
-  per_page: Schema.optional(Schema.String),
-  cursor: Schema.optional(Schema.String)
+  per_page: Schema.optional(PerPage),
+  cursor: Schema.optional(Schema.String.annotations({
+    description: "The next_cursor of a previous page (requires per_page); the filters must stay the same"
+  }))
 })
+
+/**
+ * The paginated answer of `GET /upstream?per_page=…`: `next_cursor` is always present and resumes
+ * after the last message of `data`.
+ */
+export const UpstreamPage = Schema.Struct({
+  data: Schema.Array(ApiMessage),
+  next_cursor: Schema.String,
+  has_more: Schema.Boolean
+}).annotations({ identifier: "UpstreamPage" })
 
 /** `POST /downstream`, `POST /downstream/tradeflows`, `DELETE /downstream/tradeflows/:reference`. */
 export class DownstreamGroup extends HttpApiGroup.make("downstream")
@@ -113,7 +133,10 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
   .add(
     HttpApiEndpoint.get("list", "/upstream")
       .setUrlParams(UpstreamParams)
-      .addSuccess(Schema.Array(ApiMessage))
+      .addSuccess(Schema.Array(ApiMessage).annotations({
+        description: "Without per_page: the 500 most recent matching messages of the last 24 hours, oldest first"
+      }))
+      .addSuccess(UpstreamPage)
   )
   .addError(BadRequest)
   .addError(InternalServerError)

@@ -151,28 +151,47 @@ const remove = Effect.gen(function*() {
     })
 })
 
-const paginationUnavailable = (parameter: string) =>
-  Problem.make(400, `${parameter}: pagination is not available on this server yet`, [
-    { path: parameter, message: "pagination is not available on this server yet" }
-  ])
+const upstreamFilters = (organisation_id: string, urlParams: typeof UpstreamParams.Type): Upstream.UpstreamFilters => ({
+  organisation_id,
+  ...(urlParams.tradeflow === undefined ? {} : { tradeflow: urlParams.tradeflow }),
+  ...(urlParams.container === undefined ? {} : { container: urlParams.container }),
+  ...(urlParams.type === undefined ? {} : { types: urlParams.type.split(",").map((t) => t.trim()) }),
+  ...(urlParams.latest === undefined ? {} : { latest: urlParams.latest === "true" }),
+  ...(urlParams.excludes === undefined ? {} : { exclude_shipment: true })
+})
+
+const jsonArray = (messages: ReadonlyArray<{ readonly body: string }>): string => {
+  let out = "["
+  for (let i = 0; i < messages.length; i++) out += (i === 0 ? "" : ",") + messages[i]!.body
+  return out + "]"
+}
 
 const listUpstream = Effect.gen(function*() {
   const upstream = yield* Upstream.Upstream
   return ({ urlParams }: { readonly urlParams: typeof UpstreamParams.Type }) =>
     Effect.gen(function*() {
-      if (urlParams.per_page !== undefined) return yield* paginationUnavailable("per_page")
-      if (urlParams.cursor !== undefined) return yield* paginationUnavailable("cursor")
       const { caller } = yield* CurrentCaller
-      const messages = yield* mapCoreErrors(upstream.list({
-        organisation_id: caller.organisation.id,
-        ...(urlParams.since === undefined ? {} : { since: TradeflowRecord.parseIsoDateTime(urlParams.since) }),
-        ...(urlParams.tradeflow === undefined ? {} : { tradeflow: urlParams.tradeflow }),
-        ...(urlParams.container === undefined ? {} : { container: urlParams.container }),
-        ...(urlParams.type === undefined ? {} : { types: urlParams.type.split(",").map((t) => t.trim()) }),
-        ...(urlParams.latest === undefined ? {} : { latest: urlParams.latest === "true" }),
-        ...(urlParams.excludes === undefined ? {} : { exclude_shipment: true })
+      const filters = upstreamFilters(caller.organisation.id, urlParams)
+      const since = urlParams.since === undefined ? {} : { since: TradeflowRecord.parseIsoDateTime(urlParams.since) }
+      if (urlParams.per_page === undefined) {
+        if (urlParams.cursor !== undefined) {
+          return yield* Problem.make(400, "cursor: a cursor is only valid together with per_page", [
+            { path: "cursor", message: "requires per_page" }
+          ])
+        }
+        const messages = yield* mapCoreErrors(upstream.list({ ...filters, ...since }))
+        return HttpServerResponse.text(jsonArray(messages), { contentType: "application/json" })
+      }
+      const page = yield* mapCoreErrors(upstream.page({
+        ...filters,
+        ...since,
+        per_page: Number(urlParams.per_page),
+        ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
       }))
-      return HttpServerResponse.text(`[${messages.map((m) => m.body).join(",")}]`, { contentType: "application/json" })
+      return HttpServerResponse.text(
+        `{"data":${jsonArray(page.data)},"next_cursor":${JSON.stringify(page.next_cursor)},"has_more":${page.has_more}}`,
+        { contentType: "application/json" }
+      )
     })
 })
 

@@ -175,14 +175,19 @@ layer(makeAppLayer(), { excludeTestServices: true })("HttpApp", (it) => {
             ["excludes=events", "excludes"],
             ["type=NOT_A_TYPE", "type"],
             ["type=SHIPMENT_CHANGE,NOPE", "type"],
-            ["per_page=10", "per_page"],
-            ["cursor=abc", "cursor"]
+            ["per_page=0", "per_page"],
+            ["per_page=501", "per_page"],
+            ["per_page=ten", "per_page"],
+            ["per_page=2.5", "per_page"],
+            ["per_page=-1", "per_page"],
+            ["cursor=abc", "cursor"],
+            ["per_page=10&cursor=abc", "cursor"]
           ] as const) {
             const problem = assertProblem(yield* send("GET", `${prefix}/upstream?${query}`, { auth: k.key }), 400)
             assert.deepStrictEqual(problem.errors?.map((e) => e.path), [name], query)
           }
-          const paged = assertProblem(yield* send("GET", `${prefix}/upstream?per_page=10`, { auth: k.key }), 400)
-          assert.strictEqual(paged.detail, "per_page: pagination is not available on this server yet")
+          const unpaged = assertProblem(yield* send("GET", `${prefix}/upstream?cursor=abc`, { auth: k.key }), 400)
+          assert.strictEqual(unpaged.detail, "cursor: a cursor is only valid together with per_page")
           const ok = yield* send("GET", `${prefix}/upstream?since=2026-01-01T00:00:00Z&latest=false&type=SHIPMENT_CHANGE,BASIC_STATUS&excludes=shipment`, { auth: k.key })
           assert.strictEqual(ok.status, 200, ok.text)
         }))

@@ -15,13 +15,13 @@ import {
   MessageStore,
   Organisation,
   OrganisationStore,
-  type Storage,
+  Storage,
   StorageError,
   type StoredMessage,
   Tradeflow,
   TradeflowStore
 } from "@tradeflow/core"
-import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { loader, migrationsTable } from "./internal/migrations.js"
@@ -42,6 +42,7 @@ export interface SqliteStorage {
   readonly jobs: JobQueue.JobQueue["Type"]
   readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
   readonly messages: MessageStore.MessageStore["Type"]
+  readonly settings: Storage.Settings["Type"]
 }
 
 const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
@@ -60,6 +61,8 @@ const JobRow = Schema.Struct({
   payload: Schema.parseJson(Job.JobPayload),
   received_at: Schema.Number
 })
+
+const ClaimedRow = Schema.Struct({ ...JobRow.fields, attempt: Schema.Number })
 
 const OutcomeRow = Schema.Struct({
   status: Schema.Literal("pending", "done", "failed"),
@@ -86,6 +89,9 @@ const decodeContainers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ conta
 const decodeOrganisations = Schema.decodeUnknown(Schema.Array(Organisation.Organisation))
 const decodeApiKeys = Schema.decodeUnknown(Schema.Array(Organisation.ApiKeyRecord))
 const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
+const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedRow))
+const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String })))
+const decodeValues = Schema.decodeUnknown(Schema.Array(Schema.Struct({ value: Schema.String })))
 const decodeOutcomes = Schema.decodeUnknown(Schema.Array(OutcomeRow))
 const decodeTradeflows = Schema.decodeUnknown(Schema.Array(TradeflowRow))
 const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
@@ -172,10 +178,11 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("OrganisationStore.revokeApiKey"))
   })
 
+  const wakeups = yield* PubSub.sliding<void>(1)
   const jobs = JobQueue.JobQueue.of({
     enqueue: Effect.fn("JobQueue.enqueue")(function*(job: Job.NewJob, idempotency?: Job.Idempotency) {
       const payload = yield* encodePayload(job.payload)
-      return yield* sql.withTransaction(Effect.gen(function*() {
+      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
         if (idempotency !== undefined) {
           const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
             VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
@@ -196,6 +203,8 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
         return { _tag: "Enqueued" as const, id: inserted.id }
       }))
+      if (outcome._tag === "Enqueued") yield* PubSub.publish(wakeups, undefined)
+      return outcome
     }, storageError("JobQueue.enqueue")),
     pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
       return yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
@@ -208,15 +217,51 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
       return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
     }, storageError("JobQueue.outcome")),
-    fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string) {
-      yield* sql`UPDATE jobs SET status = 'failed', error = ${error} WHERE id = ${id} AND status = 'pending'`
-    }, storageError("JobQueue.fail"))
+    claim: Effect.fn("JobQueue.claim")(function*(options: {
+      readonly worker: string
+      readonly limit: number
+      readonly leaseMillis: number
+    }) {
+      const limit = Math.max(0, Math.floor(options.limit))
+      if (limit === 0) return []
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* decodeClaimed(yield* sql`
+        UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
+        WHERE id IN (
+          SELECT heads.id FROM (
+            SELECT min(id) AS id FROM jobs WHERE status = 'pending' GROUP BY organisation_id
+          ) AS heads JOIN jobs AS head ON head.id = heads.id
+          WHERE head.lease_until IS NULL OR head.lease_until <= ${now}
+          ORDER BY heads.id LIMIT ${limit})
+        RETURNING id, organisation_id, environment, payload, received_at, attempt`)
+      return [...claimed].sort((a, b) => a.id - b.id)
+    }, storageError("JobQueue.claim")),
+    heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
+      readonly worker: string
+      readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
+      readonly leaseMillis: number
+    }) {
+      if (options.jobs.length === 0) return
+      const until = (yield* Clock.currentTimeMillis) + options.leaseMillis
+      yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
+        sql`UPDATE jobs SET lease_until = ${until}
+          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`,
+        { discard: true }))
+    }, storageError("JobQueue.heartbeat")),
+    fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
+      const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
+      const rows = yield* sql`UPDATE jobs SET status = 'failed', error = ${error}, leased_by = NULL, lease_until = NULL
+        WHERE id = ${id} AND status = 'pending'${fenced} RETURNING id`
+      return rows.length > 0
+    }, storageError("JobQueue.fail")),
+    wakeups: Stream.fromPubSub(wakeups)
   })
 
   const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) => Effect.gen(function*() {
-    yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc)
-      VALUES (${t.organisation_id}, ${t.reference}, ${t.active ? 1 : 0}, ${doc})
-      ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc`
+    yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc, next_position_at)
+      VALUES (${t.organisation_id}, ${t.reference}, ${t.active ? 1 : 0}, ${doc}, ${t.next_position_at})
+      ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
+        next_position_at = excluded.next_position_at`
     yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${t.organisation_id} AND tradeflow_reference = ${t.reference}`
     const references = [...new Set(t.containers.map((c) => c.reference))]
     for (const part of chunks(references, 300)) {
@@ -244,13 +289,19 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
       return rows.map((r) => r.container_reference)
     }, storageError("TradeflowStore.containers")),
+    due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
+      return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM tradeflows
+        WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
+        ORDER BY next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
+    }, storageError("TradeflowStore.due")),
     commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
       const result = yield* encodeResult(commit.result)
       const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
       const org = commit.organisation_id
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}
-          WHERE id = ${commit.job_id} AND status = 'pending' RETURNING id`
+        const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
+        const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+          WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
         if (claimed.length === 0) return false
         for (const references of chunks([...new Set(commit.deletes)], 500)) {
           yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
@@ -292,8 +343,13 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         where.push(sql`type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
       }
       if (query.after_seq !== undefined) where.push(sql`seq > ${query.after_seq}`)
+      if (query.latest === true) {
+        where.push(sql`NOT EXISTS (SELECT 1 FROM messages AS newer
+          WHERE newer.organisation_id = m.organisation_id AND newer.tradeflow_reference = m.tradeflow_reference
+            AND newer.type = m.type AND newer.container_reference IS m.container_reference AND newer.seq > m.seq)`)
+      }
       const limit = Math.max(0, Math.floor(query.limit))
-      const columns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages`
+      const columns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages AS m`
       if (query.take === "oldest") {
         return yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY seq ASC LIMIT ${limit}`)
       }
@@ -302,7 +358,15 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("MessageStore.list"))
   })
 
-  return { organisations, jobs, tradeflows, messages }
+  const settings = Storage.Settings.of({
+    getOrCreate: Effect.fn("Settings.getOrCreate")(function*(name: string, initial: string) {
+      yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
+      const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
+      return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
+    }, storageError("Settings.getOrCreate"))
+  })
+
+  return { organisations, jobs, tradeflows, messages, settings }
 })
 
 /** The storage ports as a context, from adapters built by {@link make}. */
@@ -310,7 +374,8 @@ export const toContext = (storage: SqliteStorage): Context.Context<Storage.Stora
   Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(
     Context.add(JobQueue.JobQueue, storage.jobs),
     Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
-    Context.add(MessageStore.MessageStore, storage.messages)
+    Context.add(MessageStore.MessageStore, storage.messages),
+    Context.add(Storage.Settings, storage.settings)
   )
 
 /** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */

@@ -1,18 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
-import { JobQueue, MessageStore, TradeflowStore } from "@tradeflow/core"
-import { arbitraryTradeflow, storageContract } from "@tradeflow/core/test-kit"
-import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Option } from "effect"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { Migrator, SqlClient } from "@effect/sql"
+import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
+import { JobQueue, MessageStore, Tradeflow, TradeflowStore } from "@tradeflow/core"
+import { arbitraryTradeflow, makeTradeflow, storageContract } from "@tradeflow/core/test-kit"
+import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { afterAll } from "vitest"
 import { SqliteStorage } from "../src/index.js"
+import { migrations, migrationsTable } from "../src/internal/migrations.js"
 
 const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 storageContract("sqlite", SqliteStorage.layer({ filename: join(root, "contract", "storage.sqlite") }))
+
+const ensureParent = (filename: string) => Effect.sync(() => mkdirSync(dirname(filename), { recursive: true }))
 
 const newJob = {
   organisation_id: "org-durable",
@@ -41,7 +45,7 @@ describe("SqliteStorage", () => {
       synchronous: { synchronous: 2 },
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
-      migrations: [{ migration_id: 1 }]
+      migrations: [{ migration_id: 1 }, { migration_id: 2 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -132,6 +136,74 @@ describe("SqliteStorage", () => {
       id: seen.id
     })
   }))
+
+  it.effect("0002 upgrades a 0001 database: pending jobs become claimable, stored tradeflows are not due", () =>
+    Effect.gen(function*() {
+      const filename = join(root, "upgrade", "db.sqlite")
+      yield* ensureParent(filename)
+      const doc = JSON.parse(Schema.encodeSync(Schema.parseJson(Tradeflow.Tradeflow))(
+        makeTradeflow("org-old", "TF-old", ["MSCU1234565"])
+      )) as Record<string, unknown>
+      delete doc["next_position_at"]
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.make({})({
+          loader: SqliteMigrator.fromRecord({ "0001_initial": migrations["0001_initial"] }),
+          table: migrationsTable
+        })
+        yield* sql`INSERT INTO jobs (organisation_id, environment, payload, received_at)
+          VALUES ('org-old', 'production', ${JSON.stringify(newJob.payload)}, 1)`
+        yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc)
+          VALUES ('org-old', 'TF-old', 1, ${JSON.stringify(doc)})`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename })))
+
+      const seen = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* JobQueue.JobQueue
+        const store = yield* TradeflowStore.TradeflowStore
+        return {
+          migrations: yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM tradeflow_migrations ORDER BY 1`,
+          claimed: (yield* queue.claim({ worker: "w", limit: 10, leaseMillis: 1_000 })).map((j) => [j.organisation_id, j.attempt]),
+          next: Option.map(yield* store.get("org-old", "TF-old"), (t) => t.next_position_at),
+          due: yield* store.due(Number.MAX_SAFE_INTEGER, 10)
+        }
+      }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+      expect(seen).toEqual({
+        migrations: [{ migration_id: 1 }, { migration_id: 2 }],
+        claimed: [["org-old", 1]],
+        next: Option.some(null),
+        due: []
+      })
+    }))
+
+  it.effect("two connections to one file: a job leased through one is not claimable through the other", () =>
+    Effect.gen(function*() {
+      const filename = join(root, "shared", "db.sqlite")
+      const ids = yield* Effect.gen(function*() {
+        const queue = yield* JobQueue.JobQueue
+        const out: Array<number> = []
+        for (let i = 0; i < 10; i++) {
+          const e = yield* queue.enqueue({ ...newJob, organisation_id: `org-${i}` })
+          if (e._tag === "Enqueued") out.push(e.id)
+          yield* queue.enqueue({ ...newJob, organisation_id: `org-${i}` })
+        }
+        return out
+      }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+      const claims = yield* Effect.gen(function*() {
+        const a = yield* Layer.build(SqliteStorage.layer({ filename }))
+        const b = yield* Layer.build(SqliteStorage.layer({ filename }))
+        const claim = (ctx: typeof a, worker: string) =>
+          Effect.flatMap(JobQueue.JobQueue, (q) => q.claim({ worker, limit: 3, leaseMillis: 60_000 }))
+            .pipe(Effect.provide(ctx))
+        const got: Array<number> = []
+        for (let round = 0; round < 5; round++) {
+          const [x, y] = yield* Effect.all([claim(a, "a"), claim(b, "b")], { concurrency: "unbounded" })
+          got.push(...x.map((j) => j.id), ...y.map((j) => j.id))
+        }
+        return got
+      }).pipe(Effect.scoped)
+      expect([...claims].sort((x, y) => x - y)).toEqual(ids)
+    }))
 
   it.effect("layerConfig reads its options from Config", () => Effect.gen(function*() {
     const filename = join(root, "config", "db.sqlite")

@@ -1,4 +1,4 @@
-import type { AccountError, DownstreamError, StorageError } from "@tradeflow/core"
+import type { AccountError, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
 
@@ -15,6 +15,7 @@ export type CoreError =
   | AccountError.OrganisationNotFound
   | AccountError.ApiKeyNotFound
   | AccountError.InvalidOrganisationRequest
+  | Upstream.Cursor.InvalidCursor
   | StorageError.StorageError
 
 /** The answer to an internal failure: the cause is logged, never sent. */
@@ -50,6 +51,8 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       return Effect.succeed(Problem.make(404, `no API key with id ${JSON.stringify(error.id)}`))
     case "InvalidOrganisationRequest":
       return Effect.succeed(Problem.make(422, error.detail))
+    case "InvalidCursor":
+      return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "StorageError":
       return internalError(Cause.fail(error))
   }

@@ -8,8 +8,8 @@ export const migrationsTable = "tradeflow_migrations"
 const statements = (...parts: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(parts, (part) => sql.unsafe(part), { discard: true }))
 
-/** Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run). */
-export const loader = SqliteMigrator.fromRecord({
+/** Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run; never edit one). */
+export const migrations = {
   "0001_initial": statements(
     `CREATE TABLE organisations (
       id TEXT PRIMARY KEY NOT NULL,
@@ -81,5 +81,24 @@ export const loader = SqliteMigrator.fromRecord({
       organisation_id TEXT PRIMARY KEY NOT NULL,
       last_seq INTEGER NOT NULL
     )`
+  ),
+  "0002_leases_due_settings_latest": statements(
+    `ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE jobs ADD COLUMN leased_by TEXT`,
+    `ALTER TABLE jobs ADD COLUMN lease_until INTEGER`,
+    `CREATE INDEX jobs_pending_organisation ON jobs (organisation_id, id) WHERE status = 'pending'`,
+    `ALTER TABLE tradeflows ADD COLUMN next_position_at INTEGER`,
+    `UPDATE tradeflows SET next_position_at = json_extract(doc, '$.next_position_at')
+      WHERE json_type(doc, '$.next_position_at') IN ('integer', 'real')`,
+    `CREATE INDEX tradeflows_due ON tradeflows (next_position_at, organisation_id, reference)
+      WHERE next_position_at IS NOT NULL`,
+    `CREATE TABLE settings (
+      name TEXT PRIMARY KEY NOT NULL,
+      value TEXT NOT NULL
+    )`,
+    `CREATE INDEX messages_latest ON messages (organisation_id, tradeflow_reference, type, container_reference, seq)`
   )
-})
+}
+
+/** The migrator's loader over {@link migrations}. */
+export const loader = SqliteMigrator.fromRecord(migrations)

@@ -1,0 +1,165 @@
+/**
+ * Resumable cursors of the paginated upstream feed (DECISIONS.md §5).
+ *
+ * A cursor is `v1.<payload>.<mac>`: `payload` is base64url JSON `{ "s": <sequence>, "f": <filter
+ * fingerprint> }` and `mac` the base64url HMAC-SHA256, under the server's cursor secret, of
+ * `v1.<payload>` and the organisation id. It resumes after sequence `s` of the organisation and is
+ * bound to the organisation (through the MAC) and to the filters that select messages
+ * (`tradeflow`, `container`, the normalised `type` list and `latest`, through the fingerprint).
+ * `excludes` and `per_page` only shape the answer and may change between pages.
+ *
+ * @since 0.1.0
+ */
+import { type ConfigError, Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
+import { Settings } from "./Settings.js"
+import type { StorageError } from "./StorageError.js"
+import { randomToken } from "./internal/crypto.js"
+
+/** A cursor that this server did not issue for this organisation and these filters. */
+export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
+  detail: Schema.String
+}) {}
+
+/** What a cursor is bound to: the organisation and the filters that select messages. */
+export interface CursorScope {
+  readonly organisation_id: string
+  readonly tradeflow?: string | undefined
+  readonly container?: string | undefined
+  readonly types?: ReadonlyArray<string> | undefined
+  readonly latest?: boolean | undefined
+}
+
+/** Signs and verifies cursors with one secret. */
+export interface Signer {
+  /** The cursor that resumes after sequence number `afterSeq` of this scope. */
+  readonly sign: (scope: CursorScope, afterSeq: number) => Effect.Effect<string>
+  /** The sequence number a cursor resumes after, if it was issued for exactly this scope. */
+  readonly verify: (scope: CursorScope, cursor: string) => Effect.Effect<number, InvalidCursor>
+}
+
+/**
+ * A configured cursor secret. When present in the context of `Upstream.layer` it is used instead
+ * of the secret stored through the {@link Settings} port.
+ */
+export class CursorSecret extends Context.Tag("@tradeflow/core/CursorSecret")<CursorSecret, Redacted.Redacted<string>>() {}
+
+/** The name of the setting that holds the generated cursor secret. */
+export const settingName = "cursor_secret"
+
+/** The version prefix of the cursors this module issues. */
+export const version = "v1"
+
+/** A fixed cursor secret. */
+export const layerSecret = (secret: Redacted.Redacted<string> | string): Layer.Layer<CursorSecret> =>
+  Layer.succeed(CursorSecret, Redacted.isRedacted(secret) ? secret : Redacted.make(secret))
+
+/**
+ * The secret stored in the database: the first process to ask stores a random one, and every
+ * process sharing the database gets that one.
+ */
+export const storedSecret: Effect.Effect<Redacted.Redacted<string>, StorageError, Settings> = Effect.flatMap(
+  Settings,
+  (settings) => Effect.map(settings.getOrCreate(settingName, randomToken(32)), Redacted.make)
+)
+
+/** `CURSOR_SECRET` when it is set (and not empty), otherwise {@link storedSecret}. */
+export const layerConfig: Layer.Layer<CursorSecret, ConfigError.ConfigError | StorageError, Settings> = Layer.effect(
+  CursorSecret,
+  Effect.gen(function*() {
+    const configured = yield* Config.option(Config.redacted("CURSOR_SECRET"))
+    return Option.isSome(configured) && Redacted.value(configured.value).length > 0
+      ? configured.value
+      : yield* storedSecret
+  })
+)
+
+const encoder = new TextEncoder()
+
+/** Unique and sorted, so `type=A,B` and `type=B,A` select the same messages and cursors. */
+export const normaliseTypes = (types: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(types)].sort()
+
+const filtersOf = (scope: CursorScope): string =>
+  JSON.stringify([
+    scope.tradeflow ?? null,
+    scope.container ?? null,
+    scope.types === undefined ? null : normaliseTypes(scope.types),
+    scope.latest === true
+  ])
+
+const fingerprint = (scope: CursorScope): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(filtersOf(scope)))),
+    (digest) => Encoding.encodeBase64Url(new Uint8Array(digest).subarray(0, 12))
+  )
+
+const signedText = (payload: string, organisationId: string): Uint8Array =>
+  encoder.encode(`${version}.${payload}\n${organisationId}`)
+
+/** Decodes base64url, refusing every text that is not the canonical encoding of its bytes. */
+const decodeCanonical = (text: string): Option.Option<Uint8Array> => {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return Option.none()
+  const decoded = Encoding.decodeBase64Url(text)
+  return Either.isRight(decoded) && Encoding.encodeBase64Url(decoded.right) === text
+    ? Option.some(decoded.right)
+    : Option.none()
+}
+
+const Payload = Schema.parseJson(Schema.Struct({
+  s: Schema.Int.pipe(Schema.nonNegative()),
+  f: Schema.String
+}))
+
+const malformed = new InvalidCursor({
+  detail: "the cursor is malformed or truncated; pass next_cursor exactly as a previous page returned it"
+})
+const foreign = new InvalidCursor({
+  detail: "the cursor was not issued by this server for this organisation, or it was altered"
+})
+const otherFilters = new InvalidCursor({
+  detail: "the cursor was issued for other filters; tradeflow, container, type and latest must stay as on the first page"
+})
+
+/**
+ * A signer over this secret. Verification is `crypto.subtle.verify`, which compares the MACs in
+ * constant time.
+ */
+export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Signer> =>
+  Effect.map(
+    Effect.promise(() =>
+      globalThis.crypto.subtle.importKey(
+        "raw",
+        encoder.encode(Redacted.value(secret)),
+        { name: "HMAC", hash: "SHA-256" },
+        false,
+        ["sign", "verify"]
+      )
+    ),
+    (key): Signer => ({
+      sign: (scope, afterSeq) =>
+        Effect.gen(function*() {
+          const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: yield* fingerprint(scope) }))
+          const mac = yield* Effect.promise(() =>
+            globalThis.crypto.subtle.sign("HMAC", key, signedText(payload, scope.organisation_id))
+          )
+          return `${version}.${payload}.${Encoding.encodeBase64Url(new Uint8Array(mac))}`
+        }),
+      verify: (scope, cursor) =>
+        Effect.gen(function*() {
+          const parts = cursor.split(".")
+          if (parts.length !== 3 || parts[0] !== version) return yield* malformed
+          const payloadText = parts[1]!
+          const payloadBytes = decodeCanonical(payloadText)
+          const mac = decodeCanonical(parts[2]!)
+          if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
+          const valid = yield* Effect.promise(() =>
+            globalThis.crypto.subtle.verify("HMAC", key, mac.value, signedText(payloadText, scope.organisation_id))
+          )
+          if (!valid) return yield* foreign
+          const payload = yield* Schema.decodeUnknown(Payload)(new TextDecoder().decode(payloadBytes.value)).pipe(
+            Effect.mapError(() => malformed)
+          )
+          if (payload.f !== (yield* fingerprint(scope))) return yield* otherFilters
+          return payload.s
+        })
+    })
+  )

@@ -1,0 +1,102 @@
+/**
+ * Service: the position scheduler. Voyages produce a LOCATION_UPDATE as time passes; the
+ * scheduler finds the tradeflows whose next position is due (`TradeflowStore.due`) and queues an
+ * Advance job for each, which the worker processes like any other job (see `Processor`).
+ *
+ * Time comes from `Clock` (tests drive it with `TestClock`). A tradeflow with an Advance job of
+ * this scheduler still pending is not queued again; one queued twice anyway (several processes
+ * sharing a database) renders nothing the second time. The job carries the environment of the
+ * tradeflow's organisation (UAT when the organisation is unknown: mock voyages exist only there).
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import type { Environment } from "./Environment.js"
+import { JobQueue } from "./JobQueue.js"
+import { OrganisationStore } from "./OrganisationStore.js"
+import type { StorageError } from "./StorageError.js"
+import { TradeflowStore } from "./TradeflowStore.js"
+import { Worker } from "./Worker.js"
+
+/** @since 0.1.0 */
+export class Scheduler extends Context.Tag("@tradeflow/core/Scheduler")<Scheduler, {
+  /** Queues an Advance job for each tradeflow due now (at most `batchSize`); answers how many it queued. */
+  readonly tick: Effect.Effect<number, StorageError>
+}>() {}
+
+/** Options of the scheduler. */
+export interface SchedulerOptions {
+  /** How often due positions are looked for (default 1 minute): positions appear at most this late. */
+  readonly interval?: Duration.DurationInput | undefined
+  /** Tradeflows queued per tick at most (default 500); the rest follow on the next ticks. */
+  readonly batchSize?: number | undefined
+  /** false: no background fiber; positions advance only on `tick` (tests, or a host with its own timer). */
+  readonly background?: boolean | undefined
+}
+
+/** The scheduler over the storage ports; with `background` (default) it ticks for the lifetime of the layer. */
+export const layer = (
+  options: SchedulerOptions = {}
+): Layer.Layer<Scheduler, never, JobQueue | TradeflowStore | OrganisationStore | Worker> =>
+  Layer.scoped(Scheduler, Effect.gen(function* () {
+    const queue = yield* JobQueue
+    const store = yield* TradeflowStore
+    const organisations = yield* OrganisationStore
+    const worker = yield* Worker
+    const interval = options.interval ?? Duration.minutes(1)
+    const batchSize = options.batchSize ?? 500
+    const queued = new Map<string, number>()
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const stillPending = (key: string): Effect.Effect<boolean, StorageError> => {
+      const id = queued.get(key)
+      return id === undefined
+        ? Effect.succeed(false)
+        : Effect.map(queue.outcome(id), (outcome) => {
+          if (Option.isSome(outcome)) queued.delete(key)
+          return Option.isNone(outcome)
+        })
+    }
+
+    const tick: Effect.Effect<number, StorageError> = lock.withPermits(1)(Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const due = yield* store.due(now, batchSize)
+      const dueKeys = new Set(due.map((d) => JSON.stringify([d.organisation_id, d.reference])))
+      for (const key of queued.keys()) if (!dueKeys.has(key)) queued.delete(key)
+      const environments = new Map<string, Environment>()
+      let count = 0
+      for (const d of due) {
+        const key = JSON.stringify([d.organisation_id, d.reference])
+        if (yield* stillPending(key)) continue
+        let environment = environments.get(d.organisation_id)
+        if (environment === undefined) {
+          const organisation = yield* organisations.get(d.organisation_id)
+          environment = Option.match(organisation, { onNone: () => "uat" as const, onSome: (o) => o.environment })
+          environments.set(d.organisation_id, environment)
+        }
+        const outcome = yield* queue.enqueue({
+          organisation_id: d.organisation_id,
+          environment,
+          payload: { _tag: "Advance", reference: d.reference },
+          received_at: now
+        })
+        if (outcome._tag === "Enqueued") {
+          queued.set(key, outcome.id)
+          count++
+        }
+      }
+      if (count > 0) yield* worker.wake
+      return count
+    })).pipe(Effect.withSpan("Scheduler.tick"))
+
+    if (options.background ?? true) {
+      yield* tick.pipe(
+        Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
+        Effect.zipRight(Effect.sleep(interval)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+
+    return Scheduler.of({ tick })
+  }))

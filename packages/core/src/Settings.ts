@@ -1,0 +1,17 @@
+/**
+ * Port: small settings shared by every process of one database (for example the secret that signs
+ * upstream cursors).
+ *
+ * @since 0.1.0
+ */
+import { Context, type Effect } from "effect"
+import type { StorageError } from "./StorageError.js"
+
+/** @since 0.1.0 */
+export class Settings extends Context.Tag("@tradeflow/core/Settings")<Settings, {
+  /**
+   * The stored value of `name`; when there is none, stores `initial` and answers it. Atomic: every
+   * process racing on the same name gets the one value that was stored first.
+   */
+  readonly getOrCreate: (name: string, initial: string) => Effect.Effect<string, StorageError>
+}>() {}

@@ -1,0 +1,243 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import type { NewJob } from "../src/Job.js"
+import { JobQueue } from "../src/JobQueue.js"
+import * as Locations from "../src/Locations.js"
+import * as Storage from "../src/Storage.js"
+import { StorageError } from "../src/StorageError.js"
+import * as TrackingConfig from "../src/TrackingConfig.js"
+import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+import * as Worker from "../src/Worker.js"
+
+interface CommitCall {
+  readonly job_id: number
+  readonly organisation_id: string
+  readonly attempt: number | undefined
+  readonly committed: boolean
+}
+
+interface Faults {
+  /** Delays the commits of these attempts (slow processing). */
+  readonly slowAttempts?: ReadonlyArray<readonly [attempt: number, delay: Duration.DurationInput]>
+  /** Heartbeats of these attempts are lost (a worker whose renewals never arrive). */
+  readonly lostHeartbeats?: ReadonlyArray<number>
+  /** Commits of these jobs die (a defect while processing). */
+  readonly dieOn?: ReadonlyArray<number>
+  /** The first commit of these jobs fails with a StorageError. */
+  readonly storageErrorOnce?: ReadonlyArray<number>
+  /** The first claims fail: a StorageError, then a defect. */
+  readonly failingClaims?: number
+}
+
+const job = (organisation_id: string): NewJob => ({
+  organisation_id,
+  environment: "production",
+  payload: { _tag: "Delete", reference: null, hard: false },
+  received_at: 0
+})
+
+/** Memory storage with recorded (and optionally faulty) commits, and a factory of workers over it. */
+const setup = (faults: Faults = {}) => Effect.gen(function*() {
+  const ctx = yield* Layer.build(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+  const innerStore = Context.get(ctx, TradeflowStore)
+  const innerQueue = Context.get(ctx, JobQueue)
+  const commits = yield* Ref.make<ReadonlyArray<CommitCall>>([])
+  const erred = new Set<number>()
+  let claims = 0
+  const store = TradeflowStore.of({
+    ...innerStore,
+    commit: (c: Commit) => Effect.gen(function*() {
+      const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
+      if (slow !== undefined) yield* Effect.sleep(slow[1])
+      if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
+      if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
+        erred.add(c.job_id)
+        return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
+      }
+      const committed = yield* innerStore.commit(c)
+      yield* Ref.update(commits, (cs) => [...cs, {
+        job_id: c.job_id,
+        organisation_id: c.organisation_id,
+        attempt: c.attempt,
+        committed
+      }])
+      return committed
+    })
+  })
+  const queue = JobQueue.of({
+    ...innerQueue,
+    claim: (options) => {
+      claims++
+      if (claims <= (faults.failingClaims ?? 0)) {
+        return claims % 2 === 1
+          ? Effect.fail(new StorageError({ operation: "JobQueue.claim", cause: "locked" }))
+          : Effect.dieMessage("claim blew up")
+      }
+      return innerQueue.claim(options)
+    },
+    heartbeat: (options) =>
+      innerQueue.heartbeat({
+        ...options,
+        jobs: options.jobs.filter((j) => !(faults.lostHeartbeats ?? []).includes(j.attempt))
+      })
+  })
+  const ports = ctx.pipe(Context.add(TradeflowStore, store), Context.add(JobQueue, queue))
+  const worker = (options: Worker.WorkerOptions = {}) =>
+    Effect.map(
+      Layer.build(Worker.layer({ background: false, ...options }).pipe(Layer.provide(Layer.succeedContext(ports)))),
+      Context.get(Worker.Worker)
+    )
+  const enqueue = (organisation_id: string) =>
+    Effect.flatMap(innerQueue.enqueue(job(organisation_id)), (o) =>
+      o._tag === "Enqueued" ? Effect.succeed(o.id) : Effect.dieMessage("not enqueued"))
+  return { queue: innerQueue, commits, worker, enqueue }
+})
+
+/** Asserts every job committed exactly once, and per organisation in ascending id. */
+const assertOncePerJobInOrder = (calls: ReadonlyArray<CommitCall>, ids: ReadonlyArray<number>) => {
+  assert.isTrue(calls.every((c) => c.committed))
+  assert.deepStrictEqual(calls.map((c) => c.job_id).sort((a, b) => a - b), [...ids].sort((a, b) => a - b))
+  const byOrg = new Map<string, Array<number>>()
+  for (const c of calls) byOrg.set(c.organisation_id, [...(byOrg.get(c.organisation_id) ?? []), c.job_id])
+  for (const list of byOrg.values()) assert.deepStrictEqual(list, [...list].sort((a, b) => a - b))
+}
+
+describe("Worker", () => {
+  it.scoped.prop("drain processes every job once, each organisation's jobs in queue order", [
+    fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 30 }),
+    fc.integer({ min: 1, max: 5 }),
+    fc.integer({ min: 1, max: 4 })
+  ], ([orgs, batchSize, concurrency]) => Effect.gen(function*() {
+    const { commits, enqueue, queue, worker } = yield* setup()
+    const ids: Array<number> = []
+    for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
+    const w = yield* worker({ batchSize, concurrency })
+    yield* w.drain
+    assertOncePerJobInOrder(yield* Ref.get(commits), ids)
+    assert.isTrue((yield* Ref.get(commits)).every((c) => c.attempt === 1))
+    for (const id of ids) assert.deepStrictEqual(yield* queue.outcome(id), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+  }), { fastCheck: { numRuns: 30 } })
+
+  it.scoped.prop("two workers over one store process every job exactly once, in order per organisation", [
+    fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }),
+    fc.integer({ min: 1, max: 3 })
+  ], ([orgs, batchSize]) => Effect.gen(function*() {
+    const { commits, enqueue, worker } = yield* setup()
+    const ids: Array<number> = []
+    for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
+    const [w1, w2] = [yield* worker({ batchSize }), yield* worker({ batchSize })]
+    yield* Effect.all([w1.drain, w2.drain, w1.drain, w2.drain], { concurrency: "unbounded" })
+    yield* w1.drain
+    assertOncePerJobInOrder(yield* Ref.get(commits), ids)
+  }), { fastCheck: { numRuns: 30 } })
+
+  it.scoped("a job claimed by a worker that died is processed by another after the lease, exactly once", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup()
+      const id = yield* enqueue("org-a")
+      const later = yield* enqueue("org-a")
+      const other = yield* enqueue("org-b")
+      assert.deepStrictEqual(
+        (yield* queue.claim({ worker: "dead", limit: 1, leaseMillis: 30_000 })).map((j) => [j.id, j.attempt]),
+        [[id, 1]]
+      )
+      const w = yield* worker({ leaseMillis: 10_000 })
+      yield* w.drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [other])
+      assert.deepStrictEqual(yield* queue.outcome(id), Option.none())
+      yield* TestClock.adjust("29 seconds")
+      yield* w.drain
+      assert.deepStrictEqual(yield* queue.outcome(id), Option.none())
+      yield* TestClock.adjust("1 second")
+      yield* w.drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [
+        [other, 1, true],
+        [id, 2, true],
+        [later, 1, true]
+      ])
+      yield* TestClock.adjust("1 minute")
+      yield* w.drain
+      assert.strictEqual((yield* Ref.get(commits)).length, 3)
+    }))
+
+  it.scoped("fencing: a slow attempt whose lease lapsed cannot commit once the job was claimed again", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({
+        slowAttempts: [[1, "1 minute"], [2, "2 minutes"]],
+        lostHeartbeats: [1]
+      })
+      const id = yield* enqueue("org-a")
+      const [w1, w2] = [yield* worker({ leaseMillis: 10_000 }), yield* worker({ leaseMillis: 10_000 })]
+      const first = yield* Effect.fork(w1.drain)
+      yield* TestClock.adjust("1 millis")
+      yield* w2.drain
+      yield* TestClock.adjust("10 seconds")
+      const second = yield* Effect.fork(w2.drain)
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.join(first)
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [[id, 1, false]])
+      assert.deepStrictEqual(yield* queue.outcome(id), Option.none())
+      yield* TestClock.adjust("2 minutes")
+      yield* Fiber.join(second)
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [
+        [id, 1, false],
+        [id, 2, true]
+      ])
+      assert.deepStrictEqual(yield* queue.outcome(id), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+    }))
+
+  it.scoped("heartbeats keep a slow job's lease alive, so no other worker takes it", () => Effect.gen(function*() {
+    const { commits, enqueue, worker } = yield* setup({ slowAttempts: [[1, "1 minute"]] })
+    const id = yield* enqueue("org-a")
+    const [w1, w2] = [yield* worker({ leaseMillis: 9_000 }), yield* worker({ leaseMillis: 9_000 })]
+    const slow = yield* Effect.fork(w1.drain)
+    for (let s = 0; s < 59; s++) {
+      yield* TestClock.adjust("1 second")
+      yield* w2.drain
+    }
+    assert.deepStrictEqual(yield* Ref.get(commits), [])
+    yield* TestClock.adjust("2 seconds")
+    yield* Fiber.join(slow)
+    assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [[id, 1, true]])
+  }))
+
+  it.scoped("a defect fails the job with its message; a storage error retries it once the lease ran out", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({ dieOn: [1], storageErrorOnce: [2] })
+      const doomed = yield* enqueue("org-a")
+      const flaky = yield* enqueue("org-b")
+      assert.deepStrictEqual([doomed, flaky], [1, 2])
+      const after = yield* enqueue("org-a")
+      const w = yield* worker({ leaseMillis: 5_000 })
+      yield* w.drain
+      assert.deepStrictEqual(yield* queue.outcome(doomed), Option.some({ _tag: "Failed" as const, error: "cannot process job 1" }))
+      assert.deepStrictEqual(yield* queue.outcome(flaky), Option.none())
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [after])
+      yield* TestClock.adjust("5 seconds")
+      yield* w.drain
+      assert.deepStrictEqual(yield* queue.outcome(flaky), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt]), [[after, 1], [flaky, 2]])
+    }))
+
+  it.scoped("the background loop wakes on enqueues without waiting for the poll", () => Effect.gen(function*() {
+    const { enqueue, worker } = yield* setup()
+    const w = yield* worker({ background: true, pollInterval: "1 hour" })
+    yield* TestClock.adjust("1 millis")
+    const id = yield* enqueue("org-a")
+    const outcome = yield* Effect.fork(w.await(id))
+    yield* TestClock.adjust("1 millis")
+    assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
+  }))
+
+  it.scoped("the background loop survives storage errors and defects, then processes the queue", () =>
+    Effect.gen(function*() {
+      const { enqueue, queue, worker } = yield* setup({ failingClaims: 4 })
+      const w = yield* worker({ background: true, pollInterval: "1 second" })
+      const id = yield* enqueue("org-a")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(yield* queue.outcome(id), Option.none())
+      const outcome = yield* Effect.fork(w.await(id))
+      yield* TestClock.adjust("10 seconds")
+      assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
+    }))
+})

@@ -143,7 +143,7 @@ export const upstreamContract = (
   const numRuns = options.numRuns ?? 25
   const props = { fastCheck: { numRuns } }
 
-  sharedLayer(Layer.provideMerge(Upstream.layer, layer), { timeout: "60 seconds" })(`upstream contract: ${name}`, (it) => {
+  sharedLayer(Layer.provideMerge(Upstream.layer, layer), { timeout: "60 seconds", excludeTestServices: true })(`upstream contract: ${name}`, (it) => {
     it.effect.prop("a walk returns exactly the unpaginated list, each page shaped by the filters", [
       fc.array(fc.array(arbitraryUpstreamMessage, { maxLength: 12 }), { minLength: 1, maxLength: 4 }),
       arbitraryFilters,

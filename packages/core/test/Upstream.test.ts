@@ -6,9 +6,8 @@ import * as Storage from "../src/Storage.js"
 import type { NewMessage } from "../src/StoredMessage.js"
 import * as Upstream from "../src/Upstream.js"
 import { withoutShipment } from "../src/internal/withoutShipment.js"
-import { commitMessages, freshId, makeMessage, upstreamContract } from "../test-kit/index.js"
+import { commitMessages, freshId, makeMessage } from "../test-kit/index.js"
 
-upstreamContract("memory", Storage.layerMemory, { numRuns: 50 })
 
 const reference = (body: string): unknown => {
   const value = JSON.parse(body) as { payload?: unknown }

@@ -1,29 +1,34 @@
 /**
- * The standalone server: the HTTP API over SQLite, configured by the environment variables of
- * DECISIONS.md §1.
+ * The standalone server: the HTTP API over SQLite or PostgreSQL, configured by the environment
+ * variables of DECISIONS.md §1. With PostgreSQL, several server processes may share one database.
  *
  * @since 0.1.0
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Locations, Service, TrackingConfig } from "@tradeflow/core"
+import { Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
+import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { Config, ConfigError, Effect, Either, Layer } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, Redacted } from "effect"
 import { createServer } from "node:http"
 
 /** The database a `DATABASE_URL` names. */
-export type Database = { readonly _tag: "Sqlite"; readonly filename: string }
+export type Database =
+  | { readonly _tag: "Sqlite"; readonly filename: string }
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted }
 
-/** Reads `sqlite:<path>` and `sqlite::memory:`; anything else is a configuration error. */
+/**
+ * Reads `sqlite:<path>`, `sqlite::memory:` and `postgres://…` / `postgresql://…` (the URL is used
+ * as given, e.g. `?options=-c%20search_path%3Dtracking` selects a schema); anything else is a
+ * configuration error.
+ */
 export const parseDatabaseUrl = (url: string): Either.Either<Database, string> => {
   if (url.startsWith("sqlite:")) {
     const filename = url.slice("sqlite:".length).replace(/^\/\//, "")
     return filename === "" ? Either.left("DATABASE_URL: sqlite: needs a path") : Either.right({ _tag: "Sqlite", filename })
   }
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    return Either.left("DATABASE_URL: PostgreSQL needs @tradeflow/storage-pg, which this build does not include yet")
-  }
+  if (/^postgres(ql)?:\/\//.test(url)) return Either.right({ _tag: "Postgres", url: Redacted.make(url) })
   return Either.left(`DATABASE_URL: expected sqlite:<path> or sqlite::memory:, got ${url.split(":")[0]}:…`)
 }
 
@@ -34,11 +39,16 @@ const database = Config.string("DATABASE_URL").pipe(
   )
 )
 
-/** Storage chosen by `DATABASE_URL` (and `SQLITE_SYNCHRONOUS`). */
+/** Storage chosen by `DATABASE_URL` (and `SQLITE_SYNCHRONOUS`, or `PG_MAX_CONNECTIONS`). */
 export const storageLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const db = yield* database
+  const storage = (layer: Layer.Layer<Storage.Storage, StorageError.StorageError>) => layer
+  if (db._tag === "Postgres") {
+    const maxConnections = yield* Config.integer("PG_MAX_CONNECTIONS").pipe(Config.withDefault(10))
+    return storage(PgStorage.layer({ url: db.url, maxConnections }))
+  }
   const synchronous = yield* Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS").pipe(Config.withDefault("FULL" as const))
-  return SqliteStorage.layer({ filename: db.filename, synchronous })
+  return storage(SqliteStorage.layer({ filename: db.filename, synchronous }))
 }))
 
 /** Tracking settings from `DEMURRAGE_FREE_DAYS`, `DETENTION_FREE_DAYS`, `LOCATION_INTERVAL_MINUTES`. */
@@ -56,24 +66,29 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 /**
  * Every service over the configured storage. `WORKER_ENABLED=false` runs no background worker:
  * the process only accepts work, and another process (or a later start) processes it.
+ * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
+ * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
+ * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once.
  */
 export const servicesLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
-  return Service.layer({ background })
+  const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
+  const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+  return Service.layer({ background, leaseMillis, concurrency }).pipe(Layer.provide(Cursor.layerConfig))
 })).pipe(Layer.provideMerge(Layer.mergeAll(storageLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
-/** Everything but the HTTP server itself: the API over the configured storage. */
-export const appLayerConfig = HttpApp.layer.pipe(
-  Layer.provide(HttpConfig.layerConfig),
-  Layer.provide(servicesLayerConfig)
-)
-
-/** The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080). */
+/**
+ * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080). Storage and services
+ * are built (migrations included) before the port opens, so no request arrives at a server that
+ * cannot answer it yet.
+ */
 export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const port = yield* Config.port("PORT").pipe(Config.withDefault(8080))
   const host = yield* Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
-  return appLayerConfig.pipe(
+  return HttpApp.layer.pipe(
     HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host }))
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host })),
+    Layer.provide(HttpConfig.layerConfig),
+    Layer.provide(servicesLayerConfig)
   )
 }))

@@ -33,7 +33,8 @@ export const start = async (file: string, env: Record<string, string> = {}): Pro
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
-    const up = await fetch(`${base}/health`).then((r) => r.ok, () => false)
+    // a request that reaches the listening socket before the app is built may never be answered
+    const up = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
     if (up) return { base, child }
     await new Promise((r) => setTimeout(r, 100))
   }

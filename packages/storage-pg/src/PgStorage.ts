@@ -1,0 +1,550 @@
+/**
+ * Every storage port of `@tradeflow/core` on PostgreSQL (`@effect/sql-pg`), safe for many
+ * processes sharing one database.
+ *
+ * - Jobs are leased with one atomic `UPDATE … FOR UPDATE SKIP LOCKED` statement; only an
+ *   organisation's oldest pending job is claimable, leases use the database clock, and a commit
+ *   or `fail` with an `attempt` applies only while the job is still at that attempt.
+ * - Enqueues of one organisation are serialised (a transaction-scoped advisory lock), so job ids
+ *   of an organisation become visible in ascending order.
+ * - Message sequence numbers come from a per-organisation counter row, locked from the moment a
+ *   commit takes its numbers until it commits: an organisation's numbers become visible in
+ *   ascending order, so a reader resuming `after_seq` never misses one.
+ * - `wakeups` is `LISTEN tradeflow_jobs`; every committed enqueue sends one `pg_notify`.
+ *
+ * Migrations (table `tradeflow_migrations`) run when the layer is built; concurrent starts on one
+ * database are serialised.
+ *
+ * @since 0.1.0
+ */
+import { Migrator, SqlClient, type Statement } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import {
+  Job,
+  JobQueue,
+  MessageStore,
+  Organisation,
+  OrganisationStore,
+  Storage,
+  StorageError,
+  type StoredMessage,
+  Tradeflow,
+  TradeflowStore
+} from "@tradeflow/core"
+import {
+  Config,
+  type ConfigError,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  PubSub,
+  Redacted,
+  Schedule,
+  type Scope,
+  Schema,
+  Stream
+} from "effect"
+import { loader, migrationsTable } from "./internal/migrations.js"
+
+/** How to reach the database. */
+export interface PgStorageOptions {
+  /** Connection URL, `postgres://user:password@host:port/database` (query options allowed). */
+  readonly url: Redacted.Redacted | string
+  /**
+   * Schema holding every table: created if missing and set as `search_path` on every connection
+   * (including the LISTEN one). Lower-case letters, digits and `_`. Default: the URL's or the
+   * server's `search_path` (usually `public`).
+   */
+  readonly schema?: string
+  /** Size of the connection pool (default 10). */
+  readonly maxConnections?: number
+  /** How long connecting may take (default 5 seconds). */
+  readonly connectTimeout?: Duration.DurationInput
+  /** `application_name` of the connections (default `tradeflow`). */
+  readonly applicationName?: string
+}
+
+/** The adapters of every storage port, sharing one PostgreSQL client. */
+export interface PgStorage {
+  readonly organisations: OrganisationStore.OrganisationStore["Type"]
+  readonly jobs: JobQueue.JobQueue["Type"]
+  readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
+  readonly messages: MessageStore.MessageStore["Type"]
+  readonly settings: Storage.Settings["Type"]
+}
+
+/** The NOTIFY channel of enqueues (the payload is the schema, so schemas of one database don't mix). */
+export const channel = "tradeflow_jobs"
+
+const advisoryNamespace = 7_411_001
+
+const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.mapError(self, (cause) => new StorageError.StorageError({ operation, cause }))
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+const JobRow = Schema.Struct({
+  id: Schema.Number,
+  organisation_id: Schema.String,
+  environment: Job.NewJob.fields.environment,
+  payload: Schema.parseJson(Job.JobPayload),
+  received_at: Schema.Number
+})
+
+const ClaimedRow = Schema.Struct({ ...JobRow.fields, attempt: Schema.Number })
+
+const OutcomeRow = Schema.Struct({
+  status: Schema.Literal("pending", "done", "failed"),
+  result: Schema.NullOr(Schema.parseJson(Job.JobResult)),
+  error: Schema.NullOr(Schema.String)
+})
+
+const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
+
+const MessageRow = Schema.Struct({
+  seq: Schema.Number,
+  hash: Schema.String,
+  type: Schema.String,
+  tradeflow_reference: Schema.String,
+  container_reference: Schema.NullOr(Schema.String),
+  generated_at: Schema.Number,
+  body: Schema.String
+})
+
+const decodeIdempotency = Schema.decodeUnknown(Schema.Array(Schema.Struct({ request_hash: Schema.String, response: Schema.String })))
+const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
+const decodeLastSeq = Schema.decodeUnknown(Schema.Array(Schema.Struct({ last_seq: Schema.Number })))
+const decodeHashes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ hash: Schema.String })))
+const decodeValues = Schema.decodeUnknown(Schema.Array(Schema.Struct({ value: Schema.String })))
+const decodeSchema = Schema.decodeUnknown(Schema.Array(Schema.Struct({ schema: Schema.NullOr(Schema.String) })))
+const decodeContainers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ container_reference: Schema.String })))
+const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String })))
+const decodeOrganisations = Schema.decodeUnknown(Schema.Array(Organisation.Organisation))
+const decodeApiKeys = Schema.decodeUnknown(Schema.Array(Organisation.ApiKeyRecord))
+const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
+const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedRow))
+const decodeOutcomes = Schema.decodeUnknown(Schema.Array(OutcomeRow))
+const decodeTradeflows = Schema.decodeUnknown(Schema.Array(TradeflowRow))
+const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
+const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
+const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
+const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))
+
+const validSchema = /^[a-z_][a-z0-9_]{0,62}$/
+
+/**
+ * The connection URL with `search_path` set to `schema` on every connection (the libpq
+ * `options=-c search_path=…` parameter).
+ */
+export const urlWithSchema = (url: string, schema: string): string => {
+  const parsed = new URL(url)
+  parsed.searchParams.set("options", `-c search_path=${schema}`)
+  return parsed.toString()
+}
+
+/**
+ * Runs the migrations of this package (idempotent). Concurrent runs on one database are safe: the
+ * migrations table is created under an advisory lock, and the migrator locks it while migrating.
+ */
+export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, 0)`
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+      migration_id integer PRIMARY KEY,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      name text NOT NULL)`
+  }))
+  yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(Effect.catchAllDefect((defect) => Effect.fail(defect)))
+}).pipe(storageError("PgStorage.migrate"), Effect.withSpan("PgStorage.migrate"))
+
+/**
+ * Migrates the database behind the `PgClient`, starts listening for enqueues (released with the
+ * scope) and builds every adapter on it.
+ */
+export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.PgClient | Scope.Scope> = Effect.gen(
+  function*() {
+    const sql = yield* PgClient.PgClient
+    yield* Effect.provideService(migrate, SqlClient.SqlClient, sql)
+    const schema = yield* sql`SELECT current_schema() AS schema`.pipe(
+      Effect.flatMap(decodeSchema),
+      Effect.map((rows) => rows[0]?.schema ?? "public"),
+      storageError("PgStorage.open")
+    )
+
+    const hub = yield* PubSub.sliding<void>(1024)
+    const ready = yield* Deferred.make<void>()
+    const readyToken = `${schema}:ready:${globalThis.crypto.randomUUID()}`
+    yield* sql.listen(channel).pipe(
+      Stream.runForEach((payload) =>
+        payload === schema
+          ? PubSub.publish(hub, undefined)
+          : payload === readyToken
+          ? Deferred.succeed(ready, undefined)
+          : Effect.void
+      ),
+      Effect.tapError((e) => Effect.logWarning("PgStorage: LISTEN failed, retrying", e)),
+      Effect.retry(Schedule.spaced(Duration.seconds(1))),
+      Effect.forkScoped
+    )
+    yield* sql`SELECT pg_notify(${channel}, ${readyToken})`.pipe(
+      Effect.zipRight(Effect.timeoutFail(Deferred.await(ready), {
+        duration: Duration.millis(250),
+        onTimeout: () => "LISTEN is not active yet"
+      })),
+      Effect.retry(Schedule.recurs(40)),
+      storageError("PgStorage.listen")
+    )
+
+    const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
+    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
+    const upsertOrganisation = (o: Organisation.Organisation) =>
+      sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+        VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
+        ON CONFLICT (id) DO UPDATE SET name = excluded.name, environment = excluded.environment,
+          live_organisation_id = excluded.live_organisation_id, created_at = excluded.created_at`
+
+    const organisations = OrganisationStore.OrganisationStore.of({
+      insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
+        yield* upsertOrganisation(organisation)
+      }, storageError("OrganisationStore.insert")),
+      get: Effect.fn("OrganisationStore.get")(function*(id: string) {
+        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.get")),
+      list: sql`${selectOrganisation} ORDER BY created_at, position`.pipe(
+        Effect.flatMap(decodeOrganisations),
+        storageError("OrganisationStore.list"),
+        Effect.withSpan("OrganisationStore.list")
+      ),
+      ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
+        const live = companion.live_organisation_id
+        if (live === null) {
+          yield* upsertOrganisation(companion)
+          return companion
+        }
+        yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+          VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
+          ON CONFLICT (live_organisation_id) DO NOTHING`
+        const stored = (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
+        return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
+      }, storageError("OrganisationStore.ensureCompanion")),
+      insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
+        yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
+          VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
+          ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
+            key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at`
+      }, storageError("OrganisationStore.insertApiKey")),
+      findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
+        const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.findApiKeyByHash")),
+      listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
+        if (organisationIds.length === 0) return []
+        const parts = chunks([...new Set(organisationIds)], 1000)
+        const rows: Array<Organisation.ApiKeyRecord> = []
+        for (const ids of parts) {
+          rows.push(...yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
+            ORDER BY created_at, position`))
+        }
+        return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
+      }, storageError("OrganisationStore.listApiKeys")),
+      revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
+        const rows = yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("OrganisationStore.revokeApiKey"))
+    })
+
+    const jobColumns = sql`id::float8 AS id, organisation_id, environment, payload, received_at`
+    const leaseUntil = (leaseMillis: number) => sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'`
+
+    const jobs = JobQueue.JobQueue.of({
+      enqueue: Effect.fn("JobQueue.enqueue")(function*(job: Job.NewJob, idempotency?: Job.Idempotency) {
+        const payload = yield* encodePayload(job.payload)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, hashtext(${job.organisation_id}))`
+          if (idempotency !== undefined) {
+            const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+              VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
+                ${job.received_at})
+              ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+            if (claimed.length === 0) {
+              const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
+                WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
+              if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+              return seen.request_hash === idempotency.request_hash
+                ? { _tag: "Replayed" as const, response: seen.response }
+                : { _tag: "KeyReused" as const }
+            }
+          }
+          const inserted = (yield* decodeIds(yield* sql`
+            INSERT INTO jobs (organisation_id, environment, payload, received_at)
+            VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at})
+            RETURNING id::float8 AS id`))[0]
+          if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+          yield* sql`SELECT pg_notify(${channel}, ${schema})`
+          return { _tag: "Enqueued" as const, id: inserted.id }
+        }))
+      }, storageError("JobQueue.enqueue")),
+      pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
+        return yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
+      }, storageError("JobQueue.pending")),
+      claim: Effect.fn("JobQueue.claim")(function*(options: {
+        readonly worker: string
+        readonly limit: number
+        readonly leaseMillis: number
+      }) {
+        const limit = Math.max(0, Math.floor(options.limit))
+        if (limit === 0) return []
+        const rows = yield* decodeClaimed(yield* sql`
+          WITH RECURSIVE heads AS (
+            (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)
+            UNION ALL
+            SELECT following.organisation_id, following.id FROM heads
+            CROSS JOIN LATERAL (
+              SELECT j.organisation_id, j.id FROM jobs j
+              WHERE j.status = 'pending' AND j.organisation_id > heads.organisation_id
+              ORDER BY j.organisation_id, j.id LIMIT 1
+            ) following
+          ), claimable AS (
+            SELECT j.id FROM jobs j JOIN heads ON heads.id = j.id
+            WHERE j.status = 'pending' AND (j.lease_until IS NULL OR j.lease_until <= now())
+            ORDER BY j.id LIMIT ${limit}
+            FOR UPDATE OF j SKIP LOCKED
+          )
+          UPDATE jobs SET attempt = jobs.attempt + 1, leased_by = ${options.worker},
+            lease_until = ${leaseUntil(options.leaseMillis)}
+          FROM claimable WHERE jobs.id = claimable.id
+          RETURNING jobs.id::float8 AS id, jobs.organisation_id, jobs.environment, jobs.payload, jobs.received_at,
+            jobs.attempt`)
+        return [...rows].sort((a, b) => a.id - b.id)
+      }, storageError("JobQueue.claim")),
+      heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
+        readonly worker: string
+        readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
+        readonly leaseMillis: number
+      }) {
+        for (const part of chunks(options.jobs, 500)) {
+          yield* sql`UPDATE jobs SET lease_until = ${leaseUntil(options.leaseMillis)}
+            WHERE status = 'pending' AND leased_by = ${options.worker}
+              AND (${sql.or(part.map((j) => sql`(id = ${j.id} AND attempt = ${j.attempt})`))})`
+        }
+      }, storageError("JobQueue.heartbeat")),
+      outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
+        const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
+        if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
+        if (row.status === "failed") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+        if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
+        return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
+      }, storageError("JobQueue.outcome")),
+      fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
+        const fence = attempt === undefined ? sql`TRUE` : sql`attempt = ${attempt}`
+        const rows = yield* sql`UPDATE jobs SET status = 'failed', error = ${error}, leased_by = NULL, lease_until = NULL
+          WHERE id = ${id} AND status = 'pending' AND ${fence} RETURNING id`
+        return rows.length > 0
+      }, storageError("JobQueue.fail")),
+      wakeups: Stream.fromPubSub(hub)
+    })
+
+    const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, next_position_at, doc)
+          VALUES (${t.organisation_id}, ${t.reference}, ${t.active}, ${t.next_position_at}, ${doc})
+          ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active,
+            next_position_at = excluded.next_position_at, doc = excluded.doc`
+        yield* sql`DELETE FROM tradeflow_containers
+          WHERE organisation_id = ${t.organisation_id} AND tradeflow_reference = ${t.reference}`
+        const references = [...new Set(t.containers.map((c) => c.reference))]
+        for (const part of chunks(references, 1000)) {
+          yield* sql`INSERT INTO tradeflow_containers ${
+            sql.insert(part.map((container_reference) => ({
+              organisation_id: t.organisation_id,
+              tradeflow_reference: t.reference,
+              container_reference
+            })))
+          }`
+        }
+      })
+
+    /** Appends messages under the organisation's counter row lock, held until the transaction ends. */
+    const appendMessages = (org: string, batch: ReadonlyArray<StoredMessage.NewMessage>) =>
+      Effect.gen(function*() {
+        const locked = (yield* decodeLastSeq(yield* sql`INSERT INTO message_sequences (organisation_id, last_seq)
+          VALUES (${org}, 0)
+          ON CONFLICT (organisation_id) DO UPDATE SET last_seq = message_sequences.last_seq
+          RETURNING last_seq::float8 AS last_seq`))[0]
+        if (locked === undefined) return yield* Effect.fail("message_sequences answered no row")
+        const existing = new Set<string>()
+        for (const part of chunks([...new Set(batch.map((m) => m.hash))], 1000)) {
+          for (const row of yield* decodeHashes(yield* sql`SELECT hash FROM messages
+            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`)) existing.add(row.hash)
+        }
+        let seq = locked.last_seq
+        const rows: Array<Record<string, string | number | null>> = []
+        for (const m of batch) {
+          if (existing.has(m.hash)) continue
+          existing.add(m.hash)
+          rows.push({
+            organisation_id: org,
+            seq: ++seq,
+            hash: m.hash,
+            type: m.type,
+            tradeflow_reference: m.tradeflow_reference,
+            container_reference: m.container_reference,
+            generated_at: m.generated_at,
+            body: m.body
+          })
+        }
+        for (const part of chunks(rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        if (seq !== locked.last_seq) {
+          yield* sql`UPDATE message_sequences SET last_seq = ${seq} WHERE organisation_id = ${org}`
+        }
+      })
+
+    const tradeflows = TradeflowStore.TradeflowStore.of({
+      get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
+        const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} AND reference = ${reference}`)
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+      }, storageError("TradeflowStore.get")),
+      list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
+        const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} ORDER BY reference`)
+        return rows.map((r) => r.doc)
+      }, storageError("TradeflowStore.list")),
+      containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
+        const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
+          FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
+        return rows.map((r) => r.container_reference)
+      }, storageError("TradeflowStore.containers")),
+      due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
+        return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM tradeflows
+          WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
+          ORDER BY next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
+      }, storageError("TradeflowStore.due")),
+      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
+        const result = yield* encodeResult(commit.result)
+        const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
+        const org = commit.organisation_id
+        const fence = commit.attempt === undefined ? sql`TRUE` : sql`attempt = ${commit.attempt}`
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+            WHERE id = ${commit.job_id} AND status = 'pending' AND ${fence} RETURNING id`
+          if (claimed.length === 0) return false
+          for (const references of chunks([...new Set(commit.deletes)], 1000)) {
+            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+          }
+          for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
+          if (commit.messages.length > 0) yield* appendMessages(org, commit.messages)
+          return true
+        }))
+      }, storageError("TradeflowStore.commit"))
+    })
+
+    const messages = MessageStore.MessageStore.of({
+      list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
+        if (query.types !== undefined && query.types.length === 0) return []
+        const where: Array<Statement.Fragment> = [sql`m.organisation_id = ${query.organisation_id}`]
+        if (query.since !== undefined) where.push(sql`m.generated_at >= ${query.since}`)
+        if (query.tradeflow_reference !== undefined) where.push(sql`m.tradeflow_reference = ${query.tradeflow_reference}`)
+        if (query.container_reference !== undefined) where.push(sql`m.container_reference = ${query.container_reference}`)
+        if (query.types !== undefined) where.push(sql`m.type IN ${sql.in([...new Set(query.types)])}`)
+        if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
+          where.push(sql`m.type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+        }
+        if (query.after_seq !== undefined) where.push(sql`m.seq > ${query.after_seq}`)
+        if (query.latest === true) {
+          where.push(sql`NOT EXISTS (SELECT 1 FROM messages n
+            WHERE n.organisation_id = m.organisation_id AND n.tradeflow_reference = m.tradeflow_reference
+              AND n.type = m.type AND n.container_reference IS NOT DISTINCT FROM m.container_reference
+              AND n.seq > m.seq)`)
+        }
+        const limit = Math.max(0, Math.floor(query.limit))
+        const columns = sql`SELECT m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
+          m.generated_at, m.body FROM messages m`
+        if (query.take === "oldest") {
+          return yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY m.seq ASC LIMIT ${limit}`)
+        }
+        const newest = yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY m.seq DESC LIMIT ${limit}`)
+        return [...newest].reverse()
+      }, storageError("MessageStore.list"))
+    })
+
+    const settings = Storage.Settings.of({
+      getOrCreate: Effect.fn("Settings.getOrCreate")(function*(name: string, initial: string) {
+        yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
+        const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
+        return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
+      }, storageError("Settings.getOrCreate"))
+    })
+
+    return { organisations, jobs, tradeflows, messages, settings }
+  }
+)
+
+/** The storage ports as a context, from adapters built by {@link make}. */
+export const toContext = (storage: PgStorage): Context.Context<Storage.Storage> =>
+  Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(
+    Context.add(JobQueue.JobQueue, storage.jobs),
+    Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
+    Context.add(MessageStore.MessageStore, storage.messages),
+    Context.add(Storage.Settings, storage.settings)
+  )
+
+/** Every storage port on an existing `PgClient`; migrates and starts listening on build. */
+export const layerFromClient: Layer.Layer<Storage.Storage, StorageError.StorageError, PgClient.PgClient> = Layer
+  .scopedContext(Effect.map(make, toContext))
+
+/**
+ * Connects to PostgreSQL (creating `schema` if given and missing), migrates and provides every
+ * storage port plus the `SqlClient` / `PgClient` it uses. The pool closes with the layer.
+ */
+export const layer = (
+  options: PgStorageOptions
+): Layer.Layer<Storage.Storage | SqlClient.SqlClient | PgClient.PgClient, StorageError.StorageError> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
+    const schema = options.schema
+    if (schema !== undefined && !validSchema.test(schema)) {
+      return yield* new StorageError.StorageError({ operation: "PgStorage.open", cause: `invalid schema name: ${schema}` })
+    }
+    const url = yield* Effect.try({
+      try: () => schema === undefined ? raw : urlWithSchema(raw, schema),
+      catch: (cause) => new StorageError.StorageError({ operation: "PgStorage.open", cause })
+    })
+    const client = yield* Layer.build(PgClient.layer({
+      url: Redacted.make(url),
+      maxConnections: options.maxConnections ?? 10,
+      connectTimeout: options.connectTimeout ?? Duration.seconds(5),
+      applicationName: options.applicationName ?? "tradeflow"
+    })).pipe(
+      Effect.catchAllDefect((defect) => Effect.fail(defect)),
+      storageError("PgStorage.open")
+    )
+    if (schema !== undefined) {
+      const sql = Context.get(client, SqlClient.SqlClient)
+      yield* sql.withTransaction(Effect.zipRight(
+        sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, 0)`,
+        sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
+      )).pipe(storageError("PgStorage.open"))
+    }
+    const storage = yield* make.pipe(Effect.provide(client))
+    return Context.merge(client, toContext(storage))
+  }))
+
+/** {@link layer} with its options read from `Config` (e.g. `Config.redacted("DATABASE_URL")`). */
+export const layerConfig = (
+  config: Config.Config.Wrap<PgStorageOptions>
+): Layer.Layer<
+  Storage.Storage | SqlClient.SqlClient | PgClient.PgClient,
+  StorageError.StorageError | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

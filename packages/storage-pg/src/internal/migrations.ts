@@ -1,0 +1,104 @@
+import { SqlClient } from "@effect/sql"
+import { PgMigrator } from "@effect/sql-pg"
+import { Effect } from "effect"
+
+/** The table in which the migrator records what it applied (ours, not the library default). */
+export const migrationsTable = "tradeflow_migrations"
+
+const statements = (...parts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(parts, (part) => sql.unsafe(part), { discard: true }))
+
+/**
+ * Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run).
+ * Numbers coming from JavaScript are `double precision` (exact for every JS number); text that is
+ * ordered or compared by the ports is `COLLATE "C"` (code-point order, like the other adapters).
+ */
+export const loader = PgMigrator.fromRecord({
+  "0001_initial": statements(
+    `CREATE TABLE organisations (
+      id text COLLATE "C" PRIMARY KEY,
+      name text NOT NULL,
+      environment text NOT NULL CHECK (environment IN ('production', 'uat')),
+      live_organisation_id text COLLATE "C" UNIQUE,
+      created_at double precision NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE INDEX organisations_created ON organisations (created_at, position)`,
+    `CREATE TABLE api_keys (
+      id text COLLATE "C" PRIMARY KEY,
+      organisation_id text COLLATE "C" NOT NULL,
+      environment text NOT NULL CHECK (environment IN ('production', 'uat')),
+      key_hash text COLLATE "C" NOT NULL UNIQUE,
+      created_at double precision NOT NULL,
+      revoked_at double precision,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE INDEX api_keys_organisation ON api_keys (organisation_id, created_at, position)`,
+    `CREATE TABLE jobs (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      organisation_id text COLLATE "C" NOT NULL,
+      environment text NOT NULL CHECK (environment IN ('production', 'uat')),
+      payload text NOT NULL,
+      received_at double precision NOT NULL,
+      status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'failed')),
+      attempt integer NOT NULL DEFAULT 0,
+      leased_by text,
+      lease_until timestamptz,
+      result text,
+      error text
+    )`,
+    `CREATE INDEX jobs_pending ON jobs (id) WHERE status = 'pending'`,
+    `CREATE INDEX jobs_pending_organisation ON jobs (organisation_id, id) WHERE status = 'pending'`,
+    `CREATE TABLE idempotency_keys (
+      organisation_id text COLLATE "C" NOT NULL,
+      key text COLLATE "C" NOT NULL,
+      request_hash text NOT NULL,
+      response text NOT NULL,
+      created_at double precision NOT NULL,
+      PRIMARY KEY (organisation_id, key)
+    )`,
+    `CREATE TABLE tradeflows (
+      organisation_id text COLLATE "C" NOT NULL,
+      reference text COLLATE "C" NOT NULL,
+      active boolean NOT NULL,
+      next_position_at double precision,
+      doc text NOT NULL,
+      PRIMARY KEY (organisation_id, reference)
+    )`,
+    `CREATE INDEX tradeflows_due ON tradeflows (next_position_at, organisation_id, reference)
+      WHERE next_position_at IS NOT NULL`,
+    `CREATE TABLE tradeflow_containers (
+      organisation_id text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      container_reference text COLLATE "C" NOT NULL,
+      PRIMARY KEY (organisation_id, tradeflow_reference, container_reference),
+      FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+    )`,
+    `CREATE INDEX tradeflow_containers_container ON tradeflow_containers (organisation_id, container_reference)`,
+    `CREATE TABLE messages (
+      organisation_id text COLLATE "C" NOT NULL,
+      seq bigint NOT NULL,
+      hash text COLLATE "C" NOT NULL,
+      type text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      container_reference text COLLATE "C",
+      generated_at double precision NOT NULL,
+      body text NOT NULL,
+      PRIMARY KEY (organisation_id, seq),
+      UNIQUE (organisation_id, hash)
+    )`,
+    `CREATE INDEX messages_generated ON messages (organisation_id, generated_at)`,
+    `CREATE INDEX messages_tradeflow ON messages (organisation_id, tradeflow_reference, seq)`,
+    `CREATE INDEX messages_container ON messages (organisation_id, container_reference, seq)`,
+    `CREATE INDEX messages_type ON messages (organisation_id, type, seq)`,
+    `CREATE INDEX messages_latest ON messages (organisation_id, tradeflow_reference, type, container_reference, seq)`,
+    `CREATE TABLE message_sequences (
+      organisation_id text COLLATE "C" PRIMARY KEY,
+      last_seq bigint NOT NULL
+    )`,
+    `CREATE TABLE settings (
+      name text COLLATE "C" PRIMARY KEY,
+      value text NOT NULL
+    )`
+  )
+})

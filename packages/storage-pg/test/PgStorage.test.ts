@@ -1,0 +1,286 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
+import { freshId, makeMessage, storageContract } from "@tradeflow/core/test-kit"
+import { Clock, Config, ConfigProvider, Context, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { PgStorage } from "../src/index.js"
+import { layerTest, makeTestSchema, type TestSchema } from "../test-kit/index.js"
+
+storageContract("postgres", layerTest)
+
+/** Builds the storage layer on the test schema; every build is one more "process" on the database. */
+const open = (test: TestSchema) =>
+  Layer.build(PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 6 })).pipe(
+    Effect.map((context) => ({
+      sql: Context.get(context, SqlClient.SqlClient),
+      queue: Context.get(context, JobQueue.JobQueue),
+      store: Context.get(context, TradeflowStore.TradeflowStore),
+      messages: Context.get(context, MessageStore.MessageStore),
+      settings: Context.get(context, Storage.Settings)
+    }))
+  )
+
+const job = (organisation_id: string, reference: string | null = null) => ({
+  organisation_id,
+  environment: "production" as const,
+  payload: { _tag: "Delete" as const, reference, hard: false },
+  received_at: 1_700_000_000_000
+})
+
+const enqueue = (queue: JobQueue.JobQueue["Type"], organisation_id: string) =>
+  Effect.flatMap(queue.enqueue(job(organisation_id)), (outcome) =>
+    outcome._tag === "Enqueued" ? Effect.succeed(outcome.id) : Effect.dieMessage(`expected Enqueued, got ${outcome._tag}`))
+
+const commit = (
+  store: TradeflowStore.TradeflowStore["Type"],
+  c: { job_id: number; organisation_id: string; attempt?: number; messages?: ReadonlyArray<StoredMessage.NewMessage> }
+) =>
+  store.commit({
+    job_id: c.job_id,
+    organisation_id: c.organisation_id,
+    ...(c.attempt === undefined ? {} : { attempt: c.attempt }),
+    upserts: [],
+    deletes: [],
+    messages: c.messages ?? [],
+    result: { count: 0 }
+  })
+
+const logOf = (messages: MessageStore.MessageStore["Type"], organisation_id: string) =>
+  messages.list({ organisation_id, take: "oldest", limit: 1_000_000 })
+
+describe("PgStorage on PostgreSQL", () => {
+  it.live("concurrent starts on a fresh schema create it and migrate it once", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema({ create: false })
+      const instances = yield* Effect.all(Array.from({ length: 4 }, () => open(test)), { concurrency: "unbounded" })
+      const applied = yield* instances[0]!.sql<{ migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
+      expect(applied).toEqual([{ migration_id: 1 }])
+      const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
+      expect(schema?.schema).toBe(test.schema)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("claim: only each organisation's oldest pending job, leased once across processes", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const [a, b] = yield* Effect.all([open(test), open(test)], { concurrency: "unbounded" })
+      const org1 = freshId("org")
+      const org2 = freshId("org")
+      const j1 = yield* enqueue(a!.queue, org1)
+      const j2 = yield* enqueue(b!.queue, org1)
+      const k1 = yield* enqueue(a!.queue, org2)
+      yield* enqueue(b!.queue, org1)
+      const claims = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 === 0 ? a! : b!).queue.claim({ worker: `w${i}`, limit: 10, leaseMillis: 30_000 })),
+        { concurrency: "unbounded" }
+      )
+      const claimed = claims.flat()
+      expect(claimed.map((j) => [j.id, j.attempt]).sort((x, y) => x[0]! - y[0]!)).toEqual([[j1, 1], [k1, 1]])
+      for (const c of claims) expect(c.map((j) => j.id)).toEqual([...c.map((j) => j.id)].sort((x, y) => x - y))
+      expect(yield* b!.queue.claim({ worker: "late", limit: 10, leaseMillis: 30_000 })).toEqual([])
+      expect(yield* commit(b!.store, { job_id: j1, organisation_id: org1, attempt: 1 })).toBe(true)
+      const next = yield* a!.queue.claim({ worker: "w", limit: 10, leaseMillis: 30_000 })
+      expect(next.map((j) => [j.id, j.attempt, j.organisation_id])).toEqual([[j2, 1, org1]])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("leases run out on the database clock; stale attempts can neither commit nor fail; heartbeats extend", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const [a, b] = yield* Effect.all([open(test), open(test)], { concurrency: "unbounded" })
+      const org = freshId("org")
+      const id = yield* enqueue(a!.queue, org)
+      expect((yield* a!.queue.claim({ worker: "old", limit: 1, leaseMillis: 200 })).map((j) => j.attempt)).toEqual([1])
+      yield* Effect.sleep("400 millis")
+      expect((yield* b!.queue.claim({ worker: "new", limit: 1, leaseMillis: 30_000 })).map((j) => [j.id, j.attempt]))
+        .toEqual([[id, 2]])
+      expect(yield* commit(a!.store, { job_id: id, organisation_id: org, attempt: 1, messages: [makeMessage("stale")] }))
+        .toBe(false)
+      expect(yield* a!.queue.fail(id, "stale", 1)).toBe(false)
+      expect(yield* a!.queue.outcome(id)).toEqual(Option.none())
+      expect(yield* logOf(a!.messages, org)).toEqual([])
+      expect(yield* commit(b!.store, { job_id: id, organisation_id: org, attempt: 2, messages: [makeMessage("fresh")] }))
+        .toBe(true)
+      expect((yield* logOf(a!.messages, org)).map((m) => [m.seq, m.hash])).toEqual([[1, "fresh"]])
+
+      const kept = freshId("org")
+      const lost = freshId("org")
+      const keptId = yield* enqueue(a!.queue, kept)
+      const lostId = yield* enqueue(a!.queue, lost)
+      const held = yield* a!.queue.claim({ worker: "holder", limit: 2, leaseMillis: 300 })
+      expect(held.map((j) => j.id)).toEqual([keptId, lostId])
+      yield* a!.queue.heartbeat({ worker: "holder", jobs: [{ id: keptId, attempt: 1 }], leaseMillis: 30_000 })
+      yield* a!.queue.heartbeat({ worker: "intruder", jobs: [{ id: lostId, attempt: 1 }], leaseMillis: 30_000 })
+      yield* Effect.sleep("500 millis")
+      const taken = yield* b!.queue.claim({ worker: "other", limit: 10, leaseMillis: 30_000 })
+      expect(taken.map((j) => [j.id, j.attempt])).toEqual([[lostId, 2]])
+      expect(yield* b!.queue.fail(keptId, "done with it", 1)).toBe(true)
+      expect(yield* b!.queue.outcome(keptId)).toEqual(Option.some({ _tag: "Failed", error: "done with it" }))
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("three processes, six workers: every job runs exactly once, each organisation's in queue order", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const instances = yield* Effect.all([open(test), open(test), open(test)], { concurrency: "unbounded" })
+      const orgs = Array.from({ length: 12 }, () => freshId("org"))
+      const ids = new Map<string, Array<number>>()
+      for (let round = 0; round < 5; round++) {
+        for (const [i, org] of orgs.entries()) {
+          const id = yield* enqueue(instances[(i + round) % 3]!.queue, org)
+          ids.set(org, [...(ids.get(org) ?? []), id])
+        }
+      }
+      const runs = yield* Ref.make<Array<{ readonly id: number; readonly org: string }>>([])
+      const total = orgs.length * 5
+      const worker = (n: number) =>
+        Effect.gen(function*() {
+          const { queue, store } = instances[n % 3]!
+          while ((yield* Ref.get(runs)).length < total) {
+            const jobs = yield* queue.claim({ worker: `worker-${n}`, limit: 3, leaseMillis: 30_000 })
+            for (const j of jobs) {
+              yield* Ref.update(runs, (rs) => [...rs, { id: j.id, org: j.organisation_id }])
+              const ok = yield* commit(store, {
+                job_id: j.id,
+                organisation_id: j.organisation_id,
+                attempt: j.attempt,
+                messages: [makeMessage(`job-${j.id}`)]
+              })
+              expect(ok).toBe(true)
+            }
+            if (jobs.length === 0) yield* Effect.sleep("10 millis")
+          }
+        })
+      yield* Effect.all(Array.from({ length: 6 }, (_, n) => worker(n)), { concurrency: "unbounded", discard: true })
+      const done = yield* Ref.get(runs)
+      expect(done.length).toBe(total)
+      expect(new Set(done.map((r) => r.id)).size).toBe(total)
+      for (const org of orgs) {
+        expect(done.filter((r) => r.org === org).map((r) => r.id)).toEqual(ids.get(org))
+        expect((yield* logOf(instances[0]!.messages, org)).map((m) => [m.seq, m.hash]))
+          .toEqual(ids.get(org)!.map((id, i) => [i + 1, `job-${id}`]))
+      }
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("exact feed: a reader resuming after_seq never skips a number held by an open transaction", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const [a, b, c, reader] = yield* Effect.all([open(test), open(test), open(test), open(test)], {
+        concurrency: "unbounded"
+      })
+      const org = freshId("org")
+      const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => makeMessage(`${prefix}-${i}`))
+      yield* commit(a!.store, { job_id: yield* enqueue(a!.queue, org), organisation_id: org, messages: batch("before", 2) })
+
+      const seen: Array<{ readonly seq: number; readonly hash: string; readonly at: number }> = []
+      const pages: Array<ReadonlyArray<number>> = []
+      const stop = yield* Ref.make(false)
+      const cursor = yield* Ref.make(0)
+      const poll = Effect.gen(function*() {
+        const after = yield* Ref.get(cursor)
+        const page = yield* reader!.messages.list({ organisation_id: org, take: "oldest", limit: 1_000, after_seq: after })
+        const now = yield* Clock.currentTimeMillis
+        for (const m of page) seen.push({ seq: m.seq, hash: m.hash, at: now })
+        if (page.length > 0) {
+          pages.push(page.map((m) => m.seq))
+          yield* Ref.set(cursor, page[page.length - 1]!.seq)
+        }
+      })
+      const polling = yield* Effect.fork(Effect.gen(function*() {
+        while (!(yield* Ref.get(stop))) {
+          yield* poll
+          yield* Effect.sleep("15 millis")
+        }
+        yield* poll
+      }))
+
+      const holdJob = yield* enqueue(a!.queue, org)
+      const holding = yield* Effect.fork(a!.sql.withTransaction(Effect.gen(function*() {
+        expect(yield* commit(a!.store, { job_id: holdJob, organisation_id: org, messages: batch("held", 3) })).toBe(true)
+        yield* Effect.sleep("3 seconds")
+        return yield* Clock.currentTimeMillis
+      })))
+      yield* Effect.sleep("300 millis")
+      const bJob = yield* enqueue(b!.queue, org)
+      const cJob = yield* enqueue(c!.queue, org)
+      const others = yield* Effect.all([
+        Effect.zipRight(commit(b!.store, { job_id: bJob, organisation_id: org, messages: batch("b", 4) }), Clock.currentTimeMillis),
+        Effect.zipRight(commit(c!.store, { job_id: cJob, organisation_id: org, messages: batch("c", 2) }), Clock.currentTimeMillis)
+      ], { concurrency: "unbounded" }).pipe(Effect.fork)
+      yield* Effect.sleep("1500 millis")
+      const midway = yield* Ref.get(cursor)
+      const heldUntil = yield* Fiber.join(holding)
+      const [bAt, cAt] = yield* Fiber.join(others)
+      yield* Effect.sleep("200 millis")
+      yield* Ref.set(stop, true)
+      yield* Fiber.join(polling)
+
+      expect(midway).toBe(2)
+      expect(bAt).toBeGreaterThanOrEqual(heldUntil)
+      expect(cAt).toBeGreaterThanOrEqual(heldUntil)
+      expect(seen.map((m) => m.seq)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1))
+      expect(new Set(seen.map((m) => m.hash)).size).toBe(11)
+      expect(seen.slice(2, 5).map((m) => m.hash)).toEqual(["held-0", "held-1", "held-2"])
+      expect(seen.slice(0, 2).every((m) => m.at < heldUntil)).toBe(true)
+      expect(pages.length).toBeGreaterThanOrEqual(2)
+      const final = yield* logOf(reader!.messages, org)
+      expect(final.map((m) => m.seq)).toEqual(seen.map((m) => m.seq))
+      expect(final.map((m) => m.hash)).toEqual(seen.map((m) => m.hash))
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("wakeups: an enqueue in one process wakes a listener in another, once per committed enqueue", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const elsewhere = yield* makeTestSchema()
+      const [a, b] = yield* Effect.all([open(test), open(test)], { concurrency: "unbounded" })
+      const stranger = yield* open(elsewhere)
+      const count = (s: Stream.Stream<void, unknown>) =>
+        Effect.fork(s.pipe(Stream.interruptWhen(Effect.sleep("1500 millis")), Stream.runCount))
+      const woken = yield* Effect.fork(Stream.runHead(b!.queue.wakeups))
+      const counting = yield* count(b!.queue.wakeups)
+      const strangerCount = yield* count(stranger.queue.wakeups)
+      yield* Effect.sleep("200 millis")
+      const org = freshId("org")
+      yield* enqueue(a!.queue, org)
+      expect(yield* Fiber.join(woken).pipe(Effect.timeout("5 seconds"))).toEqual(Option.some(undefined))
+      yield* enqueue(a!.queue, org)
+      const first = yield* a!.queue.enqueue(job(org), { key: "k", request_hash: "h", response: "{}" })
+      const replay = yield* a!.queue.enqueue(job(org), { key: "k", request_hash: "h", response: "{}" })
+      expect([first._tag, replay._tag]).toEqual(["Enqueued", "Replayed"])
+      yield* a!.sql.withTransaction(Effect.zipRight(enqueue(a!.queue, org), Effect.fail("rolled back"))).pipe(Effect.ignore)
+      expect(yield* Fiber.join(counting)).toBe(3)
+      expect(yield* Fiber.join(strangerCount)).toBe(0)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("settings: racing processes all get the value stored first", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const instances = yield* Effect.all([open(test), open(test), open(test)], { concurrency: "unbounded" })
+      const answers = yield* Effect.all(
+        Array.from({ length: 12 }, (_, i) => instances[i % 3]!.settings.getOrCreate("cursor-secret", `value-${i}`)),
+        { concurrency: "unbounded" }
+      )
+      expect(new Set(answers).size).toBe(1)
+      expect(yield* instances[2]!.settings.getOrCreate("cursor-secret", "another")).toBe(answers[0])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("connection failures are a StorageError of PgStorage.open; layerConfig reads its options", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(PgStorage.layer({
+        url: "postgres://postgres@127.0.0.1:1/none",
+        connectTimeout: Duration.seconds(2)
+      })))
+      expect([error._tag, error.operation]).toEqual(["StorageError", "PgStorage.open"])
+      const invalid = yield* Effect.flip(Layer.build(PgStorage.layer({ url: "postgres://x/y", schema: "Robert'); DROP" })))
+      expect(invalid.operation).toBe("PgStorage.open")
+
+      const test = yield* makeTestSchema()
+      const configured = PgStorage.layerConfig({
+        url: Config.redacted("DATABASE_URL"),
+        schema: Config.string("DATABASE_SCHEMA")
+      }).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
+        ["DATABASE_URL", test.baseUrl],
+        ["DATABASE_SCHEMA", test.schema]
+      ])))))
+      const answer = yield* Effect.flatMap(Storage.Settings, (s) => s.getOrCreate("n", "v")).pipe(Effect.provide(configured))
+      expect(answer).toBe("v")
+    }).pipe(Effect.scoped), 30_000)
+})

@@ -27,6 +27,7 @@ import {
   OrganisationStore,
   Storage,
   StorageError,
+  StorageRows,
   type StoredMessage,
   Tradeflow,
   TradeflowStore
@@ -48,6 +49,28 @@ import {
   Stream
 } from "effect"
 import { loader, migrationsTable } from "./internal/migrations.js"
+
+const {
+  storageError,
+  chunks,
+  decodeIdempotency,
+  decodeIds,
+  decodeLastSeq,
+  decodeHashes,
+  decodeValues,
+  decodeContainers,
+  decodeDue,
+  decodeOrganisations,
+  decodeApiKeys,
+  decodeJobs,
+  decodeClaimed,
+  decodeOutcomes,
+  decodeTradeflows,
+  decodeMessages,
+  encodePayload,
+  encodeResult,
+  encodeTradeflow
+} = StorageRows
 
 /** How to reach the database. */
 export interface PgStorageOptions {
@@ -81,61 +104,7 @@ export const channel = "tradeflow_jobs"
 
 const advisoryNamespace = 7_411_001
 
-const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.mapError(self, (cause) => new StorageError.StorageError({ operation, cause }))
-
-const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
-  return out
-}
-
-const JobRow = Schema.Struct({
-  id: Schema.Number,
-  organisation_id: Schema.String,
-  environment: Job.NewJob.fields.environment,
-  payload: Schema.parseJson(Job.JobPayload),
-  received_at: Schema.Number
-})
-
-const ClaimedRow = Schema.Struct({ ...JobRow.fields, attempt: Schema.Number })
-
-const OutcomeRow = Schema.Struct({
-  status: Schema.Literal("pending", "done", "failed"),
-  result: Schema.NullOr(Schema.parseJson(Job.JobResult)),
-  error: Schema.NullOr(Schema.String)
-})
-
-const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
-
-const MessageRow = Schema.Struct({
-  seq: Schema.Number,
-  hash: Schema.String,
-  type: Schema.String,
-  tradeflow_reference: Schema.String,
-  container_reference: Schema.NullOr(Schema.String),
-  generated_at: Schema.Number,
-  body: Schema.String
-})
-
-const decodeIdempotency = Schema.decodeUnknown(Schema.Array(Schema.Struct({ request_hash: Schema.String, response: Schema.String })))
-const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
-const decodeLastSeq = Schema.decodeUnknown(Schema.Array(Schema.Struct({ last_seq: Schema.Number })))
-const decodeHashes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ hash: Schema.String })))
-const decodeValues = Schema.decodeUnknown(Schema.Array(Schema.Struct({ value: Schema.String })))
 const decodeSchema = Schema.decodeUnknown(Schema.Array(Schema.Struct({ schema: Schema.NullOr(Schema.String) })))
-const decodeContainers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ container_reference: Schema.String })))
-const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String })))
-const decodeOrganisations = Schema.decodeUnknown(Schema.Array(Organisation.Organisation))
-const decodeApiKeys = Schema.decodeUnknown(Schema.Array(Organisation.ApiKeyRecord))
-const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
-const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedRow))
-const decodeOutcomes = Schema.decodeUnknown(Schema.Array(OutcomeRow))
-const decodeTradeflows = Schema.decodeUnknown(Schema.Array(TradeflowRow))
-const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
-const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
-const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
-const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))
 
 const validSchema = /^[a-z_][a-z0-9_]{0,62}$/
 

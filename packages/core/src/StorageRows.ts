@@ -1,0 +1,93 @@
+/**
+ * Row codecs and helpers shared by the SQL storage adapters (SQLite, PostgreSQL): how jobs,
+ * tradeflows and messages are read from and written to their tables. Adapter-independent: it
+ * knows nothing of a driver.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import * as Job from "./Job.js"
+import * as Organisation from "./Organisation.js"
+import { StorageError } from "./StorageError.js"
+import * as Tradeflow from "./Tradeflow.js"
+
+/** Maps any failure of `self` to a {@link StorageError} of `operation`. */
+export const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.mapError(self, (cause) => new StorageError({ operation, cause }))
+
+/** `items` in slices of at most `size` (multi-row statements stay under the drivers' parameter limits). */
+export const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+/** A row of the jobs table. */
+export const JobRow = Schema.Struct({
+  id: Schema.Number,
+  organisation_id: Schema.String,
+  environment: Job.NewJob.fields.environment,
+  payload: Schema.parseJson(Job.JobPayload),
+  received_at: Schema.Number
+})
+
+/** A claimed job row. */
+export const ClaimedRow = Schema.Struct({ ...JobRow.fields, attempt: Schema.Number })
+
+/** How a job row ended. */
+export const OutcomeRow = Schema.Struct({
+  status: Schema.Literal("pending", "done", "failed"),
+  result: Schema.NullOr(Schema.parseJson(Job.JobResult)),
+  error: Schema.NullOr(Schema.String)
+})
+
+/** A tradeflow row: the document column. */
+export const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
+
+/** A row of the messages table. */
+export const MessageRow = Schema.Struct({
+  seq: Schema.Number,
+  hash: Schema.String,
+  type: Schema.String,
+  tradeflow_reference: Schema.String,
+  container_reference: Schema.NullOr(Schema.String),
+  generated_at: Schema.Number,
+  body: Schema.String
+})
+
+const rows = <A, I>(row: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(row))
+
+/** @since 0.1.0 */
+export const decodeIdempotency = rows(Schema.Struct({ request_hash: Schema.String, response: Schema.String }))
+/** @since 0.1.0 */
+export const decodeIds = rows(Schema.Struct({ id: Schema.Number }))
+/** @since 0.1.0 */
+export const decodeLastSeq = rows(Schema.Struct({ last_seq: Schema.Number }))
+/** @since 0.1.0 */
+export const decodeHashes = rows(Schema.Struct({ hash: Schema.String }))
+/** @since 0.1.0 */
+export const decodeValues = rows(Schema.Struct({ value: Schema.String }))
+/** @since 0.1.0 */
+export const decodeContainers = rows(Schema.Struct({ container_reference: Schema.String }))
+/** @since 0.1.0 */
+export const decodeDue = rows(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String }))
+/** @since 0.1.0 */
+export const decodeOrganisations = rows(Organisation.Organisation)
+/** @since 0.1.0 */
+export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
+/** @since 0.1.0 */
+export const decodeJobs = rows(JobRow)
+/** @since 0.1.0 */
+export const decodeClaimed = rows(ClaimedRow)
+/** @since 0.1.0 */
+export const decodeOutcomes = rows(OutcomeRow)
+/** @since 0.1.0 */
+export const decodeTradeflows = rows(TradeflowRow)
+/** @since 0.1.0 */
+export const decodeMessages = rows(MessageRow)
+/** @since 0.1.0 */
+export const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
+/** @since 0.1.0 */
+export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
+/** @since 0.1.0 */
+export const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))

@@ -48,6 +48,23 @@ const waitFor = async <A>(f: () => Promise<A>, done: (a: A) => boolean): Promise
   return f()
 }
 
+/**
+ * Starts a server on the file, waits until its queue is empty, and answers what the file holds:
+ * every tradeflow created once, no message twice.
+ */
+const processedAfterRestart = async (file: string, organisationId: string) => {
+  const server = await start(file)
+  try {
+    const after = await waitFor(() => inspect(file, organisationId), (s) => s.pending === 0)
+    expect(after.pending).toBe(0)
+    expect([...after.created.values()].every((n) => n === 1)).toBe(true)
+    expect(new Set(after.hashes).size).toBe(after.hashes.length)
+    return after
+  } finally {
+    await kill(server)
+  }
+}
+
 describe("restart", () => {
   it("work answered 202 by a process killed before processing it is processed once after restart", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-restart-"))
@@ -66,16 +83,8 @@ describe("restart", () => {
       expect(before.pending).toBe(references.length)
       expect(before.created.size).toBe(0)
 
-      const second = await start(file)
-      try {
-        const after = await waitFor(() => inspect(file, key.organisation.id), (s) => s.pending === 0)
-        expect(after.pending).toBe(0)
-        expect([...after.created.keys()].sort()).toEqual([...references].sort())
-        expect([...after.created.values()].every((n) => n === 1)).toBe(true)
-        expect(new Set(after.hashes).size).toBe(after.hashes.length)
-      } finally {
-        await kill(second)
-      }
+      const after = await processedAfterRestart(file, key.organisation.id)
+      expect([...after.created.keys()].sort()).toEqual([...references].sort())
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -102,16 +111,8 @@ describe("restart", () => {
       await posting
       expect(accepted.length).toBeGreaterThanOrEqual(40)
 
-      const second = await start(file)
-      try {
-        const after = await waitFor(() => inspect(file, key.organisation.id), (s) => s.pending === 0)
-        expect(after.pending).toBe(0)
-        for (const reference of accepted) expect(after.created.get(reference)).toBe(1)
-        expect([...after.created.values()].every((n) => n === 1)).toBe(true)
-        expect(new Set(after.hashes).size).toBe(after.hashes.length)
-      } finally {
-        await kill(second)
-      }
+      const after = await processedAfterRestart(file, key.organisation.id)
+      for (const reference of accepted) expect(after.created.get(reference)).toBe(1)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { sha256Hex as digest } from "./internal/crypto.js"
 
 /** JSON with object keys sorted at every depth (arrays keep their order, `undefined` members are left out). */
 export const canonicalJson = (value: unknown): string => JSON.stringify(sortKeys(value))
@@ -47,10 +48,7 @@ export const hashedContent = (message: { readonly payload: unknown }): unknown =
 }
 
 /** Hex SHA-256 of a UTF-8 text, with WebCrypto (`globalThis.crypto.subtle`). */
-export const sha256Hex = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map((buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join(""))
-  )
+export const sha256Hex: (text: string) => Effect.Effect<string> = digest
 
 /** The hash of a message (see {@link hashedContent}). */
 export const hashMessage = (message: { readonly payload: unknown }): Effect.Effect<string> =>

@@ -1,20 +1,39 @@
 /**
- * Depth benchmark of the paginated upstream feed: fills SQLite with BENCH_MESSAGES (default
- * 1,000,000) messages of one organisation, then measures `GET /upstream?per_page=500` on the
- * first page and on pages deep in the log through the real HTTP server (in-process, on a port),
- * and the same pages at the service and storage level. Keyset pagination must keep the deep page
- * within 2x of the first one.
+ * Depth benchmark of the paginated upstream feed: fills the storage (SQLite and/or PostgreSQL) with
+ * BENCH_MESSAGES (default 1,000,000) messages of one organisation, then measures
+ * `GET /upstream?per_page=500` on the first page and on pages deep in the log through the real HTTP
+ * server (in-process, on a port), and the same pages at the service and storage level. Keyset
+ * pagination must keep the deep page within 2x of the first one.
  *
- * `npm run bench:upstream-depth` (not part of `npm test`). Writes bench/upstream-depth/RESULTS.md.
- * Env: BENCH_MESSAGES, BENCH_REPEAT (default 200), BENCH_BATCH (messages per commit, default 10,000).
+ * `npm run bench:upstream-depth [-- sqlite|postgres|both]` (not part of `npm test`). Writes the
+ * section of each measured backend into bench/upstream-depth/RESULTS.md, keeping the other one.
+ * Env: BENCH_STORAGE (sqlite | postgres | both, default both; a CLI argument wins), BENCH_MESSAGES,
+ * BENCH_REPEAT (default 200), BENCH_BATCH (SQLite: messages per commit, default 10,000),
+ * BENCH_PG_CHUNK (PostgreSQL: rows per bulk INSERT, default 100,000), TRADEFLOW_TEST_PG_URL
+ * (default postgres://postgres@127.0.0.1:5432/test). PostgreSQL runs in a fresh schema
+ * `bench_depth_<random>`, dropped at the end (also on failure or SIGINT / SIGTERM).
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Accounts, JobQueue, Locations, MessageStore, Service, TrackingConfig, TradeflowStore, Upstream } from "@tradeflow/core"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import {
+  Accounts,
+  JobQueue,
+  Locations,
+  MessageStore,
+  Service,
+  type Storage,
+  type StorageError,
+  TrackingConfig,
+  TradeflowStore,
+  Upstream
+} from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
+import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { Effect, Layer } from "effect"
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { Context, Effect, Fiber, Layer, Redacted } from "effect"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -23,21 +42,41 @@ import { fileURLToPath } from "node:url"
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
 const repeat = Number(process.env["BENCH_REPEAT"] ?? 200)
 const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
+const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
+const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const perPage = 500
 const types = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 
+type Backend = "sqlite" | "postgres"
+const storageArg = process.argv.slice(2).find((a) => !a.startsWith("-") || a.startsWith("--storage="))
+const selected = (storageArg?.replace(/^--storage=/, "") ?? process.env["BENCH_STORAGE"] ?? "both").toLowerCase()
+const aliases: Record<string, ReadonlyArray<Backend>> = {
+  both: ["sqlite", "postgres"],
+  sqlite: ["sqlite"],
+  postgres: ["postgres"],
+  postgresql: ["postgres"],
+  pg: ["postgres"]
+}
+const backends = aliases[selected]
+if (backends === undefined) {
+  console.error(`unknown storage ${selected}: expected sqlite, postgres or both`)
+  process.exit(2)
+}
+
 const root = mkdtempSync(join(tmpdir(), "tradeflow-bench-upstream-"))
 const filename = join(root, "bench.sqlite")
+const pgSchema = `bench_depth_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
 
-const storage = SqliteStorage.layer({ filename, synchronous: "NORMAL" })
-const services = Service.layer({ background: false }).pipe(
-  Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
-)
-const app = HttpApp.layer.pipe(
-  Layer.provide(HttpConfig.layer({ consoleToken: "bench" })),
-  Layer.provideMerge(services),
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-)
+const appOn = (storage: Layer.Layer<Storage.Storage | SqlClient.SqlClient, StorageError.StorageError>) => {
+  const services = Service.layer({ background: false }).pipe(
+    Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
+  )
+  return HttpApp.layer.pipe(
+    Layer.provide(HttpConfig.layer({ consoleToken: "bench" })),
+    Layer.provideMerge(services),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+}
 
 const body = (i: number, type: string, generatedAt: number): string =>
   JSON.stringify({
@@ -85,10 +124,126 @@ const measureAll = <E, R>(cases: ReadonlyArray<readonly [string, Effect.Effect<n
     return stats
   })
 
-const program = Effect.gen(function*() {
+/** The SQLite fill: the messages go through TradeflowStore.commit, one enqueued job per batch. */
+const commitFill = (organisationId: string) =>
+  Effect.gen(function*() {
+    const queue = yield* JobQueue.JobQueue
+    const store = yield* TradeflowStore.TradeflowStore
+    const now = Date.now()
+    for (let from = 0; from < total; from += batchSize) {
+      const outcome = yield* queue.enqueue({
+        organisation_id: organisationId,
+        environment: "production",
+        payload: { _tag: "Delete", reference: null, hard: false },
+        received_at: now
+      })
+      if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
+      const batch = Array.from({ length: Math.min(batchSize, total - from) }, (_, k) => {
+        const i = from + k
+        const type = types[i % types.length]!
+        const generatedAt = now - (total - i)
+        return {
+          hash: `h${i}`,
+          type,
+          tradeflow_reference: `TF-${i % 1000}`,
+          container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
+          generated_at: generatedAt,
+          body: body(i, type, generatedAt)
+        }
+      })
+      yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
+      if ((from / batchSize) % 10 === 0) console.log(`filled ${from + batch.length} / ${total}`)
+    }
+  })
+
+const isoSql = (ms: string) =>
+  `to_char(to_timestamp(div(${ms}, 1000)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad(mod(${ms}, 1000)::text, 3, '0') || 'Z'`
+
+/**
+ * The PostgreSQL fill: the same rows as {@link commitFill} (same hashes, types, references,
+ * timestamps and byte-identical bodies; message i gets seq i + 1), written with bulk
+ * `INSERT … SELECT generate_series` statements, then the organisation's `message_sequences`
+ * counter set to the last seq, one job marked done (so the queue looks used), `VACUUM (ANALYZE)`.
+ * A sample of the bodies is compared with the JavaScript ones.
+ */
+const bulkFill = (organisationId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const typeAt = `(ARRAY['${types.join("','")}'])[mod(g.i, ${types.length}) + 1]`
+    const rowsSql = `
+      SELECT g.i, ${typeAt} AS type, ($2::bigint - ($3::bigint - g.i)) AS at
+      FROM generate_series($4::bigint, $5::bigint) AS g(i)`
+    const location = `{"name":"Rotterdam","unlocode":"NLRTM","timezone":"Europe/Amsterdam","country":{"name":"Netherlands","iso_a2":"NL"}}`
+    const shipment = `{"containers":[{"reference":"MSCU1234565","container_type":"45G1","container_length":40}],"transport_plan_legs":[]}`
+    const statement = `INSERT INTO messages (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
+      SELECT $1, r.i + 1, 'h' || r.i, r.type, 'TF-' || mod(r.i, 1000), CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'MSCU1234565' END,
+        r.at::float8,
+        '{"hash":"h' || r.i || '","message_generated_event_date":"' || ${isoSql("r.at")} || '","type":"' || r.type ||
+        '","tradeflow_reference":"TF-' || mod(r.i, 1000) || '","payload":{"type":"' ||
+        CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'CONTAINER_MILESTONES' ELSE r.type END ||
+        '","status_code":"VA","event_date":"' || ${isoSql("r.at")} || '","location":${location},"shipment":${shipment}}}'
+      FROM (${rowsSql}) AS r`
+    for (let from = 0; from < total; from += pgChunk) {
+      const to = Math.min(total, from + pgChunk) - 1
+      yield* sql.unsafe(statement, [organisationId, now, total, from, to])
+      console.log(`filled ${to + 1} / ${total}`)
+    }
+    yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${organisationId}, ${total})
+      ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
+    const queue = yield* JobQueue.JobQueue
+    const store = yield* TradeflowStore.TradeflowStore
+    const outcome = yield* queue.enqueue({
+      organisation_id: organisationId,
+      environment: "production",
+      payload: { _tag: "Delete", reference: null, hard: false },
+      received_at: now
+    })
+    if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
+    yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
+    console.log("VACUUM (ANALYZE) messages")
+    yield* sql.unsafe("VACUUM (ANALYZE) messages")
+    const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)
+    const stored = yield* sql.unsafe<{ seq: number; hash: string; type: string; tradeflow_reference: string; container_reference: string | null; generated_at: number; body: string }>(
+      `SELECT seq::float8 AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages
+        WHERE organisation_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
+      [organisationId, samples.map((i) => i + 1)]
+    )
+    if (stored.length !== samples.length) return yield* Effect.dieMessage(`sample: ${stored.length} rows, expected ${samples.length}`)
+    for (const row of stored) {
+      const i = row.seq - 1
+      const type = types[i % types.length]!
+      const at = now - (total - i)
+      const expected = {
+        hash: `h${i}`,
+        type,
+        tradeflow_reference: `TF-${i % 1000}`,
+        container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
+        generated_at: at,
+        body: body(i, type, at)
+      }
+      const actual = {
+        hash: row.hash,
+        type: row.type,
+        tradeflow_reference: row.tradeflow_reference,
+        container_reference: row.container_reference,
+        generated_at: row.generated_at,
+        body: row.body
+      }
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+        return yield* Effect.dieMessage(`row ${i} differs from the JavaScript fill:\n${JSON.stringify(actual)}\n${JSON.stringify(expected)}`)
+      }
+    }
+    const counter = yield* sql<{ last_seq: number; count: number }>`SELECT
+      (SELECT last_seq::float8 FROM message_sequences WHERE organisation_id = ${organisationId}) AS last_seq,
+      (SELECT count(*)::float8 FROM messages WHERE organisation_id = ${organisationId}) AS count`
+    if (counter[0]?.last_seq !== total || counter[0]?.count !== total) {
+      return yield* Effect.dieMessage(`counter ${JSON.stringify(counter[0])}, expected ${total}`)
+    }
+  })
+
+const program = <R>(fill: (organisationId: string) => Effect.Effect<void, unknown, R>) => Effect.gen(function*() {
   const accounts = yield* Accounts.Accounts
-  const queue = yield* JobQueue.JobQueue
-  const store = yield* TradeflowStore.TradeflowStore
   const messages = yield* MessageStore.MessageStore
   const upstream = yield* Upstream.Upstream
   const server = yield* HttpServer.HttpServer
@@ -100,31 +255,7 @@ const program = Effect.gen(function*() {
   const { key } = yield* accounts.createApiKey(org.id, "production")
 
   const fillStart = performance.now()
-  const now = Date.now()
-  for (let from = 0; from < total; from += batchSize) {
-    const outcome = yield* queue.enqueue({
-      organisation_id: org.id,
-      environment: "production",
-      payload: { _tag: "Delete", reference: null, hard: false },
-      received_at: now
-    })
-    if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
-    const batch = Array.from({ length: Math.min(batchSize, total - from) }, (_, k) => {
-      const i = from + k
-      const type = types[i % types.length]!
-      const generatedAt = now - (total - i)
-      return {
-        hash: `h${i}`,
-        type,
-        tradeflow_reference: `TF-${i % 1000}`,
-        container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
-        generated_at: generatedAt,
-        body: body(i, type, generatedAt)
-      }
-    })
-    yield* store.commit({ job_id: outcome.id, organisation_id: org.id, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
-    if ((from / batchSize) % 10 === 0) console.log(`filled ${from + batch.length} / ${total}`)
-  }
+  yield* fill(org.id)
   const fillSeconds = (performance.now() - fillStart) / 1000
   console.log(`filled ${total} messages in ${fillSeconds.toFixed(1)} s`)
 
@@ -193,28 +324,92 @@ const machine = () => {
   }
 }
 
-const main = Effect.scoped(Effect.flatMap(Layer.build(app), (context) => Effect.provide(program, context)))
+type Outcome = Effect.Effect.Success<ReturnType<typeof program>>
 
-Effect.runPromise(main).then(({ fillSeconds, results }) => {
-  const m = machine()
-  const dbBytes = statSync(filename).size + (() => {
+const runSqlite = Effect.scoped(Effect.flatMap(
+  Layer.build(appOn(SqliteStorage.layer({ filename, synchronous: "NORMAL" }))),
+  (context) => Effect.provide(program(commitFill), context)
+)).pipe(Effect.map((outcome) => ({
+  ...outcome,
+  dbBytes: statSync(filename).size + (() => {
     try {
       return statSync(`${filename}-wal`).size
     } catch {
       return 0
     }
   })()
+})))
+
+/** Drops the benchmark schema on a connection of its own (runs after the storage pool is closed). */
+const dropSchema = Effect.scoped(Effect.gen(function*() {
+  const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(pgUrl), maxConnections: 1 }))
+  const sql = Context.get(context, SqlClient.SqlClient)
+  yield* sql`DROP SCHEMA IF EXISTS ${sql(pgSchema)} CASCADE`
+  console.log(`dropped schema ${pgSchema}`)
+})).pipe(Effect.catchAllCause((cause) => Effect.logError(`could not drop schema ${pgSchema}`, cause)))
+
+const runPostgres = Effect.scoped(Effect.gen(function*() {
+  yield* Effect.addFinalizer(() => dropSchema)
+  console.log(`PostgreSQL schema ${pgSchema}`)
+  const context = yield* Layer.build(appOn(PgStorage.layer({ url: pgUrl, schema: pgSchema })))
+  const outcome = yield* Effect.provide(program(bulkFill), context)
+  const sql = Context.get(context, SqlClient.SqlClient)
+  const info = yield* sql<{ version: string; bytes: number; shared_buffers: string }>`SELECT
+    current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers,
+    (SELECT sum(pg_total_relation_size(c.oid))::float8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${pgSchema} AND c.relkind IN ('r', 'm')) AS bytes`
+  const organisation = yield* sql<{ organisation_id: string }>`SELECT organisation_id FROM message_sequences LIMIT 1`
+  const org = organisation[0]?.organisation_id ?? ""
+  const explain = (query: string, params: ReadonlyArray<unknown>) =>
+    Effect.map(sql.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${query}`, params), (rows) =>
+      rows.map((r) => r["QUERY PLAN"]).join(" / "))
+  const plans = {
+    "after_seq last": yield* explain(
+      "SELECT * FROM messages m WHERE m.organisation_id = $1 AND m.seq > $2 ORDER BY m.seq ASC LIMIT 501",
+      [org, total - perPage]
+    ),
+    "type filter last": yield* explain(
+      "SELECT * FROM messages m WHERE m.organisation_id = $1 AND m.type IN ($2) AND m.seq > $3 ORDER BY m.seq ASC LIMIT 501",
+      [org, "CONTAINER_MILESTONE", total - perPage * types.length]
+    )
+  }
+  return { ...outcome, dbBytes: info[0]?.bytes ?? 0, version: info[0]?.version ?? "?", sharedBuffers: info[0]?.shared_buffers ?? "?", plans }
+}))
+
+const ratiosOf = (results: Outcome["results"]) => {
   const ratio = (deep: string, first: string) => results[deep]!.p50 / results[first]!.p50
-  const ratios = {
+  return {
     "http last / first (p50)": ratio("http per_page=500 last", "http per_page=500 first"),
     "http middle / first (p50)": ratio("http per_page=500 middle", "http per_page=500 first"),
     "http type filter last / first (p50)": ratio("http per_page=500 type=CONTAINER_MILESTONE last", "http per_page=500 type=CONTAINER_MILESTONE first"),
     "service last / first (p50)": ratio("service Upstream.page last", "service Upstream.page first"),
     "storage last / first (p50)": ratio("storage MessageStore.list after_seq last", "storage MessageStore.list after_seq first")
   }
+}
+
+const tables = (results: Outcome["results"], ratios: Record<string, number>) => [
+  "| case | rows | p50 ms | p99 ms | mean ms |",
+  "|---|---:|---:|---:|---:|",
+  ...Object.entries(results).map(([name, s]) =>
+    `| ${name} | ${s.rows} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.mean.toFixed(2)} |`),
+  "",
+  "| ratio | value |",
+  "|---|---:|",
+  ...Object.entries(ratios).map(([name, r]) => `| ${name} | ${r.toFixed(2)} |`),
+  ""
+]
+
+const method = () =>
+  `Method: 20 warm-up rounds, then ${repeat} rounds of one sequential request per case, the cases interleaved so that ` +
+  "background load hits all of them alike. The HTTP cases go through the real HttpApp on an " +
+  "in-process NodeHttpServer (fetch over loopback, keep-alive, the whole body read and parsed). \"first\" is the first page " +
+  `(no cursor), "middle" a cursor at sequence ${Math.floor(total / 2).toLocaleString("en")}, "last" a cursor ${perPage} before the end ` +
+  "(the page is the final 500 messages). Deep cursors are signed with the server's stored secret, as the server would."
+
+const sqliteSection = (outcome: Outcome & { readonly dbBytes: number }, pgMeasured: boolean) => {
+  const m = machine()
+  const ratios = ratiosOf(outcome.results)
   const pass = Object.values(ratios).every((r) => r <= 2)
-  const rows = Object.entries(results).map(([name, s]) =>
-    `| ${name} | ${s.rows} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.mean.toFixed(2)} |`)
   const md = [
     "# Upstream depth benchmark (SQLite)",
     "",
@@ -222,22 +417,11 @@ Effect.runPromise(main).then(({ fillSeconds, results }) => {
     `Machine: ${m.nproc} CPUs (nproc), ${m.memory} memory, ${m.cpu}; Node ${m.node}; load average at the end ${m.load} ` +
     "(the machine was shared with other work while the benchmark ran)",
     `Data: ${total.toLocaleString("en")} messages of one organisation (4 types round-robin, ~${Math.round(body(0, "BASIC_STATUS", 0).length)} byte bodies), ` +
-    `filled through TradeflowStore.commit in batches of ${batchSize.toLocaleString("en")} in ${fillSeconds.toFixed(1)} s ` +
-    `(SQLite synchronous=NORMAL for the fill and the run); database ${(dbBytes / 1024 / 1024).toFixed(0)} MiB.`,
-    `Method: 20 warm-up rounds, then ${repeat} rounds of one sequential request per case, the cases interleaved so that ` +
-    "background load hits all of them alike. The HTTP cases go through the real HttpApp on an " +
-    "in-process NodeHttpServer (fetch over loopback, keep-alive, the whole body read and parsed). \"first\" is the first page " +
-    `(no cursor), "middle" a cursor at sequence ${Math.floor(total / 2).toLocaleString("en")}, "last" a cursor ${perPage} before the end ` +
-    "(the page is the final 500 messages). Deep cursors are signed with the server's stored secret, as the server would.",
+    `filled through TradeflowStore.commit in batches of ${batchSize.toLocaleString("en")} in ${outcome.fillSeconds.toFixed(1)} s ` +
+    `(SQLite synchronous=NORMAL for the fill and the run); database ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB.`,
+    method(),
     "",
-    "| case | rows | p50 ms | p99 ms | mean ms |",
-    "|---|---:|---:|---:|---:|",
-    ...rows,
-    "",
-    "| ratio | value |",
-    "|---|---:|",
-    ...Object.entries(ratios).map(([name, r]) => `| ${name} | ${r.toFixed(2)} |`),
-    "",
+    ...tables(outcome.results, ratios),
     `Deep pages within 2x of the first page: ${pass ? "yes" : "NO"}.`,
     "",
     "Notes:",
@@ -246,12 +430,99 @@ Effect.runPromise(main).then(({ fillSeconds, results }) => {
     "- The array form (no per_page) reads the 500 newest matching messages by sequence and only asks the store for the " +
     "24-hour window when some of them fall outside it. Querying the window directly made SQLite use the generated_at " +
     "index and sort the whole window: 56 ms p50 with 20,000 messages, growing with the messages of the last 24 hours.",
-    "- PostgreSQL was not measured in this run (no TRADEFLOW_TEST_PG_URL).",
+    pgMeasured
+      ? "- PostgreSQL: see the section below (measured in the same run)."
+      : "- PostgreSQL was not measured in this run (no TRADEFLOW_TEST_PG_URL).",
     ""
   ].join("\n")
-  const out = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md")
-  writeFileSync(out, md)
-  console.log(md)
+  return { md, pass }
+}
+
+const postgresSection = (outcome: Effect.Effect.Success<typeof runPostgres>) => {
+  const m = machine()
+  const ratios = ratiosOf(outcome.results)
+  const pass = Object.values(ratios).every((r) => r <= 2)
+  const md = [
+    "# Upstream depth benchmark (PostgreSQL)",
+    "",
+    `Date: ${new Date().toISOString()}`,
+    `Machine: ${m.nproc} CPUs (nproc), ${m.memory} memory, ${m.cpu}; Node ${m.node}; load average at the end ${m.load} ` +
+    "(the machine was shared with other work while the benchmark ran)",
+    `Database: PostgreSQL ${outcome.version} on the same machine (127.0.0.1, default configuration, shared_buffers ` +
+    `${outcome.sharedBuffers}), reached through @tradeflow/storage-pg (\`PgStorage.layer\`, pool of 10) in a fresh schema, dropped afterwards.`,
+    `Data: the same ${total.toLocaleString("en")} messages of one organisation as in the SQLite run (same hashes, types, ` +
+    `references, timestamps and byte-identical ~${Math.round(body(0, "BASIC_STATUS", 0).length)} byte bodies; checked on a sample), ` +
+    `written with bulk \`INSERT … SELECT generate_series\` statements of ${pgChunk.toLocaleString("en")} rows into the migrated ` +
+    "schema (every index in place), the organisation's message_sequences counter set to the last seq, then " +
+    `\`VACUUM (ANALYZE) messages\`; fill ${outcome.fillSeconds.toFixed(1)} s in all; schema ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB ` +
+    "(tables and indexes).",
+    method(),
+    "",
+    ...tables(outcome.results, ratios),
+    `Deep pages within 2x of the first page: ${pass ? "yes" : "NO"}.`,
+    "",
+    "Notes:",
+    "- Plans of the deep storage queries (EXPLAIN ANALYZE after the run):",
+    ...Object.entries(outcome.plans).map(([name, plan]) => `  - ${name}: \`${plan.replace(/\s+/g, " ")}\``),
+    "- The fill bypasses TradeflowStore.commit because only the read path is measured here; the rows and the " +
+    "message_sequences counter are what commits of the same messages would have produced.",
+    ""
+  ].join("\n")
+  return { md, pass }
+}
+
+const resultsFile = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md")
+
+/** Replaces (or adds) the sections of the measured backends in RESULTS.md, keeping the others. */
+const writeSections = (sections: Partial<Record<Backend, string>>) => {
+  const existing = existsSync(resultsFile) ? readFileSync(resultsFile, "utf8") : ""
+  const headers: Record<Backend, string> = {
+    sqlite: "# Upstream depth benchmark (SQLite)",
+    postgres: "# Upstream depth benchmark (PostgreSQL)"
+  }
+  const current: Partial<Record<Backend, string>> = {}
+  const starts = (["sqlite", "postgres"] as const)
+    .map((b) => [b, existing.indexOf(headers[b])] as const)
+    .filter(([, at]) => at >= 0)
+    .sort((a, b) => a[1] - b[1])
+  starts.forEach(([b, at], k) => {
+    const end = starts[k + 1]?.[1] ?? existing.length
+    current[b] = existing.slice(at, end).trimEnd() + "\n"
+  })
+  const merged = { ...current, ...sections }
+  const md = (["sqlite", "postgres"] as const).flatMap((b) => merged[b] === undefined ? [] : [merged[b]]).join("\n")
+  writeFileSync(resultsFile, md)
+}
+
+const main = Effect.gen(function*() {
+  const sections: Partial<Record<Backend, string>> = {}
+  let pass = true
+  const sqlite = backends.includes("sqlite") ? yield* runSqlite : undefined
+  const postgres = backends.includes("postgres") ? yield* runPostgres : undefined
+  if (sqlite !== undefined) {
+    const section = sqliteSection(sqlite, postgres !== undefined)
+    sections.sqlite = section.md
+    pass &&= section.pass
+  }
+  if (postgres !== undefined) {
+    const section = postgresSection(postgres)
+    sections.postgres = section.md
+    pass &&= section.pass
+  }
+  writeSections(sections)
+  for (const md of Object.values(sections)) console.log(md)
+  return pass
+})
+
+const fiber = Effect.runFork(main)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.error(`${signal}: interrupting (the PostgreSQL schema is dropped on the way out)`)
+    Effect.runFork(Fiber.interrupt(fiber))
+  })
+}
+
+Effect.runPromise(Fiber.join(fiber)).then((pass) => {
   rmSync(root, { recursive: true, force: true })
   process.exit(pass ? 0 : 1)
 }, (error) => {

@@ -343,3 +343,66 @@ export const WidgetSearchResult = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type WidgetSearchResult = typeof WidgetSearchResult.Type
+
+/** The `metadata` block of the V3 tradeflow document. `carrier_name` / `carrier_scac` are null when never sent. */
+export const TradeflowMetadata = Schema.Struct({
+  last_updated: DateTimeString,
+  carrier_name: Schema.NullOr(Schema.String),
+  carrier_scac: Schema.NullOr(Schema.String),
+  is_active: Schema.Boolean
+})
+/** @since 0.1.0 */
+export type TradeflowMetadata = typeof TradeflowMetadata.Type
+
+/**
+ * One tracked event of the V3 tradeflow document: the fields the CONTAINER_MILESTONE of the
+ * event carries (without `type` and `shipment`), for events of the whole shipment too.
+ *
+ * - `status_code` is `ZZ` when unclassified; `event_date` is the predicted date while none is known.
+ * - `location` is the UN/LOCODE of the event's location (its Location object is in the document's
+ *   `locations`); null when the event names no location or only free text. `location_name` is the
+ *   location's name (the text as sent for free text), null without a location.
+ * - `transport_unit_reference`, `container_details` and `dwell_details` are null for an event of
+ *   the shipment (no container).
+ */
+export const TradeflowEvent = Schema.Struct({
+  status_code: Schema.String,
+  message: Schema.String,
+  actual: Schema.Boolean,
+  event_date: DateTimeString,
+  predicted_at: DateTimeString,
+  location: Schema.NullOr(Schema.String),
+  location_name: Schema.NullOr(Schema.String),
+  history: Schema.Array(HistoryEntry),
+  transport_unit_reference: Schema.NullOr(Schema.String),
+  container_details: Schema.NullOr(ContainerDetails),
+  booking_reference: Schema.NullOr(Schema.String),
+  bill_of_lading_reference: Schema.NullOr(Schema.String),
+  dwell_details: Schema.NullOr(DwellDetails)
+})
+/** @since 0.1.0 */
+export type TradeflowEvent = typeof TradeflowEvent.Type
+
+/**
+ * The V3 tradeflow document (DECISIONS.md §6): the whole state of a tradeflow, as the console
+ * download and the `tradeflow` webhook format deliver it.
+ *
+ * - `events`: every tracked event, in event-date order (see {@link TradeflowEvent}).
+ * - `locations`: the distinct Location objects the events and the shipment's ports name by
+ *   UN/LOCODE, sorted by UN/LOCODE.
+ * - `containers`: the containers, as messages describe them.
+ * - `shipment`: exactly the `shipment` of the tradeflow's messages.
+ * - `vessels`: the distinct vessels (only in the download; may be absent in webhooks).
+ */
+export const TradeflowDocument = Schema.Struct({
+  version: Schema.Literal("3.0.0"),
+  tradeflow_reference: Schema.String,
+  metadata: TradeflowMetadata,
+  events: Schema.Array(TradeflowEvent),
+  locations: Schema.Array(Location),
+  containers: Schema.Array(Container),
+  shipment: Shipment,
+  vessels: Schema.optional(Schema.Array(Vessel))
+}).annotations({ identifier: "TradeflowDocument" })
+/** @since 0.1.0 */
+export type TradeflowDocument = typeof TradeflowDocument.Type

@@ -38,6 +38,8 @@ import {
   type DwellDetails,
   type ReadingLog,
   type Shipment,
+  type TradeflowDocument,
+  type TradeflowEvent,
   type Vessel,
   type WidgetContainer,
   type WidgetLocation,
@@ -548,3 +550,81 @@ export const positionUpdates = (
     }
     return { messages, next_position_at: due.next }
   }).pipe(Effect.withSpan("Render.positionUpdates"))
+
+/** Options of {@link tradeflowDocument}. */
+export interface DocumentOptions {
+  /** Include the `vessels` block (the download does; webhooks may leave it out). */
+  readonly vessels?: boolean
+}
+
+const byEventDate = (events: ReadonlyArray<TrackedEvent>): ReadonlyArray<TrackedEvent> => {
+  const when = (e: TrackedEvent) => e.event_date ?? e.predicted_at
+  return events.map((e, i) => [e, i] as const).sort(([a, i], [b, j]) => when(a) - when(b) || i - j).map(([e]) => e)
+}
+
+/**
+ * The V3 tradeflow document of a tradeflow (see `ApiMessage.TradeflowDocument` for the blocks),
+ * rendered with the helpers of the messages: the same location resolver, container details,
+ * dwell details, vessel and {@link shipment}, so `shipment` equals the `shipment` of a message
+ * rendered from the same state. `vessels` (the tradeflow's vessel, none while it has no name) is
+ * present only with `options.vessels`.
+ */
+export const tradeflowDocument = (
+  t: Tradeflow,
+  options: DocumentOptions = {}
+): Effect.Effect<TradeflowDocument, StorageError, Locations | TrackingConfig> =>
+  Effect.gen(function* () {
+    const settings = yield* TrackingConfig
+    const resolve = yield* resolver([t])
+    const entries = new Map(t.containers.map((c) => [c.reference, c] as const))
+    const booking = t.booking_references[0] ?? null
+    const billOfLading = t.bill_of_lading_references[0] ?? null
+    const locations = new Map<string, Location>()
+    const note = (l: Location | null): Location | null => {
+      if (l !== null && l.unlocode !== "" && !locations.has(l.unlocode)) locations.set(l.unlocode, l)
+      return l
+    }
+    for (const port of [t.details.port_of_loading, t.details.port_of_discharge]) {
+      if (port !== undefined) note(resolve(port))
+    }
+    const events: ReadonlyArray<TradeflowEvent> = byEventDate(t.events).map((e) => {
+      const location = note(resolve(e.location))
+      const reference = e.container_reference
+      return {
+        status_code: e.status_code ?? unclassified,
+        message: e.message,
+        actual: e.actual,
+        event_date: iso(e.event_date ?? e.predicted_at),
+        predicted_at: iso(e.predicted_at),
+        location: location === null || location.unlocode === "" ? null : location.unlocode,
+        location_name: location?.name ?? null,
+        history: e.history.map((h) => ({
+          actual: h.actual,
+          source: h.source,
+          event_date: iso(h.event_date),
+          predicted_at: iso(h.predicted_at)
+        })),
+        transport_unit_reference: reference,
+        container_details: reference === null ? null : container(entries.get(reference) ?? { reference }),
+        booking_reference: booking,
+        bill_of_lading_reference: billOfLading,
+        dwell_details: reference === null ? null : dwellDetails(t, reference, settings)
+      }
+    })
+    const vessel = vesselOf(t)
+    return {
+      version: "3.0.0" as const,
+      tradeflow_reference: t.reference,
+      metadata: {
+        last_updated: iso(t.updated_at),
+        carrier_name: t.details.carrier_name ?? null,
+        carrier_scac: t.details.carrier_scac ?? null,
+        is_active: t.active
+      },
+      events,
+      locations: [...locations.values()].sort((a, b) => a.unlocode < b.unlocode ? -1 : a.unlocode > b.unlocode ? 1 : 0),
+      containers: containersOf(t),
+      shipment: shipment(t, resolve),
+      ...(options.vessels === true ? { vessels: vessel.name === "" ? [] : [vessel] } : {})
+    }
+  }).pipe(Effect.withSpan("Render.tradeflowDocument"))

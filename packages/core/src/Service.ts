@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
+import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as Locations from "./Locations.js"
 import * as Scheduler from "./Scheduler.js"
@@ -15,7 +16,13 @@ import * as Upstream from "./Upstream.js"
 import * as Worker from "./Worker.js"
 
 /** The services an HTTP adapter or an embedding application calls. */
-export type Services = Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker | Scheduler.Scheduler
+export type Services =
+  | Accounts.Accounts
+  | Documents.Documents
+  | Ingest.Ingest
+  | Upstream.Upstream
+  | Worker.Worker
+  | Scheduler.Scheduler
 
 /**
  * Every service over the storage ports, the location directory and the tracking settings. The
@@ -27,6 +34,7 @@ export const layer = (
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
     Accounts.layer,
+    Documents.layer,
     Ingest.layer,
     Upstream.layer,
     Scheduler.layer({ background: options.background, ...scheduler })

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Environment, TradeflowRecord } from "@tradeflow/core"
+import { ApiMessage as CoreMessage, Environment, TradeflowRecord } from "@tradeflow/core"
 import { Schema } from "effect"
 import { ApiKeyAuth, ConsoleAuth } from "./Authentication.js"
 import {
@@ -177,7 +177,12 @@ export const NewApiKey = Schema.Struct({ environment: Environment.Environment })
 
 const Id = Schema.Struct({ id: Schema.String })
 
-/** The console (DECISIONS.md §4): organisations and API keys. Host-independent. */
+const TradeflowPath = Schema.Struct({
+  id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
+  reference: Schema.String
+})
+
+/** The console (DECISIONS.md §4): organisations, API keys and tradeflow downloads. Host-independent. */
 export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createOrganisation", "/console/organisations")
@@ -200,6 +205,16 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     HttpApiEndpoint.del("revokeApiKey", "/console/api-keys/:id")
       .setPath(Id)
       .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(
+    HttpApiEndpoint.get("downloadTradeflow", "/console/organisations/:id/tradeflows/:reference/download")
+      .setPath(TradeflowPath)
+      .addSuccess(CoreMessage.TradeflowDocument)
+      .annotate(
+        OpenApi.Description,
+        "The V3 tradeflow document of the organisation's tradeflow, as an attachment (Content-Disposition: attachment; " +
+          "filename=\"<reference>.json\", with an RFC 6266 filename* for non-ASCII references)"
+      )
   )
   .addError(BadRequest)
   .addError(NotFound)

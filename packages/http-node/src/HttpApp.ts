@@ -14,7 +14,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type { HttpServer } from "@effect/platform"
-import { Accounts, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
+import { Accounts, ApiMessage, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
 import { Cause, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Api, ApiV3, NewApiKey, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
@@ -22,6 +22,7 @@ import { ApiKeyAuth, ConsoleAuth, CurrentCaller } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
 import { readJson } from "./internal/body.js"
+import { attachment } from "./internal/contentDisposition.js"
 import { internalError, mapCoreErrors } from "./internal/errors.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
@@ -219,6 +220,7 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* HttpConfig
     const accounts = yield* Accounts.Accounts
+    const documents = yield* Documents.Documents
     return handlers
       .handleRaw("createOrganisation", () =>
         Effect.gen(function*() {
@@ -234,6 +236,17 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
         }))
       .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
       .handle("revokeApiKey", ({ path }) => mapCoreErrors(accounts.revokeApiKey(path.id)))
+      .handle("downloadTradeflow", ({ path }) =>
+        Effect.gen(function*() {
+          const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
+          if (Option.isNone(organisation)) return yield* Problem.make(404, `no organisation with id ${JSON.stringify(path.id)}`)
+          const document = yield* mapCoreErrors(documents.download(path.id, path.reference))
+          const encoded = yield* Schema.encode(ApiMessage.TradeflowDocument)(document).pipe(Effect.orDie)
+          return HttpServerResponse.text(JSON.stringify(encoded), {
+            contentType: "application/json",
+            headers: { "content-disposition": attachment(path.reference) }
+          })
+        }))
   }))
 
 const extraRoutes: ReadonlyArray<readonly [string, string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
@@ -307,7 +320,14 @@ const groups = Layer.mergeAll(
 export const layer: Layer.Layer<
   never,
   never,
-  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpConfig | Accounts.Accounts | Ingest.Ingest | Upstream.Upstream | Worker.Worker
+  | HttpServer.HttpServer
+  | HttpRouter.HttpRouter.DefaultServices
+  | HttpConfig
+  | Accounts.Accounts
+  | Documents.Documents
+  | Ingest.Ingest
+  | Upstream.Upstream
+  | Worker.Worker
 > = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(openApiRoute),

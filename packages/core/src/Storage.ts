@@ -7,6 +7,8 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
+import type { Automation } from "./Automation.js"
+import { AutomationStore } from "./AutomationStore.js"
 import type { Job } from "./Job.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
@@ -23,7 +25,7 @@ export {
 } from "./Settings.js"
 
 /** Every storage port. */
-export type Storage = OrganisationStore | JobQueue | TradeflowStore | MessageStore | Settings
+export type Storage = OrganisationStore | JobQueue | TradeflowStore | MessageStore | Settings | AutomationStore
 
 interface Lease {
   attempt: number
@@ -82,6 +84,7 @@ export const makeMemory = Effect.gen(function*() {
   const idempotency = new Map<string, { readonly request_hash: string; readonly response: string }>()
   const tradeflows = new Map<string, Tradeflow>()
   const logs = new Map<string, OrgMessages>()
+  const automationsById = new Map<string, Automation>()
   let nextJob = 1
   const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
   const tfKey = (organisationId: string, reference: string) => JSON.stringify([organisationId, reference])
@@ -228,8 +231,21 @@ export const makeMemory = Effect.gen(function*() {
     })
   })
 
+  const ofOrganisation = (organisationId: string, enabledOnly: boolean) =>
+    [...automationsById.values()]
+      .filter((a) => a.organisation_id === organisationId && (!enabledOnly || a.enabled))
+      .sort((a, b) => a.created_at - b.created_at)
+
+  const automations = AutomationStore.of({
+    put: (automation) => Effect.sync(() => void automationsById.set(automation.id, automation)),
+    get: (id) => Effect.sync(() => Option.fromNullable(automationsById.get(id))),
+    list: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, false)),
+    enabled: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, true)),
+    remove: (id) => Effect.sync(() => automationsById.delete(id))
+  })
+
   const wakeups = yield* PubSub.sliding<void>(1)
-  return { orgs, queue: queue(wakeups), store, messages, settings: shared }
+  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations }
 })
 
 /** Every storage port, in memory. */
@@ -238,6 +254,7 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(Effect.map(
     Context.add(JobQueue, m.queue),
     Context.add(TradeflowStore, m.store),
     Context.add(MessageStore, m.messages),
-    Context.add(Settings, m.settings)
+    Context.add(Settings, m.settings),
+    Context.add(AutomationStore, m.automations)
   )
 ))

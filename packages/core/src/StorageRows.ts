@@ -1,11 +1,12 @@
 /**
  * Row codecs and helpers shared by the SQL storage adapters (SQLite, PostgreSQL): how jobs,
- * tradeflows and messages are read from and written to their tables. Adapter-independent: it
+ * tradeflows, messages and automations are read from and written to their tables. Adapter-independent: it
  * knows nothing of a driver.
  *
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
+import * as Automation from "./Automation.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
@@ -43,6 +44,9 @@ export const OutcomeRow = Schema.Struct({
 
 /** A tradeflow row: the document column. */
 export const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
+
+/** An automation row: the document column. */
+export const AutomationRow = Schema.Struct({ doc: Schema.parseJson(Automation.Automation) })
 
 /** A row of the messages table. */
 export const MessageRow = Schema.Struct({
@@ -86,8 +90,12 @@ export const decodeTradeflows = rows(TradeflowRow)
 /** @since 0.1.0 */
 export const decodeMessages = rows(MessageRow)
 /** @since 0.1.0 */
+export const decodeAutomations = rows(AutomationRow)
+/** @since 0.1.0 */
 export const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
 /** @since 0.1.0 */
 export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
 /** @since 0.1.0 */
 export const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))
+/** @since 0.1.0 */
+export const encodeAutomation = Schema.encode(Schema.parseJson(Automation.Automation))

@@ -6,6 +6,8 @@
 export * as AccountError from "./AccountError.js"
 export * as Accounts from "./Accounts.js"
 export * as ApiMessage from "./ApiMessage.js"
+export * as Automation from "./Automation.js"
+export * as AutomationStore from "./AutomationStore.js"
 export * as Cursor from "./Cursor.js"
 export * as Documents from "./Documents.js"
 export * as DownstreamError from "./DownstreamError.js"

@@ -14,6 +14,8 @@
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Arbitrary, Duration, Effect, Either, FastCheck as fc, Fiber, type Layer, Option, Schema, Stream } from "effect"
+import { Automation } from "../src/Automation.js"
+import { AutomationStore } from "../src/AutomationStore.js"
 import * as Job from "../src/Job.js"
 import { type ClaimedJob, JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
@@ -175,12 +177,66 @@ export const arbitraryNewJob: fc.Arbitrary<Job.NewJob> = fc.record({
   received_at: fc.integer({ min: 0, max: 2 ** 45 })
 })
 
+const automationCodec = Schema.parseJson(Automation)
+
+/**
+ * Any automation that survives its JSON codec, with fresh ids (so a run never meets another's
+ * rows) and epoch-ms integer timestamps (what the indexed `created_at` column holds).
+ */
+export const arbitraryAutomation: fc.Arbitrary<Automation> = fc.tuple(
+  Arbitrary.make(Automation),
+  fc.integer({ min: 0, max: 2 ** 45 }),
+  fc.integer({ min: 0, max: 2 ** 45 })
+).map(([a, created_at, updated_at]) => ({
+  ...a,
+  id: freshId("automation"),
+  organisation_id: freshId("org"),
+  created_at,
+  updated_at
+})).filter(survivesJson(automationCodec))
+
+/** The JSON form of an automation, for comparisons that ignore what JSON cannot tell apart. */
+export const canonicalAutomation = (a: Automation): unknown => JSON.parse(Schema.encodeSync(automationCodec)(a))
+
+/** An automation with defaults for what a test does not care about. */
+export const makeAutomation = (organisation_id: string, fields: Partial<Automation> = {}): Automation => ({
+  id: freshId("automation"),
+  organisation_id,
+  url: "https://receiver.example/hook",
+  format: "message",
+  types: ["SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE"],
+  enabled: false,
+  secrets: [{ secret: `whsec_${"A".repeat(43)}=`, expires_at: null }],
+  disabled_reason: null,
+  failing_since: null,
+  created_at: 1_000,
+  updated_at: 1_000,
+  ...fields
+})
+
+/** One step of the automation model test: put (a new or replacing automation) or remove, over small pools. */
+type AutomationOp =
+  | { readonly _tag: "Put"; readonly id: number; readonly org: number; readonly enabled: boolean; readonly created_at: number }
+  | { readonly _tag: "Remove"; readonly id: number }
+
+const arbitraryAutomationOp: fc.Arbitrary<AutomationOp> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({
+    _tag: fc.constant("Put" as const),
+    id: fc.integer({ min: 0, max: 5 }),
+    org: fc.integer({ min: 0, max: 1 }),
+    enabled: fc.boolean(),
+    created_at: fc.integer({ min: 0, max: 3 })
+  }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Remove" as const), id: fc.integer({ min: 0, max: 5 }) }) }
+)
+
 const ports = Effect.all({
   orgs: OrganisationStore,
   queue: JobQueue,
   store: TradeflowStore,
   messages: MessageStore,
-  settings: Settings
+  settings: Settings,
+  automations: AutomationStore
 })
 
 const newJob = (organisation_id: string, reference: string | null = null): Job.NewJob => ({
@@ -867,6 +923,130 @@ export const storageContract = (
         })
         expect(yield* list({ container_reference: "C1" })).toEqual(["m8", "m9", "m10"])
       }))
+
+    it.effect("automations: put then get round-trips; unknown ids are none", () => Effect.gen(function*() {
+      const { automations } = yield* ports
+      const org = freshId("org")
+      const a = makeAutomation(org, {
+        format: "tradeflow",
+        types: ["CONTAINER_MILESTONE"],
+        enabled: true,
+        secrets: [{ secret: "whsec_new", expires_at: null }, { secret: "whsec_old", expires_at: 86_401_000 }],
+        disabled_reason: null,
+        failing_since: 5_000
+      })
+      yield* automations.put(a)
+      expect(yield* automations.get(a.id)).toEqual(Option.some(a))
+      expect(yield* automations.get(freshId("automation"))).toEqual(Option.none())
+    }))
+
+    it.effect.prop("automations: any automation comes back as it was stored", [arbitraryAutomation], ([automation]) =>
+      Effect.gen(function*() {
+        const { automations } = yield* ports
+        yield* automations.put(automation)
+        const expected = canonicalAutomation(automation)
+        expect(Option.map(yield* automations.get(automation.id), canonicalAutomation)).toEqual(Option.some(expected))
+        expect((yield* automations.list(automation.organisation_id)).map(canonicalAutomation)).toEqual([expected])
+        expect((yield* automations.enabled(automation.organisation_id)).map(canonicalAutomation))
+          .toEqual(automation.enabled ? [expected] : [])
+      }), props)
+
+    it.effect("automations: put replaces the whole automation and keeps its place among equals", () =>
+      Effect.gen(function*() {
+        const { automations } = yield* ports
+        const org = freshId("org")
+        const first = makeAutomation(org, { id: freshId("z"), created_at: 10 })
+        const second = makeAutomation(org, { id: freshId("a"), created_at: 10 })
+        yield* automations.put(first)
+        yield* automations.put(second)
+        const replaced: Automation = {
+          ...first,
+          url: "https://other.example/in",
+          format: "tradeflow",
+          types: ["LOCATION_UPDATE"],
+          enabled: true,
+          secrets: [{ secret: "whsec_rotated", expires_at: null }, { secret: "whsec_first", expires_at: 99 }],
+          disabled_reason: null,
+          failing_since: null,
+          updated_at: 20
+        }
+        yield* automations.put(replaced)
+        expect(yield* automations.get(first.id)).toEqual(Option.some(replaced))
+        expect(yield* automations.list(org)).toEqual([replaced, second])
+        expect(yield* automations.enabled(org)).toEqual([replaced])
+        const disabled: Automation = { ...replaced, enabled: false, disabled_reason: "410 Gone", updated_at: 30 }
+        yield* automations.put(disabled)
+        expect(yield* automations.enabled(org)).toEqual([])
+        expect(yield* automations.list(org)).toEqual([disabled, second])
+      }))
+
+    it.effect("automations: list and enabled per organisation, oldest first, isolated between organisations", () =>
+      Effect.gen(function*() {
+        const { automations } = yield* ports
+        const org = freshId("org")
+        const other = freshId("org")
+        const c = makeAutomation(org, { created_at: 300, enabled: true })
+        const a = makeAutomation(org, { created_at: 100, enabled: true })
+        const b = makeAutomation(org, { created_at: 200, enabled: false })
+        const tie = makeAutomation(org, { created_at: 100, enabled: false })
+        const foreign = makeAutomation(other, { created_at: 50, enabled: true })
+        for (const x of [c, a, foreign, b, tie]) yield* automations.put(x)
+        expect(yield* automations.list(org)).toEqual([a, tie, b, c])
+        expect(yield* automations.enabled(org)).toEqual([a, c])
+        expect(yield* automations.list(other)).toEqual([foreign])
+        expect(yield* automations.enabled(other)).toEqual([foreign])
+        expect(yield* automations.list(freshId("org"))).toEqual([])
+        expect(yield* automations.enabled(freshId("org"))).toEqual([])
+      }))
+
+    it.effect("automations: remove answers true once, then false; the automation is gone everywhere", () =>
+      Effect.gen(function*() {
+        const { automations } = yield* ports
+        const org = freshId("org")
+        const keep = makeAutomation(org, { enabled: true, created_at: 1 })
+        const gone = makeAutomation(org, { enabled: true, created_at: 2 })
+        yield* automations.put(keep)
+        yield* automations.put(gone)
+        expect(yield* automations.remove(gone.id)).toBe(true)
+        expect(yield* automations.remove(gone.id)).toBe(false)
+        expect(yield* automations.remove(freshId("automation"))).toBe(false)
+        expect(yield* automations.get(gone.id)).toEqual(Option.none())
+        expect(yield* automations.list(org)).toEqual([keep])
+        expect(yield* automations.enabled(org)).toEqual([keep])
+        yield* automations.put(gone)
+        expect(yield* automations.list(org)).toEqual([keep, gone])
+      }))
+
+    it.effect.prop("automations: any sequence of puts and removes matches the model", [
+      fc.array(arbitraryAutomationOp, { maxLength: 25 })
+    ], ([ops]) =>
+      Effect.gen(function*() {
+        const { automations } = yield* ports
+        const run = freshId("run")
+        const orgs = [`${run}-org0`, `${run}-org1`] as const
+        const idOf = (n: number) => `${run}-automation${n}`
+        const model = new Map<string, Automation>()
+        for (const op of ops) {
+          if (op._tag === "Remove") {
+            expect(yield* automations.remove(idOf(op.id))).toBe(model.delete(idOf(op.id)))
+          } else {
+            const a = makeAutomation(orgs[op.org]!, {
+              id: idOf(op.id), enabled: op.enabled, created_at: op.created_at, updated_at: op.created_at
+            })
+            model.set(a.id, a)
+            yield* automations.put(a)
+          }
+        }
+        for (const org of orgs) {
+          const mine = [...model.values()].filter((a) => a.organisation_id === org)
+            .sort((x, y) => x.created_at - y.created_at)
+          expect(yield* automations.list(org)).toEqual(mine)
+          expect(yield* automations.enabled(org)).toEqual(mine.filter((a) => a.enabled))
+        }
+        for (let n = 0; n <= 5; n++) {
+          expect(yield* automations.get(idOf(n))).toEqual(Option.fromNullable(model.get(idOf(n))))
+        }
+      }), props)
 
     it.effect.prop("messages: latest pages with after_seq return each latest matching message once", [
       fc.array(arbitraryMessage, { maxLength: 30 }),

@@ -20,6 +20,8 @@
 import { Migrator, SqlClient, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
+  type Automation,
+  AutomationStore,
   Job,
   JobQueue,
   MessageStore,
@@ -67,6 +69,8 @@ const {
   decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
+  decodeAutomations,
+  encodeAutomation,
   encodePayload,
   encodeResult,
   encodeTradeflow
@@ -97,6 +101,7 @@ export interface PgStorage {
   readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
   readonly messages: MessageStore.MessageStore["Type"]
   readonly settings: Storage.Settings["Type"]
+  readonly automations: AutomationStore.AutomationStore["Type"]
 }
 
 /** The NOTIFY channel of enqueues (the payload is the schema, so schemas of one database don't mix). */
@@ -456,7 +461,36 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }, storageError("Settings.getOrCreate"))
     })
 
-    return { organisations, jobs, tradeflows, messages, settings }
+    const selectAutomation = sql`SELECT doc FROM automations`
+    const automations = AutomationStore.AutomationStore.of({
+      put: Effect.fn("AutomationStore.put")(function*(automation: Automation.Automation) {
+        const doc = yield* encodeAutomation(automation)
+        yield* sql`INSERT INTO automations (id, organisation_id, enabled, created_at, doc)
+          VALUES (${automation.id}, ${automation.organisation_id}, ${automation.enabled}, ${automation.created_at}, ${doc})
+          ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, enabled = excluded.enabled,
+            created_at = excluded.created_at, doc = excluded.doc`
+      }, storageError("AutomationStore.put")),
+      get: Effect.fn("AutomationStore.get")(function*(id: string) {
+        const rows = yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${id}`)
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+      }, storageError("AutomationStore.get")),
+      list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
+        const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
+          WHERE organisation_id = ${organisationId} ORDER BY created_at, position`)
+        return rows.map((r) => r.doc)
+      }, storageError("AutomationStore.list")),
+      enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
+        const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
+          WHERE organisation_id = ${organisationId} AND enabled ORDER BY created_at, position`)
+        return rows.map((r) => r.doc)
+      }, storageError("AutomationStore.enabled")),
+      remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
+        const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("AutomationStore.remove"))
+    })
+
+    return { organisations, jobs, tradeflows, messages, settings, automations }
   }
 )
 
@@ -466,7 +500,8 @@ export const toContext = (storage: PgStorage): Context.Context<Storage.Storage> 
     Context.add(JobQueue.JobQueue, storage.jobs),
     Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
     Context.add(MessageStore.MessageStore, storage.messages),
-    Context.add(Storage.Settings, storage.settings)
+    Context.add(Storage.Settings, storage.settings),
+    Context.add(AutomationStore.AutomationStore, storage.automations)
   )
 
 /** Every storage port on an existing `PgClient`; migrates and starts listening on build. */

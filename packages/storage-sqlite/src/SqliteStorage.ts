@@ -10,6 +10,8 @@
 import { Migrator, SqlClient, type Statement } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import {
+  type Automation,
+  AutomationStore,
   Job,
   JobQueue,
   MessageStore,
@@ -43,6 +45,8 @@ const {
   decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
+  decodeAutomations,
+  encodeAutomation,
   encodePayload,
   encodeResult,
   encodeTradeflow
@@ -65,6 +69,7 @@ export interface SqliteStorage {
   readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
   readonly messages: MessageStore.MessageStore["Type"]
   readonly settings: Storage.Settings["Type"]
+  readonly automations: AutomationStore.AutomationStore["Type"]
 }
 
 /** Runs the migrations of this package (idempotent). */
@@ -334,7 +339,36 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("Settings.getOrCreate"))
   })
 
-  return { organisations, jobs, tradeflows, messages, settings }
+  const selectAutomation = sql`SELECT doc FROM automations`
+  const automations = AutomationStore.AutomationStore.of({
+    put: Effect.fn("AutomationStore.put")(function*(automation: Automation.Automation) {
+      const doc = yield* encodeAutomation(automation)
+      yield* sql`INSERT INTO automations (id, organisation_id, enabled, created_at, doc)
+        VALUES (${automation.id}, ${automation.organisation_id}, ${automation.enabled ? 1 : 0}, ${automation.created_at}, ${doc})
+        ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, enabled = excluded.enabled,
+          created_at = excluded.created_at, doc = excluded.doc`
+    }, storageError("AutomationStore.put")),
+    get: Effect.fn("AutomationStore.get")(function*(id: string) {
+      const rows = yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${id}`)
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+    }, storageError("AutomationStore.get")),
+    list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
+      const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
+        WHERE organisation_id = ${organisationId} ORDER BY created_at, rowid`)
+      return rows.map((r) => r.doc)
+    }, storageError("AutomationStore.list")),
+    enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
+      const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
+        WHERE organisation_id = ${organisationId} AND enabled = 1 ORDER BY created_at, rowid`)
+      return rows.map((r) => r.doc)
+    }, storageError("AutomationStore.enabled")),
+    remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
+      const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
+      return rows.length > 0
+    }, storageError("AutomationStore.remove"))
+  })
+
+  return { organisations, jobs, tradeflows, messages, settings, automations }
 })
 
 /** The storage ports as a context, from adapters built by {@link make}. */
@@ -343,7 +377,8 @@ export const toContext = (storage: SqliteStorage): Context.Context<Storage.Stora
     Context.add(JobQueue.JobQueue, storage.jobs),
     Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
     Context.add(MessageStore.MessageStore, storage.messages),
-    Context.add(Storage.Settings, storage.settings)
+    Context.add(Storage.Settings, storage.settings),
+    Context.add(AutomationStore.AutomationStore, storage.automations)
   )
 
 /** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */

@@ -100,5 +100,16 @@ export const loader = PgMigrator.fromRecord({
       name text COLLATE "C" PRIMARY KEY,
       value text NOT NULL
     )`
+  ),
+  "0002_automations": statements(
+    `CREATE TABLE automations (
+      id text COLLATE "C" PRIMARY KEY,
+      organisation_id text COLLATE "C" NOT NULL,
+      enabled boolean NOT NULL,
+      created_at double precision NOT NULL,
+      doc text NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE INDEX automations_organisation ON automations (organisation_id, created_at, position)`
   )
 })

@@ -97,6 +97,16 @@ export const migrations = {
       value TEXT NOT NULL
     )`,
     `CREATE INDEX messages_latest ON messages (organisation_id, tradeflow_reference, type, container_reference, seq)`
+  ),
+  "0003_automations": statements(
+    `CREATE TABLE automations (
+      id TEXT PRIMARY KEY NOT NULL,
+      organisation_id TEXT NOT NULL,
+      enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+      created_at INTEGER NOT NULL,
+      doc TEXT NOT NULL
+    )`,
+    `CREATE INDEX automations_organisation ON automations (organisation_id, created_at)`
   )
 }
 

@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
+import * as Automations from "./Automations.js"
 import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as Locations from "./Locations.js"
@@ -18,6 +19,7 @@ import * as Worker from "./Worker.js"
 /** The services an HTTP adapter or an embedding application calls. */
 export type Services =
   | Accounts.Accounts
+  | Automations.Automations
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream
@@ -34,6 +36,7 @@ export const layer = (
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
     Accounts.layer,
+    Automations.layer,
     Documents.layer,
     Ingest.layer,
     Upstream.layer,

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ApiMessage as CoreMessage, Environment, TradeflowRecord } from "@tradeflow/core"
+import { ApiMessage as CoreMessage, Automation, Environment, TradeflowRecord } from "@tradeflow/core"
 import { Schema } from "effect"
 import { ApiKeyAuth, ConsoleAuth } from "./Authentication.js"
 import {
@@ -177,12 +177,52 @@ export const NewApiKey = Schema.Struct({ environment: Environment.Environment })
 
 const Id = Schema.Struct({ id: Schema.String })
 
+/**
+ * The body of `POST /console/organisations/:id/automations`. `types` is checked by the service
+ * (BASIC_STATUS is refused with 422, it is not an integration type).
+ */
+export const NewAutomation = Schema.Struct({
+  url: Schema.String.annotations({ description: "An absolute https URL (http only when private destinations are allowed)" }),
+  format: Schema.optional(Automation.AutomationFormat.annotations({ description: "Default: message" })),
+  types: Schema.optional(Schema.Array(Schema.String).annotations({
+    description: "A non-empty list of SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE (default: all three)"
+  })),
+  enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
+}).annotations({ identifier: "NewAutomation" })
+
+const CreatedAutomation = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  format: Automation.AutomationFormat,
+  types: Schema.Array(Automation.IntegrationType),
+  enabled: Schema.Boolean,
+  secret: Schema.String.annotations({ description: "The signing secret (whsec_…), shown once" })
+}).annotations({ identifier: "CreatedAutomation" })
+
+const AutomationInfo = Schema.Struct({
+  id: Schema.String,
+  organisation_id: Schema.String,
+  url: Schema.String,
+  format: Automation.AutomationFormat,
+  types: Schema.Array(Automation.IntegrationType),
+  enabled: Schema.Boolean,
+  disabled_reason: Schema.NullOr(Schema.String).annotations({
+    description: "Why the service disabled it (the receiver answered 410, or it failed for 5 days); null otherwise"
+  }),
+  failing_since: Schema.NullOr(Schema.String).annotations({ description: "Since when every delivery failed (ISO 8601)" }),
+  created_at: Schema.String
+}).annotations({ identifier: "Automation" })
+
+const RotatedSecret = Schema.Struct({
+  secret: Schema.String.annotations({ description: "The new signing secret; the previous one stays valid for 24 hours" })
+}).annotations({ identifier: "RotatedSecret" })
+
 const TradeflowPath = Schema.Struct({
   id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
   reference: Schema.String
 })
 
-/** The console (DECISIONS.md §4): organisations, API keys and tradeflow downloads. Host-independent. */
+/** The console (DECISIONS.md §4): organisations, API keys, automations and tradeflow downloads. Host-independent. */
 export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createOrganisation", "/console/organisations")
@@ -203,6 +243,31 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey", "/console/api-keys/:id")
+      .setPath(Id)
+      .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(
+    HttpApiEndpoint.post("createAutomation", "/console/organisations/:id/automations")
+      .setPath(Schema.Struct({
+        id: Schema.String.annotations({ description: "The organisation; UAT destinations on its (UAT) companion's id" })
+      }))
+      .setPayload(NewAutomation)
+      .addSuccess(CreatedAutomation, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.get("listAutomations", "/console/organisations/:id/automations")
+      .setPath(Id)
+      .addSuccess(Schema.Array(AutomationInfo))
+  )
+  .add(HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable").setPath(Id).addSuccess(AutomationInfo))
+  .add(HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable").setPath(Id).addSuccess(AutomationInfo))
+  .add(
+    HttpApiEndpoint.post("rotateAutomationSecret", "/console/automations/:id/rotate-secret")
+      .setPath(Id)
+      .addSuccess(RotatedSecret)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteAutomation", "/console/automations/:id")
       .setPath(Id)
       .addSuccess(HttpApiSchema.NoContent)
   )

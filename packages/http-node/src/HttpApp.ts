@@ -14,10 +14,11 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type { HttpServer } from "@effect/platform"
-import { Accounts, ApiMessage, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
-import { Cause, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { Accounts, ApiMessage, Automations, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
+import { Ssrf } from "@tradeflow/webhook"
+import { Cause, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { Api, ApiV3, NewApiKey, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
+import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
@@ -216,11 +217,39 @@ const healthGroup = (api: typeof Api | typeof ApiV3) =>
   HttpApiBuilder.group(api as typeof Api, "health", (handlers) =>
     handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
 
+/**
+ * Creates an automation: the service's rules plus, unless private destinations are allowed, the
+ * destination check (https only, no non-public address literal); all issues in one 422.
+ */
+const createAutomation = Effect.gen(function*() {
+  const settings = yield* HttpConfig
+  const automations = yield* Automations.Automations
+  return (organisationId: string) =>
+    Effect.gen(function*() {
+      const input = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewAutomation, body))
+      const rules = yield* Effect.either(Automations.validate(input))
+      const issues = Either.isLeft(rules) ? rules.left.errors : []
+      const destination = Ssrf.checkUrl(input.url, {
+        allowPrivate: settings.webhookAllowPrivate,
+        allowHttp: settings.webhookAllowPrivate
+      })
+      const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
+        ? [{ path: "/url", message: destination.left.message }]
+        : []
+      if (issues.length + refused.length > 0) {
+        return yield* Problem.make(422, "the automation does not satisfy the rules; nothing was stored", [...refused, ...issues])
+      }
+      return yield* mapCoreErrors(automations.create(organisationId, input))
+    })
+})
+
 const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* HttpConfig
     const accounts = yield* Accounts.Accounts
     const documents = yield* Documents.Documents
+    const automations = yield* Automations.Automations
+    const newAutomation = yield* createAutomation
     return handlers
       .handleRaw("createOrganisation", () =>
         Effect.gen(function*() {
@@ -236,6 +265,12 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
         }))
       .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
       .handle("revokeApiKey", ({ path }) => mapCoreErrors(accounts.revokeApiKey(path.id)))
+      .handleRaw("createAutomation", ({ path }) => newAutomation(path.id))
+      .handle("listAutomations", ({ path }) => mapCoreErrors(automations.list(path.id)))
+      .handle("enableAutomation", ({ path }) => mapCoreErrors(automations.enable(path.id)))
+      .handle("disableAutomation", ({ path }) => mapCoreErrors(automations.disable(path.id)))
+      .handle("rotateAutomationSecret", ({ path }) => mapCoreErrors(automations.rotateSecret(path.id)))
+      .handle("deleteAutomation", ({ path }) => mapCoreErrors(automations.remove(path.id)))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
           const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
@@ -324,6 +359,7 @@ export const layer: Layer.Layer<
   | HttpRouter.HttpRouter.DefaultServices
   | HttpConfig
   | Accounts.Accounts
+  | Automations.Automations
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream

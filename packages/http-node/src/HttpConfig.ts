@@ -1,6 +1,6 @@
 /**
  * Configuration of the HTTP API: which hosts are which environment, the console token, proxy
- * trust and the request body limit (DECISIONS.md §1).
+ * trust, the request body limit and whether webhook destinations may be private (DECISIONS.md §1).
  *
  * @since 0.1.0
  */
@@ -18,6 +18,8 @@ export interface HttpSettings {
   readonly trustProxy: boolean
   /** The largest accepted request body in bytes. */
   readonly maxBodyBytes: number
+  /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
+  readonly webhookAllowPrivate: boolean
 }
 
 /** @since 0.1.0 */
@@ -37,6 +39,7 @@ export interface Options {
   readonly uatHosts?: ReadonlyArray<string>
   readonly trustProxy?: boolean
   readonly maxBodyBytes?: number
+  readonly webhookAllowPrivate?: boolean
 }
 
 /** Splits a comma-separated host list. */
@@ -51,7 +54,8 @@ export const make = (options: Options): HttpSettings => ({
     ? options.consoleToken
     : Redacted.make(options.consoleToken),
   trustProxy: options.trustProxy ?? false,
-  maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes
+  maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+  webhookAllowPrivate: options.webhookAllowPrivate ?? false
 })
 
 /** @since 0.1.0 */
@@ -63,7 +67,8 @@ const randomToken = (): string => {
 }
 
 /**
- * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY` and `MAX_BODY_BYTES`.
+ * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY`, `MAX_BODY_BYTES` and
+ * `WEBHOOK_ALLOW_PRIVATE`.
  * Without `CONSOLE_TOKEN` a random token is generated and logged once.
  */
 export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Layer.effect(
@@ -74,6 +79,7 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
     const token = yield* Config.option(Config.redacted("CONSOLE_TOKEN"))
     const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
     const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
+    const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
     const consoleToken = Option.isSome(token) && Redacted.value(token.value).length > 0
       ? token.value
       : yield* Effect.sync(randomToken).pipe(
@@ -85,7 +91,8 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
       uatHosts: parseHosts(uatHosts),
       consoleToken,
       trustProxy,
-      maxBodyBytes
+      maxBodyBytes,
+      webhookAllowPrivate
     })
   })
 )

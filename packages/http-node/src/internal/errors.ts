@@ -1,4 +1,4 @@
-import type { AccountError, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
+import type { AccountError, Automations, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
 
@@ -15,6 +15,8 @@ export type CoreError =
   | AccountError.OrganisationNotFound
   | AccountError.ApiKeyNotFound
   | AccountError.InvalidOrganisationRequest
+  | Automations.InvalidAutomation
+  | Automations.AutomationNotFound
   | Upstream.Cursor.InvalidCursor
   | StorageError.StorageError
 
@@ -51,6 +53,10 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       return Effect.succeed(Problem.make(404, `no API key with id ${JSON.stringify(error.id)}`))
     case "InvalidOrganisationRequest":
       return Effect.succeed(Problem.make(422, error.detail))
+    case "InvalidAutomation":
+      return Effect.succeed(Problem.make(422, "the automation does not satisfy the rules; nothing was stored", error.errors))
+    case "AutomationNotFound":
+      return Effect.succeed(Problem.make(404, `no automation with id ${JSON.stringify(error.id)}`))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "StorageError":

@@ -71,6 +71,15 @@ export type Resolve = (location: string | null) => Location | null
 /** ISO 8601 (UTC, milliseconds) of epoch milliseconds. */
 export const iso = (ms: number): string => new Date(ms).toISOString()
 
+/** The predicted-date history of an event, as messages and documents render it. */
+export const historyOf = (e: TrackedEvent) =>
+  e.history.map((h) => ({
+    actual: h.actual,
+    source: h.source,
+    event_date: iso(h.event_date),
+    predicted_at: iso(h.predicted_at)
+  }))
+
 /** The rendering of a location the directory does not know (see the module notes). */
 export const unknownLocation = (text: string): Location => {
   const code = unlocodePattern.test(text) ? text : ""
@@ -361,12 +370,7 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
           payload: {
             type: "CONTAINER_MILESTONES",
             actual: e.actual,
-            history: e.history.map((h) => ({
-              actual: h.actual,
-              source: h.source,
-              event_date: iso(h.event_date),
-              predicted_at: iso(h.predicted_at)
-            })),
+            history: historyOf(e),
             container_details: details,
             message: e.message,
             status_code: code,
@@ -598,12 +602,7 @@ export const tradeflowDocument = (
         predicted_at: iso(e.predicted_at),
         location: location === null || location.unlocode === "" ? null : location.unlocode,
         location_name: location?.name ?? null,
-        history: e.history.map((h) => ({
-          actual: h.actual,
-          source: h.source,
-          event_date: iso(h.event_date),
-          predicted_at: iso(h.predicted_at)
-        })),
+        history: historyOf(e),
         transport_unit_reference: reference,
         container_details: reference === null ? null : container(entries.get(reference) ?? { reference }),
         booking_reference: booking,

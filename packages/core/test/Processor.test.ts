@@ -5,12 +5,10 @@ import * as Iso6346 from "../src/Iso6346.js"
 import * as MessageHash from "../src/MessageHash.js"
 import * as Render from "../src/Render.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
-import { layer, messages, org, post, run, statuses, tradeflow } from "./ProcessorKit.js"
+import { C1, C2, layer, messages, org, post, recordArb, run, statuses, tradeflow } from "./ProcessorKit.js"
 
 const day = 86_400_000
 const now0 = Date.UTC(2026, 10, 22, 10)
-const C1 = "CSQU3054383"
-const C2 = "MSKU9070323"
 
 const oceanBasic = {
   tradeflow_reference: "PO-1",
@@ -310,32 +308,6 @@ describe("Processor: delete", () => {
       assert.deepStrictEqual((yield* run({ _tag: "Delete", reference: "A", hard: true })).result, { count: 0 })
     }).pipe(Effect.provide(layer())))
 })
-
-const unlocodes = fc.constantFrom("NLRTM", "CNSHA", "DEHAM", "XXABC")
-const dateArb = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(ms).toISOString())
-const recordArb = fc.record({
-  tradeflow_reference: fc.constantFrom("R1", "R2", "R3"),
-  container_reference: fc.uniqueArray(fc.constantFrom(C1, C2, "TGHU8512390"), { maxLength: 2 }),
-  booking_reference: fc.constantFrom("BK1", "BK2")
-}).chain((base) =>
-  fc.record({
-    port_of_loading: unlocodes,
-    port_of_discharge: unlocodes,
-    estimated_time_of_departure: dateArb,
-    actual_time_of_arrival: dateArb,
-    vessel: fc.constantFrom("EVER GIVEN", "MSC OSCAR"),
-    carrier_name: fc.constantFrom("Maersk", "MSC"),
-    mock_tracking: fc.constantFrom({ scenario: "ocean_basic" }, { scenario: "nope" }),
-    active: fc.boolean(),
-    events: fc.array(fc.record({
-      message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "DEPA"),
-      container_reference: fc.constantFrom(C1, C2),
-      location_name: unlocodes,
-      event_date: dateArb,
-      actual: fc.boolean()
-    }, { requiredKeys: ["message"] }), { maxLength: 3 })
-  }, { requiredKeys: [] }).map((extra) => ({ ...base, ...extra }))
-)
 
 describe("Processor: rendering properties", () => {
   it.effect.prop(

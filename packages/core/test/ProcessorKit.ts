@@ -1,4 +1,4 @@
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
 import { ApiMessageFromJson, type ApiMessage } from "../src/ApiMessage.js"
 import type { Environment } from "../src/Environment.js"
 import type { JobPayload } from "../src/Job.js"
@@ -62,3 +62,38 @@ export const tradeflow = (reference: string, organisationId = org) =>
 /** The BASIC_STATUS statuses of decoded messages. */
 export const statuses = (ms: ReadonlyArray<{ readonly message: ApiMessage }>) =>
   ms.flatMap(({ message: m }) => m.type === "BASIC_STATUS" ? [m.payload.status] : [])
+
+/** Two valid container numbers. */
+export const C1 = "CSQU3054383"
+export const C2 = "MSKU9070323"
+
+const unlocodes = fc.constantFrom("NLRTM", "CNSHA", "DEHAM", "XXABC")
+const places = fc.constantFrom("NLRTM", "DEHAM", "XXABC", "Some depot")
+const dateArb = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(ms).toISOString())
+/**
+ * Arbitrary raw records over a few references, containers, known and unknown UN/LOCODEs, free-text
+ * places, mapped and unmapped event names, both scenarios and both activity states.
+ */
+export const recordArb = fc.record({
+  tradeflow_reference: fc.constantFrom("R1", "R2", "R3"),
+  container_reference: fc.uniqueArray(fc.constantFrom(C1, C2, "TGHU8512390"), { maxLength: 2 }),
+  booking_reference: fc.constantFrom("BK1", "BK2")
+}).chain((base) =>
+  fc.record({
+    port_of_loading: unlocodes,
+    port_of_discharge: unlocodes,
+    estimated_time_of_departure: dateArb,
+    actual_time_of_arrival: dateArb,
+    vessel: fc.constantFrom("EVER GIVEN", "MSC OSCAR"),
+    carrier_name: fc.constantFrom("Maersk", "MSC"),
+    mock_tracking: fc.constantFrom({ scenario: "ocean_basic" }, { scenario: "nope" }),
+    active: fc.boolean(),
+    events: fc.array(fc.record({
+      message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "Customs hold", "DEPA"),
+      container_reference: fc.constantFrom(C1, C2),
+      location_name: places,
+      event_date: dateArb,
+      actual: fc.boolean()
+    }, { requiredKeys: ["message"] }), { maxLength: 3 })
+  }, { requiredKeys: [] }).map((extra) => ({ ...base, ...extra }))
+)

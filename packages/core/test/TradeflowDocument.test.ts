@@ -5,11 +5,9 @@ import * as Documents from "../src/Documents.js"
 import { mockVessel } from "../src/OceanBasic.js"
 import * as Render from "../src/Render.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
-import { layer, messages, org, post, tradeflow } from "./ProcessorKit.js"
+import { C1, layer, messages, org, post, recordArb, tradeflow } from "./ProcessorKit.js"
 
 const now0 = Date.UTC(2026, 10, 22, 10)
-const C1 = "CSQU3054383"
-const C2 = "MSKU9070323"
 
 const oceanBasic = {
   tradeflow_reference: "PO-1",
@@ -29,31 +27,6 @@ const roundTrip = (doc: TradeflowDocument): TradeflowDocument =>
 
 const shipmentOf = (m: ApiMessage) =>
   m.type === "CONTAINER_MILESTONE" || m.type === "SHIPMENT_CHANGE" ? m.payload.shipment : undefined
-
-const places = fc.constantFrom("NLRTM", "CNSHA", "DEHAM", "XXABC")
-const dateArb = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(ms).toISOString())
-const recordArb = fc.record({
-  tradeflow_reference: fc.constantFrom("R1", "R2"),
-  container_reference: fc.uniqueArray(fc.constantFrom(C1, C2), { maxLength: 2 }),
-  booking_reference: fc.constantFrom("BK1", "BK2")
-}).chain((base) =>
-  fc.record({
-    port_of_loading: places,
-    port_of_discharge: places,
-    estimated_time_of_departure: dateArb,
-    vessel: fc.constantFrom("EVER GIVEN", "MSC OSCAR"),
-    carrier_name: fc.constantFrom("Maersk", "MSC"),
-    mock_tracking: fc.constantFrom({ scenario: "ocean_basic" }, { scenario: "nope" }),
-    active: fc.boolean(),
-    events: fc.array(fc.record({
-      message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "Customs hold", "DEPA"),
-      container_reference: fc.constantFrom(C1, C2),
-      location_name: fc.constantFrom("NLRTM", "DEHAM", "XXABC", "Some depot"),
-      event_date: dateArb,
-      actual: fc.boolean()
-    }, { requiredKeys: ["message"] }), { maxLength: 3 })
-  }, { requiredKeys: [] }).map((extra) => ({ ...base, ...extra }))
-)
 
 describe("Render.tradeflowDocument", () => {
   it.effect("an ocean_basic tradeflow: metadata, every event, its containers, ports and vessel", () =>

@@ -16,6 +16,6 @@ export class AutomationStore extends Context.Tag("@tradeflow/core/AutomationStor
   readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<Automation>, StorageError>
   /** The organisation's enabled automations, oldest first. */
   readonly enabled: (organisationId: string) => Effect.Effect<ReadonlyArray<Automation>, StorageError>
-  /** Removes an automation; false when there is none. */
+  /** Removes an automation with its deliveries and their log; false when there is none. */
   readonly remove: (id: string) => Effect.Effect<boolean, StorageError>
 }>() {}

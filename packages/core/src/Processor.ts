@@ -27,7 +27,10 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
+import { TradeflowDocument } from "./ApiMessage.js"
+import { AutomationStore } from "./AutomationStore.js"
+import type { Outbox } from "./Delivery.js"
 import type { Job } from "./Job.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
@@ -42,6 +45,39 @@ import type { RecordGroup } from "./TradeflowRecord.js"
 import { type Commit, TradeflowStore } from "./TradeflowStore.js"
 
 type Requirements = TradeflowStore | Locations | TrackingConfig
+
+const encodeDocument = Schema.encode(Schema.parseJson(TradeflowDocument))
+
+/** The body of a `tradeflow` webhook delivery: the V3 document of the state, without `vessels`, as JSON text. */
+export const deliveryDocument = (t: Tradeflow): Effect.Effect<string, StorageError, Locations | TrackingConfig> =>
+  Effect.flatMap(Render.tradeflowDocument(t, { vessels: false }), (document) => Effect.orDie(encodeDocument(document)))
+
+/**
+ * The outbox of a commit: the organisation's automations enabled now (when the job is processed)
+ * and, for `tradeflow` automations, the V3 document (without `vessels`) of each upserted
+ * tradeflow that has messages.
+ */
+export const outboxOf = (
+  commit: Commit
+): Effect.Effect<Outbox | undefined, StorageError, Requirements | AutomationStore> =>
+  Effect.gen(function* () {
+    if (commit.messages.length === 0) return undefined
+    const automations = yield* (yield* AutomationStore).enabled(commit.organisation_id)
+    if (automations.length === 0) return undefined
+    const documents = new Map<string, string>()
+    if (automations.some((a) => a.format === "tradeflow")) {
+      const changed = new Set(commit.messages.map((m) => m.tradeflow_reference))
+      for (const t of commit.upserts) {
+        if (!changed.has(t.reference)) continue
+        documents.set(t.reference, yield* deliveryDocument(t))
+      }
+    }
+    return {
+      automations: automations.map((a) => ({ id: a.id, format: a.format, types: a.types })),
+      documents,
+      at: yield* Clock.currentTimeMillis
+    }
+  })
 
 /** The result of processing one tradeflow. */
 export interface Outcome {
@@ -161,8 +197,19 @@ const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirem
     return { upsert: Option.some(next), messages }
   })
 
-/** Computes everything a job changes; the caller commits it with `TradeflowStore.commit`. */
-export const processJob: (job: Job) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fn("Processor.processJob")(
+/**
+ * Computes everything a job changes, with the webhook deliveries of its messages (see
+ * {@link outboxOf}); the caller commits it with `TradeflowStore.commit`.
+ */
+export const processJob: (job: Job) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
+  "Processor.processJob"
+)(function* (job: Job) {
+  const commit = yield* computeCommit(job)
+  const outbox = yield* outboxOf(commit)
+  return outbox === undefined ? commit : { ...commit, outbox }
+})
+
+const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fnUntraced(
   function* (job: Job) {
     const store = yield* TradeflowStore
     const payload = job.payload

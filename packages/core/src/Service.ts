@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
 import * as Automations from "./Automations.js"
+import * as Deliveries from "./Deliveries.js"
 import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as Locations from "./Locations.js"
@@ -20,6 +21,7 @@ import * as Worker from "./Worker.js"
 export type Services =
   | Accounts.Accounts
   | Automations.Automations
+  | Deliveries.Deliveries
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream
@@ -37,6 +39,7 @@ export const layer = (
   Layer.mergeAll(
     Accounts.layer,
     Automations.layer,
+    Deliveries.layer,
     Documents.layer,
     Ingest.layer,
     Upstream.layer,

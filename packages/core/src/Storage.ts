@@ -9,6 +9,8 @@
 import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
 import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
+import * as Delivery from "./Delivery.js"
+import { DeliveryStore } from "./DeliveryStore.js"
 import type { Job } from "./Job.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
@@ -25,7 +27,19 @@ export {
 } from "./Settings.js"
 
 /** Every storage port. */
-export type Storage = OrganisationStore | JobQueue | TradeflowStore | MessageStore | Settings | AutomationStore
+export type Storage =
+  | OrganisationStore
+  | JobQueue
+  | TradeflowStore
+  | MessageStore
+  | Settings
+  | AutomationStore
+  | DeliveryStore
+
+interface StoredDelivery extends Delivery.Delivery {
+  claim: number
+  lease_until: number | null
+}
 
 interface Lease {
   attempt: number
@@ -85,7 +99,37 @@ export const makeMemory = Effect.gen(function*() {
   const tradeflows = new Map<string, Tradeflow>()
   const logs = new Map<string, OrgMessages>()
   const automationsById = new Map<string, Automation>()
+  const deliveries = new Map<number, StoredDelivery>()
+  let attempts: Array<Delivery.DeliveryLogEntry & { readonly automation_id: string }> = []
+  const deliveryWakeups = yield* PubSub.sliding<void>(1)
   let nextJob = 1
+  let nextDelivery = 1
+  const insertDelivery = (d: Delivery.NewDelivery): Delivery.Delivery => {
+    const stored: StoredDelivery = {
+      ...d,
+      id: nextDelivery++,
+      status: "pending",
+      attempt: 0,
+      retries: 0,
+      schedule_started_at: null,
+      next_attempt_at: d.created_at,
+      claim: 0,
+      lease_until: null
+    }
+    deliveries.set(stored.id, stored)
+    return publicDelivery(stored)
+  }
+  const publicDelivery = ({ claim: _claim, lease_until: _lease, ...d }: StoredDelivery): Delivery.Delivery => d
+  const removeDeliveries = (keep: (d: StoredDelivery) => boolean) => {
+    const removed = new Set<number>()
+    for (const d of deliveries.values()) {
+      if (!keep(d)) {
+        deliveries.delete(d.id)
+        removed.add(d.id)
+      }
+    }
+    if (removed.size > 0) attempts = attempts.filter((a) => !removed.has(a.id))
+  }
   const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
   const tfKey = (organisationId: string, reference: string) => JSON.stringify([organisationId, reference])
   const log = (organisationId: string) => {
@@ -187,7 +231,7 @@ export const makeMemory = Effect.gen(function*() {
         .slice(0, Math.max(0, limit))
         .map((t) => ({ organisation_id: t.organisation_id, reference: t.reference }))
     ),
-    commit: (c) => Effect.sync(() => {
+    commit: (c) => Effect.tap(Effect.sync(() => {
       if (!jobs.has(c.job_id)) return false
       if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false
       jobs.delete(c.job_id)
@@ -196,6 +240,7 @@ export const makeMemory = Effect.gen(function*() {
       const l = log(c.organisation_id)
       for (const reference of c.deletes) {
         tradeflows.delete(tfKey(c.organisation_id, reference))
+        removeDeliveries((d) => d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference)
         l.messages = l.messages.filter((m) => {
           if (m.tradeflow_reference !== reference) return true
           l.hashes.delete(m.hash)
@@ -204,15 +249,25 @@ export const makeMemory = Effect.gen(function*() {
       }
       if (c.deletes.length > 0) l.newest = newestOf(l.messages)
       for (const t of c.upserts) tradeflows.set(tfKey(t.organisation_id, t.reference), t)
+      const inserted: Array<StoredMessage> = []
       for (const m of c.messages) {
         if (l.hashes.has(m.hash)) continue
         l.hashes.add(m.hash)
         const stored = { ...m, seq: ++l.seq }
         l.messages.push(stored)
         l.newest.set(latestKey(stored), stored.seq)
+        inserted.push(stored)
       }
-      return true
-    })
+      let planned = 0
+      for (const d of Delivery.plan(c.organisation_id, c.outbox, inserted)) {
+        if (!automationsById.has(d.automation_id)) continue
+        insertDelivery(d)
+        planned++
+      }
+      return planned > 0 ? "wake" : true
+    }), (done) => done === "wake" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void).pipe(
+      Effect.map((done) => done !== false)
+    )
   })
 
   const messages = MessageStore.of({
@@ -241,11 +296,82 @@ export const makeMemory = Effect.gen(function*() {
     get: (id) => Effect.sync(() => Option.fromNullable(automationsById.get(id))),
     list: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, false)),
     enabled: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, true)),
-    remove: (id) => Effect.sync(() => automationsById.delete(id))
+    remove: (id) => Effect.sync(() => {
+      removeDeliveries((d) => d.automation_id !== id)
+      return automationsById.delete(id)
+    })
+  })
+
+  const bodyOf = (d: StoredDelivery): string | undefined =>
+    d.body ?? logs.get(d.organisation_id)?.messages.find((m) => m.seq === d.seq)?.body
+
+  const outbox = DeliveryStore.of({
+    claim: ({ leaseMillis, limit, now, worker: _worker }) => Effect.sync(() => {
+      const seen = new Set<string>()
+      const claimed: Array<Delivery.ClaimedDelivery> = []
+      for (const d of deliveries.values()) {
+        if (claimed.length >= limit) break
+        if (d.status !== "pending") continue
+        const pair = JSON.stringify([d.automation_id, d.organisation_id, d.tradeflow_reference])
+        if (seen.has(pair)) continue
+        seen.add(pair)
+        const automation = automationsById.get(d.automation_id)
+        const body = bodyOf(d)
+        if (
+          d.next_attempt_at > now || (d.lease_until !== null && d.lease_until > now) ||
+          automation === undefined || !(automation.enabled || d.test) || body === undefined
+        ) continue
+        d.claim++
+        d.lease_until = now + leaseMillis
+        claimed.push({ ...publicDelivery(d), claim: d.claim, body })
+      }
+      return claimed
+    }),
+    record: (results) => Effect.sync(() => results.map((r) => {
+      const d = deliveries.get(r.delivery_id)
+      if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
+      const next = Delivery.afterAttempt(d, r)
+      deliveries.set(d.id, { ...next, claim: d.claim, lease_until: null })
+      attempts.push({
+        id: d.id,
+        automation_id: d.automation_id,
+        message_hash: d.message_hash,
+        attempt: next.attempt,
+        status: r.status,
+        response_status: r.response_status,
+        error: r.error,
+        response_body: r.response_body,
+        at: r.at,
+        test: d.test
+      })
+      const automation = automationsById.get(d.automation_id)
+      if (!d.test && automation !== undefined) automationsById.set(automation.id, Delivery.automationAfter(automation, r))
+      return true
+    })),
+    enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
+    get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),
+    list: (automationId, limit) => Effect.sync(() =>
+      [...deliveries.values()].filter((d) => d.automation_id === automationId).slice(0, Math.max(0, limit))
+        .map(publicDelivery)
+    ),
+    retry: (id, now) => Effect.tap(Effect.sync(() => {
+      const d = deliveries.get(id)
+      if (d === undefined) return "not-found" as const
+      if (!Delivery.retryable(d)) return "not-retryable" as const
+      deliveries.set(id, { ...Delivery.retried(d, now), claim: d.claim, lease_until: d.lease_until })
+      return "retried" as const
+    }), (outcome) => outcome === "retried" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void),
+    log: (automationId, limit) => Effect.sync(() =>
+      attempts.filter((a) => a.automation_id === automationId)
+        .sort((a, b) => b.at - a.at || b.id - a.id || b.attempt - a.attempt)
+        .slice(0, Math.max(0, limit))
+        .map(({ automation_id: _automation, ...entry }) => entry)
+    ),
+    wakeups: Stream.fromPubSub(deliveryWakeups)
   })
 
   const wakeups = yield* PubSub.sliding<void>(1)
-  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations }
+  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations, deliveries: outbox }
 })
 
 /** Every storage port, in memory. */
@@ -255,6 +381,7 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(Effect.map(
     Context.add(TradeflowStore, m.store),
     Context.add(MessageStore, m.messages),
     Context.add(Settings, m.settings),
-    Context.add(AutomationStore, m.automations)
+    Context.add(AutomationStore, m.automations),
+    Context.add(DeliveryStore, m.deliveries)
   )
 ))

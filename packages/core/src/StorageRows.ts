@@ -59,6 +59,52 @@ export const MessageRow = Schema.Struct({
   body: Schema.String
 })
 
+const bool = Schema.Union(Schema.Boolean, Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
+  strict: true,
+  decode: (n) => n === 1,
+  encode: (b) => (b ? 1 : 0)
+}))
+
+/** An epoch-ms column: PostgreSQL's BIGINT arrives as a string. */
+const millis = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+/**
+ * A row of the deliveries table (columns named as the fields of `Delivery.Delivery`; `test` as a
+ * boolean or 0/1; epoch-ms and id columns as numbers or numeric strings).
+ */
+export const DeliveryRow = Schema.Struct({
+  id: millis,
+  automation_id: Schema.String,
+  organisation_id: Schema.String,
+  tradeflow_reference: Schema.String,
+  message_hash: Schema.String,
+  seq: Schema.NullOr(millis),
+  body: Schema.NullOr(Schema.String),
+  test: bool,
+  created_at: millis,
+  status: Schema.Literal("pending", "delivered", "dead"),
+  attempt: Schema.Number,
+  retries: Schema.Number,
+  schedule_started_at: Schema.NullOr(millis),
+  next_attempt_at: millis
+})
+
+/** A claimed delivery row: a delivery row with its `claim` and the body to send (never null). */
+export const ClaimedDeliveryRow = Schema.Struct({ ...DeliveryRow.fields, claim: Schema.Number, body: Schema.String })
+
+/** A row of the delivery log (the attempts table joined with its delivery). */
+export const DeliveryLogRow = Schema.Struct({
+  id: millis,
+  message_hash: Schema.String,
+  attempt: Schema.Number,
+  status: Schema.Literal("delivered", "failed", "dead"),
+  response_status: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  response_body: Schema.NullOr(Schema.String),
+  at: millis,
+  test: bool
+})
+
 const rows = <A, I>(row: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(row))
 
 /** @since 0.1.0 */
@@ -91,6 +137,12 @@ export const decodeTradeflows = rows(TradeflowRow)
 export const decodeMessages = rows(MessageRow)
 /** @since 0.1.0 */
 export const decodeAutomations = rows(AutomationRow)
+/** @since 0.1.0 */
+export const decodeDeliveries = rows(DeliveryRow)
+/** @since 0.1.0 */
+export const decodeClaimedDeliveries = rows(ClaimedDeliveryRow)
+/** @since 0.1.0 */
+export const decodeDeliveryLog = rows(DeliveryLogRow)
 /** @since 0.1.0 */
 export const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
 /** @since 0.1.0 */

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Outbox } from "./Delivery.js"
 import type { JobResult } from "./Job.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
@@ -21,7 +22,7 @@ export interface Commit {
   readonly organisation_id: string
   /** Tradeflows to insert or replace (whole state). */
   readonly upserts: ReadonlyArray<Tradeflow>
-  /** References deleted permanently, with their messages. */
+  /** References deleted permanently, with their messages and their messages' deliveries (and log). */
   readonly deletes: ReadonlyArray<string>
   /**
    * Messages to append, in this order; each gets the organisation's next sequence number. A
@@ -29,6 +30,8 @@ export interface Commit {
    */
   readonly messages: ReadonlyArray<NewMessage>
   readonly result: JobResult
+  /** The webhook deliveries of the inserted messages (see `Delivery.plan`), written in the same transaction. */
+  readonly outbox?: Outbox
 }
 
 /** @since 0.1.0 */

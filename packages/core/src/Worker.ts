@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Stream } from "effect"
+import type { AutomationStore } from "./AutomationStore.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
@@ -52,11 +53,11 @@ const describeDefect = (defect: unknown): string => defect instanceof Error ? de
 /** The worker over the storage ports; with `background` (default) it runs for the lifetime of the layer. */
 export const layer = (
   options: WorkerOptions = {}
-): Layer.Layer<Worker, never, JobQueue | TradeflowStore | Locations | TrackingConfig> =>
+): Layer.Layer<Worker, never, JobQueue | TradeflowStore | AutomationStore | Locations | TrackingConfig> =>
   Layer.scoped(Worker, Effect.gen(function*() {
     const queue = yield* JobQueue
     const store = yield* TradeflowStore
-    const context = yield* Effect.context<TradeflowStore | Locations | TrackingConfig>()
+    const context = yield* Effect.context<TradeflowStore | AutomationStore | Locations | TrackingConfig>()
     const pollInterval = options.pollInterval ?? Duration.seconds(1)
     const batchSize = Math.max(1, options.batchSize ?? 100)
     const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)

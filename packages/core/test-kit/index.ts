@@ -3,5 +3,6 @@
  *
  * @since 0.1.0
  */
+export * from "./DeliveryContract.js"
 export * from "./StorageContract.js"
 export * from "./UpstreamContract.js"

@@ -11,6 +11,11 @@
  *   commit takes its numbers until it commits: an organisation's numbers become visible in
  *   ascending order, so a reader resuming `after_seq` never misses one.
  * - `wakeups` is `LISTEN tradeflow_jobs`; every committed enqueue sends one `pg_notify`.
+ * - Webhook deliveries are claimed like jobs (`FOR UPDATE OF d SKIP LOCKED`), only the head of each
+ *   (automation, tradeflow), with leases on the caller's clock; `DeliveryStore.wakeups` is
+ *   `LISTEN tradeflow_deliveries`, notified by commits that write deliveries, `enqueue` and `retry`.
+ *   Automation rows are locked before delivery rows (commits `FOR KEY SHARE`, attempts
+ *   `FOR NO KEY UPDATE`, removal by deleting), so a removal never leaves deliveries behind.
  *
  * Migrations (table `tradeflow_migrations`) run when the layer is built; concurrent starts on one
  * database are serialised.
@@ -22,6 +27,8 @@ import { PgClient } from "@effect/sql-pg"
 import {
   type Automation,
   AutomationStore,
+  Delivery,
+  DeliveryStore,
   Job,
   JobQueue,
   MessageStore,
@@ -70,6 +77,9 @@ const {
   decodeTradeflows,
   decodeMessages,
   decodeAutomations,
+  decodeDeliveries,
+  decodeClaimedDeliveries,
+  decodeDeliveryLog,
   encodeAutomation,
   encodePayload,
   encodeResult,
@@ -102,14 +112,41 @@ export interface PgStorage {
   readonly messages: MessageStore.MessageStore["Type"]
   readonly settings: Storage.Settings["Type"]
   readonly automations: AutomationStore.AutomationStore["Type"]
+  readonly deliveries: DeliveryStore.DeliveryStore["Type"]
 }
 
 /** The NOTIFY channel of enqueues (the payload is the schema, so schemas of one database don't mix). */
 export const channel = "tradeflow_jobs"
 
+/** The NOTIFY channel of deliveries becoming due (the payload is the schema, like {@link channel}). */
+export const deliveryChannel = "tradeflow_deliveries"
+
 const advisoryNamespace = 7_411_001
 
 const decodeSchema = Schema.decodeUnknown(Schema.Array(Schema.Struct({ schema: Schema.NullOr(Schema.String) })))
+
+const decodeTextIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.String })))
+
+const decodeFencedDeliveries = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number }))
+)
+
+const deliveryFields = [
+  "id",
+  "automation_id",
+  "organisation_id",
+  "tradeflow_reference",
+  "message_hash",
+  "seq",
+  "body",
+  "test",
+  "created_at",
+  "status",
+  "attempt",
+  "retries",
+  "schedule_started_at",
+  "next_attempt_at"
+]
 
 const validSchema = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -140,8 +177,8 @@ export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.S
 }).pipe(storageError("PgStorage.migrate"), Effect.withSpan("PgStorage.migrate"))
 
 /**
- * Migrates the database behind the `PgClient`, starts listening for enqueues (released with the
- * scope) and builds every adapter on it.
+ * Migrates the database behind the `PgClient`, starts listening for enqueues and deliveries
+ * (released with the scope) and builds every adapter on it.
  */
 export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.PgClient | Scope.Scope> = Effect.gen(
   function*() {
@@ -153,29 +190,36 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       storageError("PgStorage.open")
     )
 
-    const hub = yield* PubSub.sliding<void>(1024)
-    const ready = yield* Deferred.make<void>()
-    const readyToken = `${schema}:ready:${globalThis.crypto.randomUUID()}`
-    yield* sql.listen(channel).pipe(
-      Stream.runForEach((payload) =>
-        payload === schema
-          ? PubSub.publish(hub, undefined)
-          : payload === readyToken
-          ? Deferred.succeed(ready, undefined)
-          : Effect.void
-      ),
-      Effect.tapError((e) => Effect.logWarning("PgStorage: LISTEN failed, retrying", e)),
-      Effect.retry(Schedule.spaced(Duration.seconds(1))),
-      Effect.forkScoped
-    )
-    yield* sql`SELECT pg_notify(${channel}, ${readyToken})`.pipe(
-      Effect.zipRight(Effect.timeoutFail(Deferred.await(ready), {
-        duration: Duration.millis(250),
-        onTimeout: () => "LISTEN is not active yet"
-      })),
-      Effect.retry(Schedule.recurs(40)),
-      storageError("PgStorage.listen")
-    )
+    /** A hub of this schema's notifications on `name`, once the LISTEN is active. */
+    const listen = (name: string) =>
+      Effect.gen(function*() {
+        const hub = yield* PubSub.sliding<void>(1024)
+        const ready = yield* Deferred.make<void>()
+        const readyToken = `${schema}:ready:${globalThis.crypto.randomUUID()}`
+        yield* sql.listen(name).pipe(
+          Stream.runForEach((payload) =>
+            payload === schema
+              ? PubSub.publish(hub, undefined)
+              : payload === readyToken
+              ? Deferred.succeed(ready, undefined)
+              : Effect.void
+          ),
+          Effect.tapError((e) => Effect.logWarning(`PgStorage: LISTEN ${name} failed, retrying`, e)),
+          Effect.retry(Schedule.spaced(Duration.seconds(1))),
+          Effect.forkScoped
+        )
+        yield* sql`SELECT pg_notify(${name}, ${readyToken})`.pipe(
+          Effect.zipRight(Effect.timeoutFail(Deferred.await(ready), {
+            duration: Duration.millis(250),
+            onTimeout: () => `LISTEN ${name} is not active yet`
+          })),
+          Effect.retry(Schedule.recurs(40)),
+          storageError("PgStorage.listen")
+        )
+        return hub
+      })
+    const [hub, deliveryHub] = yield* Effect.all([listen(channel), listen(deliveryChannel)], { concurrency: 2 })
+    const notifyDeliveries = sql`SELECT pg_notify(${deliveryChannel}, ${schema})`
 
     const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
     const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
@@ -348,7 +392,10 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
       })
 
-    /** Appends messages under the organisation's counter row lock, held until the transaction ends. */
+    /**
+     * Appends messages under the organisation's counter row lock, held until the transaction ends;
+     * answers the messages actually inserted, ascending seq.
+     */
     const appendMessages = (org: string, batch: ReadonlyArray<StoredMessage.NewMessage>) =>
       Effect.gen(function*() {
         const locked = (yield* decodeLastSeq(yield* sql`INSERT INTO message_sequences (organisation_id, last_seq)
@@ -363,9 +410,11 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
         let seq = locked.last_seq
         const rows: Array<Record<string, string | number | null>> = []
+        const inserted: Array<Delivery.InsertedMessage> = []
         for (const m of batch) {
           if (existing.has(m.hash)) continue
           existing.add(m.hash)
+          inserted.push({ hash: m.hash, seq: seq + 1, type: m.type, tradeflow_reference: m.tradeflow_reference })
           rows.push({
             organisation_id: org,
             seq: ++seq,
@@ -381,6 +430,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         if (seq !== locked.last_seq) {
           yield* sql`UPDATE message_sequences SET last_seq = ${seq} WHERE organisation_id = ${org}`
         }
+        return inserted
       })
 
     const tradeflows = TradeflowStore.TradeflowStore.of({
@@ -409,16 +459,32 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
         const org = commit.organisation_id
         const fence = commit.attempt === undefined ? sql`TRUE` : sql`attempt = ${commit.attempt}`
+        const targets = [...new Set(commit.outbox?.automations.map((a) => a.id))].sort()
         return yield* sql.withTransaction(Effect.gen(function*() {
           const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
             WHERE id = ${commit.job_id} AND status = 'pending' AND ${fence} RETURNING id`
           if (claimed.length === 0) return false
+          const existing = new Set<string>()
+          if (commit.messages.length > 0) {
+            for (const part of chunks(targets, 1000)) {
+              for (const row of yield* decodeTextIds(yield* sql`SELECT id FROM automations
+                WHERE ${sql.in("id", part)} ORDER BY id FOR KEY SHARE`)) existing.add(row.id)
+            }
+          }
           for (const references of chunks([...new Set(commit.deletes)], 1000)) {
+            yield* sql`DELETE FROM deliveries
+              WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)} AND NOT test`
             yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
             yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
           }
           for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
-          if (commit.messages.length > 0) yield* appendMessages(org, commit.messages)
+          if (commit.messages.length === 0) return true
+          const inserted = yield* appendMessages(org, commit.messages)
+          const planned = Delivery.plan(org, commit.outbox, inserted).filter((d) => existing.has(d.automation_id))
+          for (const part of chunks(planned, 500)) {
+            yield* sql`INSERT INTO deliveries ${sql.insert(part.map((d) => ({ ...d, next_attempt_at: d.created_at })))}`
+          }
+          if (planned.length > 0) yield* notifyDeliveries
           return true
         }))
       }, storageError("TradeflowStore.commit"))
@@ -485,12 +551,146 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return rows.map((r) => r.doc)
       }, storageError("AutomationStore.enabled")),
       remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
-        const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
-        return rows.length > 0
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
+          yield* sql`DELETE FROM deliveries WHERE automation_id = ${id}`
+          return rows.length > 0
+        }))
       }, storageError("AutomationStore.remove"))
     })
 
-    return { organisations, jobs, tradeflows, messages, settings, automations }
+    const columns = (alias: string) => sql.literal(deliveryFields.map((f) => `${alias}.${f}`).join(", "))
+    const selectDelivery = sql`SELECT ${columns("d")} FROM deliveries d`
+    const writeDelivery = (d: Delivery.Delivery, release: boolean) =>
+      sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
+        schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}
+        ${release ? sql.literal(", leased_by = NULL, lease_until = NULL") : sql.literal("")}
+        WHERE id = ${d.id}`
+
+    const deliveries = DeliveryStore.DeliveryStore.of({
+      claim: Effect.fn("DeliveryStore.claim")(function*(options: {
+        readonly worker: string
+        readonly limit: number
+        readonly leaseMillis: number
+        readonly now: number
+      }) {
+        const limit = Math.max(0, Math.floor(options.limit))
+        if (limit === 0) return []
+        const now = options.now
+        return yield* decodeClaimedDeliveries(yield* sql`
+          WITH claimable AS (
+            SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+              AND (d.lease_until IS NULL OR d.lease_until <= ${now})
+              AND (a.enabled OR d.test)
+              AND NOT EXISTS (SELECT 1 FROM deliveries p
+                WHERE p.status = 'pending' AND p.automation_id = d.automation_id
+                  AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
+                  AND p.id < d.id)
+            ORDER BY d.id LIMIT ${limit}
+            FOR UPDATE OF d SKIP LOCKED
+          ), claimed AS (
+            UPDATE deliveries d SET claim = d.claim + 1, leased_by = ${options.worker},
+              lease_until = ${now + Math.max(0, options.leaseMillis)}
+            FROM claimable WHERE d.id = claimable.id
+            RETURNING d.*
+          )
+          SELECT ${columns("c")}, c.claim, COALESCE(c.body, m.body) AS body FROM claimed c
+          LEFT JOIN messages m ON m.organisation_id = c.organisation_id AND m.seq = c.seq
+          ORDER BY c.id`)
+      }, storageError("DeliveryStore.claim")),
+      record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
+        if (results.length === 0) return []
+        const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const owners = (yield* decodeTextIds(yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
+            WHERE ${sql.in("id", ids)} AND NOT test`)).map((r) => r.id).sort()
+          const automations = new Map<string, Automation.Automation>()
+          if (owners.length > 0) {
+            for (const row of yield* decodeAutomations(yield* sql`SELECT doc FROM automations
+              WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`)) automations.set(row.doc.id, row.doc)
+          }
+          const rows = yield* decodeFencedDeliveries(yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
+            WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
+            ORDER BY d.id FOR UPDATE`)
+          const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
+          const claims = new Map(rows.map((d) => [d.id, d.claim]))
+          const written = new Map<number, Delivery.Delivery>()
+          const changed = new Map<string, Automation.Automation>()
+          const attempts: Array<Record<string, string | number | null>> = []
+          const answers = results.map((r) => {
+            const d = current.get(r.delivery_id)
+            if (d === undefined || claims.get(d.id) !== r.claim) return false
+            const next = Delivery.afterAttempt(d, r)
+            current.set(d.id, next)
+            claims.delete(d.id)
+            written.set(d.id, next)
+            attempts.push({
+              delivery_id: d.id,
+              attempt: next.attempt,
+              automation_id: d.automation_id,
+              at: r.at,
+              status: r.status,
+              response_status: r.response_status,
+              error: r.error,
+              response_body: r.response_body
+            })
+            const automation = d.test ? undefined : automations.get(d.automation_id)
+            if (automation !== undefined) {
+              const after = Delivery.automationAfter(automation, r)
+              if (after !== automation) {
+                automations.set(after.id, after)
+                changed.set(after.id, after)
+              }
+            }
+            return true
+          })
+          for (const d of written.values()) yield* writeDelivery(d, true)
+          for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+          for (const a of changed.values()) {
+            yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(a)} WHERE id = ${a.id}`
+          }
+          return answers
+        }))
+      }, storageError("DeliveryStore.record")),
+      enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries AS d
+            ${sql.insert({ ...delivery, next_attempt_at: delivery.created_at })}
+            RETURNING ${columns("d")}`))[0]
+          if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+          yield* notifyDeliveries
+          return row
+        }))
+      }, storageError("DeliveryStore.enqueue")),
+      get: Effect.fn("DeliveryStore.get")(function*(id: number) {
+        return Option.fromNullable((yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id}`))[0])
+      }, storageError("DeliveryStore.get")),
+      list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
+        return yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.automation_id = ${automationId}
+          ORDER BY d.id LIMIT ${Math.max(0, Math.floor(limit))}`)
+      }, storageError("DeliveryStore.list")),
+      retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const d = (yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id} FOR UPDATE`))[0]
+          if (d === undefined) return "not-found" as const
+          if (!Delivery.retryable(d)) return "not-retryable" as const
+          yield* writeDelivery(Delivery.retried(d, now), false)
+          yield* notifyDeliveries
+          return "retried" as const
+        }))
+      }, storageError("DeliveryStore.retry")),
+      log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
+        return yield* decodeDeliveryLog(yield* sql`SELECT d.id, d.message_hash, a.attempt, a.status, a.response_status,
+            a.error, a.response_body, a.at, d.test
+          FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+          WHERE a.automation_id = ${automationId}
+          ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`)
+      }, storageError("DeliveryStore.log")),
+      wakeups: Stream.fromPubSub(deliveryHub)
+    })
+
+    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries }
   }
 )
 
@@ -501,7 +701,8 @@ export const toContext = (storage: PgStorage): Context.Context<Storage.Storage> 
     Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
     Context.add(MessageStore.MessageStore, storage.messages),
     Context.add(Storage.Settings, storage.settings),
-    Context.add(AutomationStore.AutomationStore, storage.automations)
+    Context.add(AutomationStore.AutomationStore, storage.automations),
+    Context.add(DeliveryStore.DeliveryStore, storage.deliveries)
   )
 
 /** Every storage port on an existing `PgClient`; migrates and starts listening on build. */

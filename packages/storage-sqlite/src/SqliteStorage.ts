@@ -12,6 +12,8 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import {
   type Automation,
   AutomationStore,
+  Delivery,
+  DeliveryStore,
   Job,
   JobQueue,
   MessageStore,
@@ -46,6 +48,9 @@ const {
   decodeTradeflows,
   decodeMessages,
   decodeAutomations,
+  decodeDeliveries,
+  decodeClaimedDeliveries,
+  decodeDeliveryLog,
   encodeAutomation,
   encodePayload,
   encodeResult,
@@ -70,6 +75,7 @@ export interface SqliteStorage {
   readonly messages: MessageStore.MessageStore["Type"]
   readonly settings: Storage.Settings["Type"]
   readonly automations: AutomationStore.AutomationStore["Type"]
+  readonly deliveries: DeliveryStore.DeliveryStore["Type"]
 }
 
 /** Runs the migrations of this package (idempotent). */
@@ -230,6 +236,32 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     wakeups: Stream.fromPubSub(wakeups)
   })
 
+  const deliveryWakeups = yield* PubSub.sliding<void>(1)
+  const deliveryRow = (d: Delivery.NewDelivery) => ({
+    automation_id: d.automation_id,
+    organisation_id: d.organisation_id,
+    tradeflow_reference: d.tradeflow_reference,
+    message_hash: d.message_hash,
+    seq: d.seq,
+    body: d.body,
+    test: d.test ? 1 : 0,
+    created_at: d.created_at,
+    next_attempt_at: d.created_at
+  })
+  /** Inserts the deliveries whose automation still exists; answers how many. */
+  const insertDeliveries = (planned: ReadonlyArray<Delivery.NewDelivery>) => Effect.gen(function*() {
+    if (planned.length === 0) return 0
+    const existing = new Set<string>()
+    for (const ids of chunks([...new Set(planned.map((d) => d.automation_id))], 500)) {
+      for (const r of yield* decodeValues(yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", ids)}`)) {
+        existing.add(r.value)
+      }
+    }
+    const rows = planned.filter((d) => existing.has(d.automation_id)).map(deliveryRow)
+    for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
+    return rows.length
+  })
+
   const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) => Effect.gen(function*() {
     yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc, next_position_at)
       VALUES (${t.organisation_id}, ${t.reference}, ${t.active ? 1 : 0}, ${doc}, ${t.next_position_at})
@@ -271,36 +303,44 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       const result = yield* encodeResult(commit.result)
       const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
       const org = commit.organisation_id
-      return yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
         const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
           WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
-        if (claimed.length === 0) return false
+        if (claimed.length === 0) return undefined
         for (const references of chunks([...new Set(commit.deletes)], 500)) {
+          const ofTradeflows = sql`SELECT id FROM deliveries
+            WHERE organisation_id = ${org} AND test = 0 AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
+          yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
           yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
         }
         for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
+        const inserted: Array<Delivery.InsertedMessage> = []
         if (commit.messages.length > 0) {
           const first = (yield* decodeLastSeq(yield* sql`SELECT last_seq FROM message_sequences
             WHERE organisation_id = ${org}`))[0]?.last_seq ?? 0
           let seq = first
           for (const m of commit.messages) {
-            const inserted = yield* sql`INSERT INTO messages
+            const rows = yield* sql`INSERT INTO messages
               (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
               VALUES (${org}, ${seq + 1}, ${m.hash}, ${m.type}, ${m.tradeflow_reference}, ${m.container_reference},
                 ${m.generated_at}, ${m.body})
               ON CONFLICT (organisation_id, hash) DO NOTHING RETURNING seq`
-            if (inserted.length > 0) seq++
+            if (rows.length > 0) inserted.push({ hash: m.hash, seq: ++seq, type: m.type, tradeflow_reference: m.tradeflow_reference })
           }
           if (seq !== first) {
             yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${seq})
               ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
           }
         }
-        return true
+        return yield* insertDeliveries(Delivery.plan(org, commit.outbox, inserted))
       }))
+      if (written === undefined) return false
+      if (written > 0) yield* PubSub.publish(deliveryWakeups, undefined)
+      return true
     }, storageError("TradeflowStore.commit"))
   })
 
@@ -363,12 +403,118 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       return rows.map((r) => r.doc)
     }, storageError("AutomationStore.enabled")),
     remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
-      const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
-      return rows.length > 0
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`DELETE FROM delivery_attempts WHERE automation_id = ${id}`
+        yield* sql`DELETE FROM deliveries WHERE automation_id = ${id}`
+        const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }))
     }, storageError("AutomationStore.remove"))
   })
 
-  return { organisations, jobs, tradeflows, messages, settings, automations }
+  const stateColumns = sql`id, automation_id, organisation_id, tradeflow_reference, message_hash, seq, test, created_at,
+    status, attempt, retries, schedule_started_at, next_attempt_at`
+  const deliveryColumns = sql`${stateColumns}, body`
+  const selectDelivery = sql`SELECT ${deliveryColumns} FROM deliveries`
+  const getDelivery = (id: number, fence: Statement.Fragment = sql``) =>
+    Effect.map(
+      Effect.flatMap(sql`${selectDelivery} WHERE id = ${id}${fence}`, decodeDeliveries),
+      (rows) => Option.fromNullable(rows[0])
+    )
+  const writeDelivery = (d: Delivery.Delivery, release: boolean) =>
+    sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
+      schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}${
+      release ? sql`, leased_by = NULL, lease_until = NULL` : sql``} WHERE id = ${d.id}`
+  const recordOne = (r: Delivery.AttemptResult) => Effect.gen(function*() {
+    const leased = sql` AND status = 'pending' AND claim = ${r.claim} AND lease_until IS NOT NULL`
+    const found = yield* getDelivery(r.delivery_id, leased)
+    if (Option.isNone(found)) return false
+    const d = found.value
+    const next = Delivery.afterAttempt(d, r)
+    yield* writeDelivery(next, true)
+    yield* sql`INSERT INTO delivery_attempts
+      (delivery_id, attempt, automation_id, at, status, response_status, error, response_body)
+      VALUES (${d.id}, ${next.attempt}, ${d.automation_id}, ${r.at}, ${r.status}, ${r.response_status}, ${r.error},
+        ${r.response_body})`
+    if (d.test) return true
+    const automation = (yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${d.automation_id}`))[0]?.doc
+    if (automation === undefined) return true
+    const after = Delivery.automationAfter(automation, r)
+    if (after !== automation) {
+      yield* sql`UPDATE automations SET enabled = ${after.enabled ? 1 : 0}, doc = ${yield* encodeAutomation(after)}
+        WHERE id = ${after.id}`
+    }
+    return true
+  })
+
+  const deliveries = DeliveryStore.DeliveryStore.of({
+    claim: Effect.fn("DeliveryStore.claim")(function*(options: {
+      readonly worker: string
+      readonly limit: number
+      readonly leaseMillis: number
+      readonly now: number
+    }) {
+      const limit = Math.max(0, Math.floor(options.limit))
+      if (limit === 0) return []
+      const now = options.now
+      const claimed = yield* decodeClaimedDeliveries(yield* sql`
+        UPDATE deliveries SET claim = claim + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
+        WHERE id IN (
+          SELECT d.id FROM deliveries AS d JOIN automations AS a ON a.id = d.automation_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+            AND (d.lease_until IS NULL OR d.lease_until <= ${now})
+            AND (a.enabled = 1 OR d.test = 1)
+            AND (d.body IS NOT NULL OR EXISTS (SELECT 1 FROM messages AS m
+              WHERE m.organisation_id = d.organisation_id AND m.seq = d.seq))
+            AND NOT EXISTS (SELECT 1 FROM deliveries AS earlier
+              WHERE earlier.status = 'pending' AND earlier.automation_id = d.automation_id
+                AND earlier.organisation_id = d.organisation_id
+                AND earlier.tradeflow_reference = d.tradeflow_reference AND earlier.id < d.id)
+          ORDER BY d.id LIMIT ${limit})
+        RETURNING ${stateColumns}, claim, COALESCE(body, (SELECT m.body FROM messages AS m
+          WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`)
+      return [...claimed].sort((a, b) => a.id - b.id)
+    }, storageError("DeliveryStore.claim")),
+    record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
+      if (results.length === 0) return []
+      return yield* sql.withTransaction(Effect.forEach(results, recordOne))
+    }, storageError("DeliveryStore.record")),
+    enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
+      const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRow(delivery))}
+        RETURNING ${deliveryColumns}`))[0]
+      if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+      yield* PubSub.publish(deliveryWakeups, undefined)
+      return row
+    }, storageError("DeliveryStore.enqueue")),
+    get: Effect.fn("DeliveryStore.get")(function*(id: number) {
+      return yield* getDelivery(id)
+    }, storageError("DeliveryStore.get")),
+    list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
+      return yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE automation_id = ${automationId}
+        ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
+    }, storageError("DeliveryStore.list")),
+    retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
+      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const found = yield* getDelivery(id)
+        if (Option.isNone(found)) return "not-found" as const
+        if (!Delivery.retryable(found.value)) return "not-retryable" as const
+        yield* writeDelivery(Delivery.retried(found.value, now), false)
+        return "retried" as const
+      }))
+      if (outcome === "retried") yield* PubSub.publish(deliveryWakeups, undefined)
+      return outcome
+    }, storageError("DeliveryStore.retry")),
+    log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
+      return yield* decodeDeliveryLog(yield* sql`SELECT a.delivery_id AS id, d.message_hash, a.attempt, a.status,
+          a.response_status, a.error, a.response_body, a.at, d.test
+        FROM delivery_attempts AS a JOIN deliveries AS d ON d.id = a.delivery_id
+        WHERE a.automation_id = ${automationId}
+        ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`)
+    }, storageError("DeliveryStore.log")),
+    wakeups: Stream.fromPubSub(deliveryWakeups)
+  })
+
+  return { organisations, jobs, tradeflows, messages, settings, automations, deliveries }
 })
 
 /** The storage ports as a context, from adapters built by {@link make}. */
@@ -378,7 +524,8 @@ export const toContext = (storage: SqliteStorage): Context.Context<Storage.Stora
     Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
     Context.add(MessageStore.MessageStore, storage.messages),
     Context.add(Storage.Settings, storage.settings),
-    Context.add(AutomationStore.AutomationStore, storage.automations)
+    Context.add(AutomationStore.AutomationStore, storage.automations),
+    Context.add(DeliveryStore.DeliveryStore, storage.deliveries)
   )
 
 /** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */

@@ -111,5 +111,44 @@ export const loader = PgMigrator.fromRecord({
       position bigint GENERATED ALWAYS AS IDENTITY
     )`,
     `CREATE INDEX automations_organisation ON automations (organisation_id, created_at, position)`
+  ),
+  "0003_deliveries": statements(
+    `CREATE TABLE deliveries (
+      id bigserial PRIMARY KEY,
+      automation_id text COLLATE "C" NOT NULL,
+      organisation_id text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      message_hash text NOT NULL,
+      seq bigint,
+      body text,
+      test boolean NOT NULL,
+      created_at bigint NOT NULL,
+      status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'dead')),
+      attempt integer NOT NULL DEFAULT 0,
+      retries integer NOT NULL DEFAULT 0,
+      schedule_started_at bigint,
+      next_attempt_at bigint NOT NULL,
+      claim integer NOT NULL DEFAULT 0,
+      leased_by text,
+      lease_until bigint
+    )`,
+    `CREATE INDEX deliveries_head ON deliveries (automation_id, organisation_id, tradeflow_reference, id)
+      WHERE status = 'pending'`,
+    `CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending'`,
+    `CREATE INDEX deliveries_pending ON deliveries (id) WHERE status = 'pending'`,
+    `CREATE INDEX deliveries_automation ON deliveries (automation_id, id)`,
+    `CREATE INDEX deliveries_tradeflow ON deliveries (organisation_id, tradeflow_reference)`,
+    `CREATE TABLE delivery_attempts (
+      delivery_id bigint NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+      attempt integer NOT NULL,
+      automation_id text COLLATE "C" NOT NULL,
+      at bigint NOT NULL,
+      status text NOT NULL CHECK (status IN ('delivered', 'failed', 'dead')),
+      response_status integer,
+      error text,
+      response_body text,
+      PRIMARY KEY (delivery_id, attempt)
+    )`,
+    `CREATE INDEX delivery_attempts_log ON delivery_attempts (automation_id, at DESC, delivery_id DESC, attempt DESC)`
   )
 })

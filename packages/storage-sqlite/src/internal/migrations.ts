@@ -107,6 +107,44 @@ export const migrations = {
       doc TEXT NOT NULL
     )`,
     `CREATE INDEX automations_organisation ON automations (organisation_id, created_at)`
+  ),
+  "0004_deliveries": statements(
+    `CREATE TABLE deliveries (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      automation_id TEXT NOT NULL,
+      organisation_id TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      message_hash TEXT NOT NULL,
+      seq INTEGER,
+      body TEXT,
+      test INTEGER NOT NULL CHECK (test IN (0, 1)),
+      created_at INTEGER NOT NULL,
+      status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'dead')),
+      attempt INTEGER NOT NULL DEFAULT 0,
+      retries INTEGER NOT NULL DEFAULT 0,
+      schedule_started_at INTEGER,
+      next_attempt_at INTEGER NOT NULL,
+      claim INTEGER NOT NULL DEFAULT 0,
+      leased_by TEXT,
+      lease_until INTEGER
+    )`,
+    `CREATE INDEX deliveries_head ON deliveries (automation_id, organisation_id, tradeflow_reference, id)
+      WHERE status = 'pending'`,
+    `CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending'`,
+    `CREATE INDEX deliveries_automation ON deliveries (automation_id, id)`,
+    `CREATE INDEX deliveries_tradeflow ON deliveries (organisation_id, tradeflow_reference)`,
+    `CREATE TABLE delivery_attempts (
+      delivery_id INTEGER NOT NULL,
+      attempt INTEGER NOT NULL,
+      automation_id TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('delivered', 'failed', 'dead')),
+      response_status INTEGER,
+      error TEXT,
+      response_body TEXT,
+      PRIMARY KEY (delivery_id, attempt)
+    )`,
+    `CREATE INDEX delivery_attempts_log ON delivery_attempts (automation_id, at DESC, delivery_id DESC, attempt DESC)`
   )
 }
 

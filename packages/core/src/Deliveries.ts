@@ -1,0 +1,142 @@
+/**
+ * Service: the console's webhook delivery operations (DECISIONS.md §4): Send test, the delivery
+ * log, and retrying a failed or dead delivery. Deliveries themselves are written by
+ * `TradeflowStore.commit` and attempted by a delivery worker (`@tradeflow/webhook`).
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { AutomationNotFound } from "./Automations.js"
+import { AutomationStore } from "./AutomationStore.js"
+import type { AttemptStatus } from "./Delivery.js"
+import { DeliveryStore } from "./DeliveryStore.js"
+import { randomId } from "./internal/crypto.js"
+import type { Locations } from "./Locations.js"
+import { deliveryDocument, processGroup } from "./Processor.js"
+import type { StorageError } from "./StorageError.js"
+import type { TrackingConfig } from "./TrackingConfig.js"
+import type { TradeflowStore } from "./TradeflowStore.js"
+
+/** No delivery with this id. */
+export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("DeliveryNotFound", {
+  id: Schema.Number
+}) {}
+
+/** Only a failed (pending after a failed attempt) or dead delivery can be retried. */
+export class DeliveryNotRetryable extends Schema.TaggedError<DeliveryNotRetryable>()("DeliveryNotRetryable", {
+  id: Schema.Number
+}) {}
+
+/** One attempt in the console's delivery log; `at` as ISO 8601. */
+export interface DeliveryLogInfo {
+  readonly id: number
+  readonly message_hash: string
+  readonly attempt: number
+  readonly status: AttemptStatus
+  readonly response_status: number | null
+  readonly error: string | null
+  /** The receiver's answer, at most 4 KiB of it. */
+  readonly response_body: string | null
+  readonly at: string
+  /** Whether the delivery was a Send test. */
+  readonly test: boolean
+}
+
+/** A queued Send test. */
+export interface TestSend {
+  readonly delivery_id: number
+  readonly tradeflow_reference: string
+  readonly message_hash: string
+}
+
+/** The longest delivery log the console returns. */
+export const maxLogEntries = 1000
+
+/** @since 0.1.0 */
+export class Deliveries extends Context.Tag("@tradeflow/core/Deliveries")<Deliveries, {
+  /**
+   * Queues one delivery of a sample `ocean_basic` tradeflow (`TEST_…`, Rotterdam to Singapore,
+   * never stored or served upstream) to the automation, enabled or not: the first of its messages
+   * of the automation's types, or for the `tradeflow` format its V3 document.
+   */
+  readonly sendTest: (automationId: string) => Effect.Effect<TestSend, AutomationNotFound | StorageError>
+  /** The automation's attempts, newest first, at most `limit` (capped at {@link maxLogEntries}). */
+  readonly log: (automationId: string, limit?: number) => Effect.Effect<
+    ReadonlyArray<DeliveryLogInfo>,
+    AutomationNotFound | StorageError
+  >
+  /** Makes a failed or dead delivery due now, on a fresh retry schedule. */
+  readonly retry: (deliveryId: number) => Effect.Effect<void, DeliveryNotFound | DeliveryNotRetryable | StorageError>
+}>() {}
+
+/** Deliveries over the {@link DeliveryStore} and {@link AutomationStore} ports. */
+export const layer: Layer.Layer<
+  Deliveries,
+  never,
+  DeliveryStore | AutomationStore | TradeflowStore | Locations | TrackingConfig
+> = Layer.effect(
+  Deliveries,
+  Effect.gen(function*() {
+    const store = yield* DeliveryStore
+    const automations = yield* AutomationStore
+    const context = yield* Effect.context<TradeflowStore | Locations | TrackingConfig>()
+
+    const automation = (id: string) =>
+      automations.get(id).pipe(Effect.flatMap(Option.match({
+        onNone: () => new AutomationNotFound({ id }),
+        onSome: Effect.succeed
+      })))
+
+    return Deliveries.of({
+      sendTest: Effect.fn("Deliveries.sendTest")(function*(automationId: string) {
+        const target = yield* automation(automationId)
+        const now = yield* Clock.currentTimeMillis
+        const reference = randomId("TEST")
+        const job = {
+          id: 0,
+          organisation_id: target.organisation_id,
+          environment: "uat" as const,
+          payload: { _tag: "Delete" as const, reference, hard: false },
+          received_at: now
+        }
+        const record = {
+          tradeflow_reference: reference,
+          booking_reference: [reference],
+          port_of_loading: "NLRTM",
+          port_of_discharge: "SGSIN",
+          mock_tracking: { scenario: "ocean_basic" }
+        }
+        const sample = yield* processGroup(job, { tradeflow_reference: reference, records: [record] }, Option.none()).pipe(
+          Effect.provide(context)
+        )
+        const types: ReadonlyArray<string> = target.types
+        const message = sample.messages.find((m) => types.includes(m.type)) ?? sample.messages[0]
+        if (message === undefined) return yield* Effect.die(new Error("the ocean_basic sample rendered no message"))
+        const body = target.format === "tradeflow" && Option.isSome(sample.upsert)
+          ? yield* deliveryDocument(sample.upsert.value).pipe(Effect.provide(context))
+          : message.body
+        const delivery = yield* store.enqueue({
+          automation_id: target.id,
+          organisation_id: target.organisation_id,
+          tradeflow_reference: reference,
+          message_hash: message.hash,
+          seq: null,
+          body,
+          test: true,
+          created_at: now
+        })
+        return { delivery_id: delivery.id, tradeflow_reference: reference, message_hash: message.hash }
+      }),
+      log: Effect.fn("Deliveries.log")(function*(automationId: string, limit: number = 100) {
+        yield* automation(automationId)
+        const entries = yield* store.log(automationId, Math.min(Math.max(1, Math.floor(limit)), maxLogEntries))
+        return entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() }))
+      }),
+      retry: Effect.fn("Deliveries.retry")(function*(deliveryId: number) {
+        const outcome = yield* store.retry(deliveryId, yield* Clock.currentTimeMillis)
+        if (outcome === "not-found") return yield* new DeliveryNotFound({ id: deliveryId })
+        if (outcome === "not-retryable") return yield* new DeliveryNotRetryable({ id: deliveryId })
+      })
+    })
+  })
+)

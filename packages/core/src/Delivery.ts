@@ -1,0 +1,184 @@
+/**
+ * Webhook deliveries: the outbox rows written in the same transaction as the messages they carry
+ * (DECISIONS.md §6), their attempts, and the pure rules the storage adapters share.
+ *
+ * A commit carries an {@link Outbox}: the automations enabled when its job was processed. Of the
+ * messages the commit actually inserts (a hash the organisation already has is skipped), each
+ * one of an automation's types becomes one delivery for a `message` automation; a `tradeflow`
+ * automation gets one delivery per tradeflow and commit, carrying the V3 document after the
+ * change and the hash of the newest of those messages as its `webhook-id`.
+ *
+ * @since 0.1.0
+ */
+import type { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
+
+/** `pending` (due, leased or waiting for a retry), `delivered`, or `dead` (retries exhausted). */
+export type DeliveryStatus = "pending" | "delivered" | "dead"
+
+/** What one attempt came to, in the delivery log. */
+export type AttemptStatus = "delivered" | "failed" | "dead"
+
+/** An automation as a commit's outbox sees it. */
+export interface OutboxTarget {
+  readonly id: string
+  readonly format: AutomationFormat
+  readonly types: ReadonlyArray<IntegrationType>
+}
+
+/** The deliveries a commit writes, planned from the messages it actually inserts. */
+export interface Outbox {
+  /** The automations enabled when the job was processed. */
+  readonly automations: ReadonlyArray<OutboxTarget>
+  /** For `tradeflow` automations: the V3 document (JSON text) after the change, by tradeflow reference. */
+  readonly documents: ReadonlyMap<string, string>
+  /** When the deliveries are created and first due (epoch ms). */
+  readonly at: number
+}
+
+/** A delivery to write. */
+export interface NewDelivery {
+  readonly automation_id: string
+  readonly organisation_id: string
+  readonly tradeflow_reference: string
+  /** The `webhook-id`: the hash of the message carried (for a test send, of its body). */
+  readonly message_hash: string
+  /** The message's sequence number; null for a test send. */
+  readonly seq: number | null
+  /** The body to send; null: the stored message `seq`, as upstream serves it. */
+  readonly body: string | null
+  /** A console Send test: attempted whether or not the automation is enabled. */
+  readonly test: boolean
+  readonly created_at: number
+}
+
+/** A stored delivery. */
+export interface Delivery extends NewDelivery {
+  readonly id: number
+  readonly status: DeliveryStatus
+  /** Attempts made so far. */
+  readonly attempt: number
+  /** Failed attempts since the retry schedule (re)started. */
+  readonly retries: number
+  /** The first attempt of the current retry schedule (epoch ms); null before it. */
+  readonly schedule_started_at: number | null
+  /** Not attempted before this instant (epoch ms). */
+  readonly next_attempt_at: number
+}
+
+/** A delivery leased to a worker: `claim` fences its {@link AttemptResult}; `body` is what to send. */
+export interface ClaimedDelivery extends Delivery {
+  readonly claim: number
+  readonly body: string
+}
+
+/** The result of one attempt, as a worker records it. */
+export interface AttemptResult {
+  readonly delivery_id: number
+  /** The claim the attempt was made under: a result of a superseded claim is not recorded. */
+  readonly claim: number
+  readonly at: number
+  readonly status: AttemptStatus
+  readonly response_status: number | null
+  readonly error: string | null
+  /** The receiver's answer, truncated for the log. */
+  readonly response_body: string | null
+  /** For `failed`: when to try again (epoch ms). */
+  readonly retry_at: number | null
+  /** Disables the automation, with this reason (410 from the receiver, failing for 5 days). */
+  readonly disable: string | null
+}
+
+/** One entry of an automation's delivery log: one attempt. */
+export interface DeliveryLogEntry {
+  /** The delivery (what `retry` takes). */
+  readonly id: number
+  readonly message_hash: string
+  readonly attempt: number
+  readonly status: AttemptStatus
+  readonly response_status: number | null
+  readonly error: string | null
+  readonly response_body: string | null
+  readonly at: number
+  readonly test: boolean
+}
+
+/** The message columns the outbox plan reads. */
+export interface InsertedMessage {
+  readonly hash: string
+  readonly seq: number
+  readonly type: string
+  readonly tradeflow_reference: string
+}
+
+/**
+ * The deliveries of a commit, from the messages it inserted (ascending seq): per automation in
+ * the outbox's order, ascending seq, so a (automation, tradeflow)'s deliveries get ascending ids.
+ */
+export const plan = (
+  organisationId: string,
+  outbox: Outbox | undefined,
+  inserted: ReadonlyArray<InsertedMessage>
+): Array<NewDelivery> => {
+  if (outbox === undefined || inserted.length === 0) return []
+  const rows: Array<NewDelivery> = []
+  const base = { organisation_id: organisationId, test: false, created_at: outbox.at }
+  for (const automation of outbox.automations) {
+    const types: ReadonlyArray<string> = automation.types
+    const matching = inserted.filter((m) => types.includes(m.type))
+    if (automation.format === "message") {
+      for (const m of matching) {
+        rows.push({ ...base, automation_id: automation.id, tradeflow_reference: m.tradeflow_reference, message_hash: m.hash, seq: m.seq, body: null })
+      }
+      continue
+    }
+    const newest = new Map<string, InsertedMessage>()
+    for (const m of matching) newest.set(m.tradeflow_reference, m)
+    for (const m of [...newest.values()].sort((a, b) => a.seq - b.seq)) {
+      const document = outbox.documents.get(m.tradeflow_reference)
+      if (document === undefined) continue
+      rows.push({ ...base, automation_id: automation.id, tradeflow_reference: m.tradeflow_reference, message_hash: m.hash, seq: m.seq, body: document })
+    }
+  }
+  return rows
+}
+
+/**
+ * The stored delivery after an attempt: one more attempt; `failed` waits until `retry_at` on the
+ * current schedule, `dead` ends it, `delivered` too.
+ */
+export const afterAttempt = (d: Delivery, r: AttemptResult): Delivery => ({
+  ...d,
+  status: r.status === "failed" ? "pending" : r.status,
+  attempt: d.attempt + 1,
+  retries: r.status === "delivered" ? d.retries : d.retries + 1,
+  schedule_started_at: d.schedule_started_at ?? r.at,
+  next_attempt_at: r.status === "failed" ? (r.retry_at ?? r.at) : d.next_attempt_at
+})
+
+/** Whether the console may retry a delivery: dead, or pending after a failed attempt. */
+export const retryable = (d: Delivery): boolean => d.status === "dead" || (d.status === "pending" && d.attempt > 0)
+
+/** The delivery once retried from the console: due at `now`, on a fresh retry schedule. */
+export const retried = (d: Delivery, now: number): Delivery => ({
+  ...d,
+  status: "pending",
+  retries: 0,
+  schedule_started_at: null,
+  next_attempt_at: now
+})
+
+/**
+ * The automation after an attempt of one of its (non-test) deliveries: a success clears
+ * `failing_since`, a failure sets it if unset; `disable` turns it off with that reason.
+ */
+export const automationAfter = (a: Automation, r: AttemptResult): Automation => {
+  const failing_since = r.status === "delivered" ? null : (a.failing_since ?? r.at)
+  const disabled = r.disable !== null && a.enabled
+  if (failing_since === a.failing_since && !disabled) return a
+  return {
+    ...a,
+    failing_since,
+    ...(disabled ? { enabled: false, disabled_reason: r.disable } : {}),
+    updated_at: Math.max(a.updated_at, r.at)
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * Service: the webhook delivery worker (issue 4). It leases due deliveries from the
+ * `DeliveryStore` outbox, posts each one signed to its automation's URL and records the attempts
+ * of a batch at once: delivered, failed with the time of the next attempt, or dead.
+ *
+ * The outbox only hands out the head of each (automation, tradeflow), so one tradeflow's
+ * messages reach an automation one at a time, in sequence order, across processes. A worker
+ * that dies mid-batch loses its leases; the deliveries are claimed again once the lease runs
+ * out, and a late result of the old claim is not recorded.
+ *
+ * @since 0.1.0
+ */
+import { type Automation, AutomationStore, type Delivery, DeliveryStore, type StorageError } from "@tradeflow/core"
+import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Queue, Stream } from "effect"
+import * as Outcome from "./Outcome.js"
+import * as RetrySchedule from "./RetrySchedule.js"
+import * as Signing from "./Signing.js"
+import * as Ssrf from "./Ssrf.js"
+import { WebhookClient } from "./WebhookClient.js"
+
+/** @since 0.1.0 */
+export class DeliveryWorker extends Context.Tag("@tradeflow/webhook/DeliveryWorker")<DeliveryWorker, {
+  /**
+   * Claims and attempts deliveries until nothing is claimable now, then returns. Deliveries
+   * leased by another live worker, or waiting for a retry, may still be pending.
+   */
+  readonly drain: Effect.Effect<void, StorageError.StorageError>
+}>() {}
+
+/**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ */
+export interface DeliveryWorkerOptions {
+  /** Deliveries claimed, and attempted at once, per round (default 64). */
+  readonly batchSize?: number
+  /** How long a claim leases its deliveries (default 60 seconds; at least {@link minLeaseMillis}). */
+  readonly leaseMillis?: number
+  /** How often the outbox is polled when nothing wakes the worker (default 1 second). */
+  readonly pollInterval?: Duration.DurationInput
+  /** Destinations may be private addresses (`WEBHOOK_ALLOW_PRIVATE`); default false. */
+  readonly allowPrivate?: boolean
+  /** Destinations may be plain `http:` URLs; default false. */
+  readonly allowHttp?: boolean
+  /** false: no background fiber; deliveries are attempted only on `drain` (default true). */
+  readonly background?: boolean
+}
+
+/**
+ * The shortest lease: an attempt's {@link Outcome.deliveryTimeout} and 5 seconds to record it, so
+ * a live worker never loses a delivery to another one mid-attempt.
+ *
+ * @since 0.1.0
+ */
+export const minLeaseMillis = Duration.toMillis(Outcome.deliveryTimeout) + 5_000
+
+/**
+ * An automation whose deliveries have all failed for this long is disabled.
+ *
+ * @since 0.1.0
+ */
+export const failingLimit: Duration.Duration = Duration.days(5)
+
+/**
+ * Why an automation failing for {@link failingLimit} was disabled.
+ *
+ * @since 0.1.0
+ */
+export const failingReason = "every delivery has failed for 5 days"
+
+/**
+ * The shortest wait a `Retry-After` can ask for: a receiver answering `Retry-After: 0` is not
+ * retried in a loop.
+ *
+ * @since 0.1.0
+ */
+export const minRetryAfter: Duration.Duration = Duration.seconds(1)
+
+/**
+ * The secrets that sign a delivery at `now`: every valid one not expired, the current first.
+ *
+ * @since 0.1.0
+ */
+export const signingSecrets = (automation: Automation.Automation, now: number): Array<string> =>
+  automation.secrets
+    .filter((s) => (s.expires_at === null || s.expires_at > now) && Signing.isValidSecret(s.secret))
+    .map((s) => s.secret)
+
+const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
+  _tag: "Error",
+  error: { _tag: "SsrfBlocked", message: refused.message }
+})
+
+/**
+ * The worker over the outbox, the automations and the HTTP client; with `background` (default)
+ * it drains on every `DeliveryStore.wakeups` element and every `pollInterval`, for the lifetime
+ * of the layer, logging and surviving errors.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  options: DeliveryWorkerOptions = {}
+): Layer.Layer<DeliveryWorker, never, DeliveryStore.DeliveryStore | AutomationStore.AutomationStore | WebhookClient> =>
+  Layer.scoped(DeliveryWorker, Effect.gen(function*() {
+    const outbox = yield* DeliveryStore.DeliveryStore
+    const automations = yield* AutomationStore.AutomationStore
+    const client = yield* WebhookClient
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
+    const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
+    const pollInterval = options.pollInterval ?? Duration.seconds(1)
+    const destinations = { allowPrivate: options.allowPrivate ?? false, allowHttp: options.allowHttp ?? false }
+    const worker = `webhook-${globalThis.crypto.randomUUID()}`
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const post = (d: Delivery.ClaimedDelivery, automation: Automation.Automation, now: number) => {
+      const url = Ssrf.checkUrl(automation.url, destinations)
+      if (Either.isLeft(url)) return Effect.succeed({ ...refusal(url.left), body: "" })
+      const [current, ...previous] = signingSecrets(automation, now)
+      if (current === undefined) {
+        return Effect.succeed({ _tag: "Error" as const, error: new Error("the automation has no valid signing secret"), body: "" })
+      }
+      const headers = Signing.headers({ secrets: [current, ...previous], id: d.message_hash, timestamp: now / 1000, body: d.body })
+      return client.post({ url: url.right, headers, body: d.body })
+    }
+
+    const attempt = (d: Delivery.ClaimedDelivery, automation: Automation.Automation) =>
+      Effect.gen(function*() {
+        const response = yield* post(d, automation, yield* Clock.currentTimeMillis)
+        const at = yield* Clock.currentTimeMillis
+        const outcome = Outcome.classify(response, at)
+        const base = {
+          delivery_id: d.id,
+          claim: d.claim,
+          at,
+          response_status: response._tag === "Response" ? response.status : null,
+          response_body: response._tag === "Response" ? response.body : null
+        }
+        const result: Delivery.AttemptResult = yield* Outcome.Outcome.$match(outcome, {
+          Delivered: () => Effect.succeed({ ...base, status: "delivered" as const, error: null, retry_at: null, disable: null }),
+          Failed: ({ error, retryAfter }) => failed(d, automation, base, error, retryAfter, null),
+          Gone: ({ error }) => failed(d, automation, base, error, Option.none(), "the receiver answered 410 Gone")
+        })
+        yield* Effect.logDebug("webhook: attempt").pipe(Effect.annotateLogs({
+          delivery: d.id,
+          automation: automation.id,
+          attempt: d.attempt + 1,
+          status: result.status,
+          response_status: result.response_status,
+          error: result.error
+        }))
+        return result
+      }).pipe(Effect.withSpan("DeliveryWorker.attempt", { attributes: { delivery: d.id, claim: d.claim } }))
+
+    const failed = (
+      d: Delivery.ClaimedDelivery,
+      automation: Automation.Automation,
+      base: Pick<Delivery.AttemptResult, "delivery_id" | "claim" | "at" | "response_status" | "response_body">,
+      error: string,
+      retryAfter: Option.Option<Duration.Duration>,
+      gone: string | null
+    ) =>
+      Effect.gen(function*() {
+        const at = base.at
+        const started = d.schedule_started_at ?? at
+        const delay = Option.isSome(retryAfter)
+          ? Option.some(Duration.max(retryAfter.value, minRetryAfter)).pipe(
+            Option.filter((wait) => at + Duration.toMillis(wait) <= started + Duration.toMillis(RetrySchedule.horizon))
+          )
+          : yield* RetrySchedule.nextDelay(d.retries + 1, started, at)
+        const failingFor = automation.failing_since === null ? 0 : at - automation.failing_since
+        const disable = gone ?? (!d.test && failingFor >= Duration.toMillis(failingLimit) ? failingReason : null)
+        return {
+          ...base,
+          status: Option.isSome(delay) ? "failed" as const : "dead" as const,
+          error,
+          retry_at: Option.isSome(delay) ? at + Duration.toMillis(delay.value) : null,
+          disable
+        }
+      })
+
+    const round: Effect.Effect<number, StorageError.StorageError> = Effect.gen(function*() {
+      const claimed = yield* outbox.claim({ worker, limit: batchSize, leaseMillis, now: yield* Clock.currentTimeMillis })
+      if (claimed.length === 0) return 0
+      const owners = new Map<string, Option.Option<Automation.Automation>>()
+      for (const id of new Set(claimed.map((d) => d.automation_id))) owners.set(id, yield* automations.get(id))
+      const attempts = claimed.flatMap((d) => {
+        const automation = owners.get(d.automation_id) ?? Option.none()
+        return Option.isSome(automation) && (automation.value.enabled || d.test) ? [attempt(d, automation.value)] : []
+      })
+      const results = yield* Effect.all(attempts, { concurrency: batchSize })
+      if (results.length > 0) {
+        const recorded = yield* outbox.record(results)
+        const lost = results.filter((_, i) => recorded[i] !== true).map((r) => r.delivery_id)
+        if (lost.length > 0) yield* Effect.logWarning("webhook: lease lost, attempts not recorded", lost)
+      }
+      return claimed.length
+    })
+
+    const drain: Effect.Effect<void, StorageError.StorageError> = round.pipe(
+      Effect.repeat({ while: (claimed) => claimed > 0 }),
+      Effect.asVoid,
+      lock.withPermits(1),
+      Effect.withSpan("DeliveryWorker.drain")
+    )
+
+    const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(message, cause)
+
+    if (options.background ?? true) {
+      const signal = yield* Queue.sliding<void>(1)
+      yield* outbox.wakeups.pipe(
+        Stream.runForEach(() => Queue.offer(signal, undefined)),
+        Effect.catchAllCause(logUnlessInterrupted("webhook: wakeups stream failed, resubscribing")),
+        Effect.zipRight(Effect.sleep(pollInterval)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      yield* drain.pipe(
+        Effect.catchAllCause(logUnlessInterrupted("webhook: delivery round failed, retrying")),
+        Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+
+    return DeliveryWorker.of({ drain })
+  }))

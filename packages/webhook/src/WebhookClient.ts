@@ -1,0 +1,139 @@
+/**
+ * Port: the HTTP POST of one delivery attempt, and its `node:http` / `node:https` adapter. The
+ * adapter resolves host names with {@link Ssrf.safeLookup} inside the connection, so the address
+ * checked is the address connected to; it never follows redirects and gives the whole exchange
+ * {@link Outcome.deliveryTimeout}.
+ *
+ * @since 0.1.0
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import * as Outcome from "./Outcome.js"
+import * as Ssrf from "./Ssrf.js"
+
+/**
+ * One POST: the destination (already checked with {@link Ssrf.checkUrl}), the headers to add
+ * (the signature headers) and the JSON body.
+ *
+ * @since 0.1.0
+ */
+export interface Request {
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * What the attempt came to, with the receiver's body (at most {@link Outcome.maxLoggedBodyBytes}
+ * of it; empty for an error).
+ *
+ * @since 0.1.0
+ */
+export type Response = Outcome.Attempt & { readonly body: string }
+
+/** @since 0.1.0 */
+export class WebhookClient extends Context.Tag("@tradeflow/webhook/WebhookClient")<WebhookClient, {
+  /** Never fails: transport errors, timeouts and blocked addresses are `{ _tag: "Error" }`. */
+  readonly post: (request: Request) => Effect.Effect<Response>
+}>() {}
+
+/**
+ * Options of {@link layer}. `allowPrivate` lets host names resolve to non-public addresses
+ * (`WEBHOOK_ALLOW_PRIVATE`); `resolve` replaces the system resolver (tests).
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly allowPrivate: boolean
+  readonly resolve?: Ssrf.Resolver
+}
+
+/**
+ * The `User-Agent` of deliveries.
+ *
+ * @since 0.1.0
+ */
+export const userAgent = "tradeflow-webhook/0.1"
+
+const timeoutError = () =>
+  Object.assign(new Error(`no complete answer within ${Duration.format(Outcome.deliveryTimeout)}`), { code: "ETIMEDOUT" })
+
+/**
+ * The client over `node:http` and `node:https` with keep-alive agents (closed with the layer).
+ * The {@link Outcome.deliveryTimeout} of the whole exchange runs on Effect's `Clock` (a
+ * `TestClock` drives it in tests); interrupting `post` destroys the request and its socket.
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<WebhookClient> =>
+  Layer.scoped(WebhookClient, Effect.gen(function*() {
+    const lookup = Ssrf.safeLookup({
+      allowPrivate: options.allowPrivate,
+      ...(options.resolve === undefined ? {} : { resolve: options.resolve })
+    })
+    const agent = <A extends Http.Agent>(make: () => A) =>
+      Effect.acquireRelease(Effect.sync(make), (a) => Effect.sync(() => a.destroy()))
+    const http = yield* agent(() => new Http.Agent({ keepAlive: true, lookup }))
+    const https = yield* agent(() => new Https.Agent({ keepAlive: true, lookup }))
+
+    const exchange = (request: Request) =>
+      Effect.async<Response>((resume) => {
+        let settled = false
+        const settle = (response: Response) => {
+          if (settled) return
+          settled = true
+          resume(Effect.succeed(response))
+        }
+        const started = performance.now()
+        const body = Buffer.from(request.body, "utf8")
+        const secure = request.url.protocol === "https:"
+        const req = (secure ? Https.request : Http.request)(request.url, {
+          method: "POST",
+          agent: secure ? https : http,
+          headers: {
+            ...request.headers,
+            "content-type": "application/json",
+            "content-length": String(body.length),
+            "user-agent": userAgent
+          }
+        })
+        req.on("error", (error) => settle({ _tag: "Error", error, body: "" }))
+        req.on("response", (res) => {
+          const elapsed = Duration.millis(performance.now() - started)
+          const chunks: Array<Buffer> = []
+          let size = 0
+          const finish = () =>
+            settle({
+              _tag: "Response",
+              status: res.statusCode ?? 0,
+              elapsed,
+              retryAfter: res.headers["retry-after"],
+              body: Outcome.truncateBody(Buffer.concat(chunks)).text
+            })
+          res.on("data", (chunk: Buffer) => {
+            chunks.push(chunk)
+            size += chunk.length
+            if (size > Outcome.maxLoggedBodyBytes) {
+              finish()
+              res.destroy()
+            }
+          })
+          res.on("end", finish)
+          res.on("close", finish)
+        })
+        req.end(body)
+        return Effect.sync(() => req.destroy())
+      })
+
+    return WebhookClient.of({
+      post: (request) =>
+        exchange(request).pipe(
+          Effect.timeoutTo({
+            duration: Outcome.deliveryTimeout,
+            onSuccess: (response): Response => response,
+            onTimeout: (): Response => ({ _tag: "Error", error: timeoutError(), body: "" })
+          })
+        )
+    })
+  }))

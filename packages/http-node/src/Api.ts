@@ -217,12 +217,46 @@ const RotatedSecret = Schema.Struct({
   secret: Schema.String.annotations({ description: "The new signing secret; the previous one stays valid for 24 hours" })
 }).annotations({ identifier: "RotatedSecret" })
 
+const TestDelivery = Schema.Struct({
+  delivery_id: Schema.Int.annotations({ description: "The queued delivery (what retry takes)" }),
+  tradeflow_reference: Schema.String.annotations({ description: "The sample tradeflow's reference (TEST_…, never stored)" }),
+  message_hash: Schema.String.annotations({ description: "The webhook-id the delivery is signed with" })
+}).annotations({ identifier: "TestDelivery" })
+
+const DeliveryAttempt = Schema.Struct({
+  id: Schema.Int.annotations({ description: "The delivery (what retry takes); one delivery has an entry per attempt" }),
+  message_hash: Schema.String.annotations({ description: "The webhook-id: the hash of the message carried" }),
+  attempt: Schema.Int.annotations({ description: "1 for the first attempt of the delivery" }),
+  status: Schema.Literal("delivered", "failed", "dead").annotations({
+    description: "failed: retried on the schedule; dead: retries exhausted (retryable from the console)"
+  }),
+  response_status: Schema.NullOr(Schema.Int).annotations({ description: "The receiver's HTTP status; null when none was received" }),
+  error: Schema.NullOr(Schema.String).annotations({ description: "Why the attempt failed (timeout, connection, status)" }),
+  at: Schema.String.annotations({ description: "When the attempt was made (ISO 8601)" }),
+  response_body: Schema.NullOr(Schema.String).annotations({ description: "The receiver's answer, at most 4 KiB of it" }),
+  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
+}).annotations({ identifier: "DeliveryAttempt" })
+
+/** `limit` of the delivery log: a decimal integer from 1 to 1000. */
+export const LogLimit = Schema.String.pipe(
+  Schema.filter((s) => (/^[0-9]{1,4}$/.test(s) && Number(s) >= 1 && Number(s) <= 1000) || "must be an integer from 1 to 1000")
+).annotations({
+  description: "The most attempts to return, an integer from 1 to 1000 (default 100)",
+  jsonSchema: { pattern: "^[0-9]{1,4}$" }
+})
+
+/** The query parameters of `GET /console/automations/:id/deliveries`. */
+export const DeliveryLogParams = Schema.Struct({ limit: Schema.optional(LogLimit) })
+
 const TradeflowPath = Schema.Struct({
   id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
   reference: Schema.String
 })
 
-/** The console (DECISIONS.md §4): organisations, API keys, automations and tradeflow downloads. Host-independent. */
+/**
+ * The console (DECISIONS.md §4): organisations, API keys, automations, their deliveries and tradeflow
+ * downloads. Host-independent.
+ */
 export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createOrganisation", "/console/organisations")
@@ -270,6 +304,32 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     HttpApiEndpoint.del("deleteAutomation", "/console/automations/:id")
       .setPath(Id)
       .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(
+    HttpApiEndpoint.post("sendTest", "/console/automations/:id/test")
+      .setPath(Id)
+      .addSuccess(TestDelivery, { status: 202 })
+      .annotate(
+        OpenApi.Description,
+        "Queues one delivery of a sample ocean_basic tradeflow to the automation, enabled or not: its first message " +
+          "of the automation's types (format message) or its V3 document (format tradeflow)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listDeliveries", "/console/automations/:id/deliveries")
+      .setPath(Id)
+      .setUrlParams(DeliveryLogParams)
+      .addSuccess(Schema.Array(DeliveryAttempt).annotations({ description: "The automation's delivery attempts, newest first" }))
+  )
+  .add(
+    HttpApiEndpoint.post("retryDelivery", "/console/deliveries/:id/retry")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A delivery id from the delivery log" }) }))
+      .addSuccess(HttpApiSchema.Accepted)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Makes a failed or dead delivery due now, on a fresh retry schedule; 409 for any other delivery"
+      )
   )
   .add(
     HttpApiEndpoint.get("downloadTradeflow", "/console/organisations/:id/tradeflows/:reference/download")

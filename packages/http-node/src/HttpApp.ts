@@ -14,7 +14,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type { HttpServer } from "@effect/platform"
-import { Accounts, ApiMessage, Automations, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
+import { Accounts, ApiMessage, Automations, Deliveries, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
 import { Cause, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
@@ -249,6 +249,7 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     const accounts = yield* Accounts.Accounts
     const documents = yield* Documents.Documents
     const automations = yield* Automations.Automations
+    const deliveries = yield* Deliveries.Deliveries
     const newAutomation = yield* createAutomation
     return handlers
       .handleRaw("createOrganisation", () =>
@@ -271,6 +272,13 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handle("disableAutomation", ({ path }) => mapCoreErrors(automations.disable(path.id)))
       .handle("rotateAutomationSecret", ({ path }) => mapCoreErrors(automations.rotateSecret(path.id)))
       .handle("deleteAutomation", ({ path }) => mapCoreErrors(automations.remove(path.id)))
+      .handle("sendTest", ({ path }) => mapCoreErrors(deliveries.sendTest(path.id)))
+      .handle("listDeliveries", ({ path, urlParams }) =>
+        mapCoreErrors(deliveries.log(path.id, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
+      .handle("retryDelivery", ({ path }) =>
+        /^[0-9]{1,15}$/.test(path.id)
+          ? mapCoreErrors(deliveries.retry(Number(path.id)))
+          : Effect.fail(Problem.make(404, `no delivery with id ${JSON.stringify(path.id)}`)))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
           const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
@@ -360,6 +368,7 @@ export const layer: Layer.Layer<
   | HttpConfig
   | Accounts.Accounts
   | Automations.Automations
+  | Deliveries.Deliveries
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream

@@ -1,4 +1,4 @@
-import type { AccountError, Automations, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
+import type { AccountError, Automations, Deliveries, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
 
@@ -17,6 +17,8 @@ export type CoreError =
   | AccountError.InvalidOrganisationRequest
   | Automations.InvalidAutomation
   | Automations.AutomationNotFound
+  | Deliveries.DeliveryNotFound
+  | Deliveries.DeliveryNotRetryable
   | Upstream.Cursor.InvalidCursor
   | StorageError.StorageError
 
@@ -57,6 +59,13 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       return Effect.succeed(Problem.make(422, "the automation does not satisfy the rules; nothing was stored", error.errors))
     case "AutomationNotFound":
       return Effect.succeed(Problem.make(404, `no automation with id ${JSON.stringify(error.id)}`))
+    case "DeliveryNotFound":
+      return Effect.succeed(Problem.make(404, `no delivery with id ${error.id}`))
+    case "DeliveryNotRetryable":
+      return Effect.succeed(Problem.make(
+        409,
+        `delivery ${error.id} is neither failed nor dead; only a failed or dead delivery can be retried`
+      ))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "StorageError":

@@ -10,6 +10,7 @@ import { Cursor, Locations, Service, type Storage, type StorageError, TrackingCo
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Effect, Either, Layer, Redacted } from "effect"
 import { createServer } from "node:http"
 
@@ -64,7 +65,24 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 }))
 
 /**
- * Every service over the configured storage. `WORKER_ENABLED=false` runs no background worker:
+ * Webhook push: a delivery worker unless `WEBHOOK_ENABLED=false`. `WEBHOOK_ALLOW_PRIVATE=true`
+ * lets it deliver to private addresses and plain `http://` (development, tests);
+ * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
+ * this process (after a crash, other processes retry its deliveries once it runs out);
+ * `WEBHOOK_BATCH_SIZE` (default 64) how many deliveries one round attempts at once.
+ */
+export const webhookLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
+  const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
+  const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+  const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
+  const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(64))
+  return DeliveryWorker.layer({ background, allowPrivate, allowHttp: allowPrivate, leaseMillis, batchSize }).pipe(
+    Layer.provide(WebhookClient.layer({ allowPrivate }))
+  )
+}))
+
+/**
+ * Every service over the configured storage, and the webhook delivery worker. `WORKER_ENABLED=false` runs no background worker:
  * the process only accepts work, and another process (or a later start) processes it.
  * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
@@ -74,7 +92,10 @@ export const servicesLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
   const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
   const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
-  return Service.layer({ background, leaseMillis, concurrency }).pipe(Layer.provide(Cursor.layerConfig))
+  return Layer.merge(
+    Service.layer({ background, leaseMillis, concurrency }).pipe(Layer.provide(Cursor.layerConfig)),
+    webhookLayerConfig
+  )
 })).pipe(Layer.provideMerge(Layer.mergeAll(storageLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
 /**

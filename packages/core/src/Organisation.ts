@@ -1,5 +1,5 @@
 /**
- * Organisations and their API keys.
+ * Organisations, their API keys and their widget keys.
  *
  * @since 0.1.0
  */
@@ -34,3 +34,18 @@ export const ApiKeyRecord = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
+
+/**
+ * A stored widget key (the deprecated widget search): never the key itself, only its SHA-256
+ * (hex). It reads exactly one organisation, `organisation_id` (a live organisation or a `(UAT)`
+ * companion).
+ */
+export const WidgetKeyRecord = Schema.Struct({
+  id: Schema.String,
+  organisation_id: Schema.String,
+  key_hash: Schema.String,
+  created_at: Schema.Number,
+  revoked_at: Schema.NullOr(Schema.Number)
+})
+/** @since 0.1.0 */
+export type WidgetKeyRecord = typeof WidgetKeyRecord.Type

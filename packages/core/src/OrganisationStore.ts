@@ -1,10 +1,10 @@
 /**
- * Port: organisations and API keys.
+ * Port: organisations, API keys and widget keys.
  *
  * @since 0.1.0
  */
 import { Context, type Effect, type Option } from "effect"
-import type { ApiKeyRecord, Organisation } from "./Organisation.js"
+import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import type { StorageError } from "./StorageError.js"
 
 /** @since 0.1.0 */
@@ -24,4 +24,8 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly listApiKeys: (organisationIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Marks a key revoked; false when there is no such key. Revoking twice keeps the first instant. */
   readonly revokeApiKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
+  readonly insertWidgetKey: (key: WidgetKeyRecord) => Effect.Effect<void, StorageError>
+  readonly findWidgetKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<WidgetKeyRecord>, StorageError>
+  /** Marks a widget key revoked; false when there is no such key. Revoking twice keeps the first instant. */
+  readonly revokeWidgetKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
 }>() {}

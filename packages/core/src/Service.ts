@@ -15,6 +15,7 @@ import * as Scheduler from "./Scheduler.js"
 import * as Storage from "./Storage.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as Upstream from "./Upstream.js"
+import * as WidgetSearch from "./WidgetSearch.js"
 import * as Worker from "./Worker.js"
 
 /** The services an HTTP adapter or an embedding application calls. */
@@ -27,6 +28,7 @@ export type Services =
   | Upstream.Upstream
   | Worker.Worker
   | Scheduler.Scheduler
+  | WidgetSearch.WidgetSearch
 
 /**
  * Every service over the storage ports, the location directory and the tracking settings. The
@@ -43,6 +45,7 @@ export const layer = (
     Documents.layer,
     Ingest.layer,
     Upstream.layer,
+    WidgetSearch.layer,
     Scheduler.layer({ background: options.background, ...scheduler })
   ).pipe(
     Layer.provideMerge(Worker.layer(options))

@@ -14,7 +14,7 @@ import { DeliveryStore } from "./DeliveryStore.js"
 import type { Job } from "./Job.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
-import type { ApiKeyRecord, Organisation } from "./Organisation.js"
+import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import { Settings } from "./Settings.js"
 import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
@@ -91,6 +91,7 @@ interface OrgMessages {
 export const makeMemory = Effect.gen(function*() {
   const organisations = new Map<string, Organisation>()
   const apiKeys = new Map<string, ApiKeyRecord>()
+  const widgetKeys = new Map<string, WidgetKeyRecord>()
   const jobs = new Map<number, Job>()
   const leases = new Map<number, Lease>()
   const settings = new Map<string, string>()
@@ -162,6 +163,15 @@ export const makeMemory = Effect.gen(function*() {
       const k = apiKeys.get(id)
       if (k === undefined) return false
       if (k.revoked_at === null) apiKeys.set(id, { ...k, revoked_at: at })
+      return true
+    }),
+    insertWidgetKey: (k) => Effect.sync(() => void widgetKeys.set(k.id, k)),
+    findWidgetKeyByHash: (h) =>
+      Effect.sync(() => Option.fromNullable([...widgetKeys.values()].find((k) => k.key_hash === h))),
+    revokeWidgetKey: (id, at) => Effect.sync(() => {
+      const k = widgetKeys.get(id)
+      if (k === undefined) return false
+      if (k.revoked_at === null) widgetKeys.set(id, { ...k, revoked_at: at })
       return true
     })
   })

@@ -126,6 +126,8 @@ export const decodeOrganisations = rows(Organisation.Organisation)
 /** @since 0.1.0 */
 export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
 /** @since 0.1.0 */
+export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
+/** @since 0.1.0 */
 export const decodeJobs = rows(JobRow)
 /** @since 0.1.0 */
 export const decodeClaimed = rows(ClaimedRow)

@@ -19,7 +19,7 @@ import { AutomationStore } from "../src/AutomationStore.js"
 import * as Job from "../src/Job.js"
 import { type ClaimedJob, JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
-import type { ApiKeyRecord, Organisation } from "../src/Organisation.js"
+import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "../src/Organisation.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
 import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
@@ -313,6 +313,14 @@ const apiKey = (organisation_id: string, created_at: number): ApiKeyRecord => ({
   revoked_at: null
 })
 
+const widgetKey = (organisation_id: string, created_at: number): WidgetKeyRecord => ({
+  id: freshId("wkey"),
+  organisation_id,
+  key_hash: freshId("hash"),
+  created_at,
+  revoked_at: null
+})
+
 /**
  * Registers the storage contract tests for an adapter. `layer` is built once for the whole
  * suite (one database); every test works on fresh organisation ids.
@@ -397,6 +405,37 @@ export const storageContract = (
       expect(yield* orgs.findApiKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 500 }))
       expect(yield* orgs.listApiKeys([key.organisation_id])).toEqual([{ ...key, revoked_at: 500 }])
       expect(yield* orgs.revokeApiKey(freshId("key"), 1)).toBe(false)
+    }))
+
+    it.effect("widget keys: insert, find by hash; api keys and widget keys never mix", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const org = freshId("org")
+      const k1 = widgetKey(org, 10)
+      const k2 = widgetKey(freshId("org"), 20)
+      for (const k of [k1, k2]) yield* orgs.insertWidgetKey(k)
+      expect(yield* orgs.findWidgetKeyByHash(k1.key_hash)).toEqual(Option.some(k1))
+      expect(yield* orgs.findWidgetKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
+      expect(yield* orgs.findWidgetKeyByHash(freshId("hash"))).toEqual(Option.none())
+      const api = apiKey(org, 30)
+      yield* orgs.insertApiKey(api)
+      expect(yield* orgs.findWidgetKeyByHash(api.key_hash)).toEqual(Option.none())
+      expect(yield* orgs.findApiKeyByHash(k1.key_hash)).toEqual(Option.none())
+      expect(yield* orgs.listApiKeys([org])).toEqual([api])
+      expect(yield* orgs.revokeApiKey(k1.id, 1)).toBe(false)
+      expect(yield* orgs.revokeWidgetKey(api.id, 1)).toBe(false)
+    }))
+
+    it.effect("widget keys: revoking keeps the first instant; unknown keys answer false", () => Effect.gen(function*() {
+      const { orgs } = yield* ports
+      const key = widgetKey(freshId("org"), 1_700_000_000_123)
+      const other = widgetKey(key.organisation_id, 2)
+      yield* orgs.insertWidgetKey(key)
+      yield* orgs.insertWidgetKey(other)
+      expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_500)).toBe(true)
+      expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_900)).toBe(true)
+      expect(yield* orgs.findWidgetKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 1_700_000_000_500 }))
+      expect(yield* orgs.findWidgetKeyByHash(other.key_hash)).toEqual(Option.some(other))
+      expect(yield* orgs.revokeWidgetKey(freshId("wkey"), 1)).toBe(false)
     }))
 
     it.effect("queue: ascending ids, pending in queue order, limit takes a prefix", () => Effect.gen(function*() {

@@ -1,17 +1,19 @@
 /**
- * The API contract as a value: the HttpApi groups of downstream, upstream, health and the
- * console. The public groups are served at the root and under `/v3` ({@link ApiV3}).
+ * The API contract as a value: the HttpApi groups of downstream, upstream, health, the deprecated
+ * widget search and the console. The public groups are served at the root and under `/v3`
+ * ({@link ApiV3}).
  *
  * @since 0.1.0
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { ApiMessage as CoreMessage, Automation, Environment, TradeflowRecord } from "@tradeflow/core"
 import { Schema } from "effect"
-import { ApiKeyAuth, ConsoleAuth } from "./Authentication.js"
+import { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "./Authentication.js"
 import {
   BadRequest,
   Conflict,
   ContentTooLarge,
+  Gone,
   InternalServerError,
   NotFound,
   UnprocessableContent,
@@ -143,6 +145,37 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
   .middleware(ApiKeyAuth)
 {}
 
+/** The query parameters of `GET /api/v2/widget-search`. */
+export const WidgetSearchParams = Schema.Struct({
+  query: Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty")).annotations({
+    description: "A tradeflow reference, bill of lading, booking or container number"
+  })
+})
+
+/**
+ * `GET /api/v2/widget-search` (deprecated): every response carries `Deprecation: true`, and
+ * `Sunset` once a sunset is configured; from then on 410.
+ */
+export class WidgetGroup extends HttpApiGroup.make("widget")
+  .add(
+    HttpApiEndpoint.get("search", "/api/v2/widget-search")
+      .setUrlParams(WidgetSearchParams)
+      .addSuccess(CoreMessage.WidgetSearchResult.annotations({ identifier: "WidgetSearchResult" }))
+      .annotate(OpenApi.Deprecated, true)
+      .annotate(
+        OpenApi.Description,
+        "Deprecated: the summary of the newest tradeflow matching query by tradeflow reference, bill of lading, booking or " +
+          "container number. Responses carry Deprecation: true and, once announced, Sunset; after it 410. " +
+          "Migrate to GET /upstream."
+      )
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(Gone)
+  .addError(InternalServerError)
+  .middleware(WidgetKeyAuth)
+{}
+
 /** `GET /health`, without authentication. */
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
@@ -169,6 +202,11 @@ const ApiKeyInfo = Schema.Struct({
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKeyInfo" })
+
+const CreatedWidgetKey = Schema.Struct({
+  id: Schema.String,
+  key: Schema.String.annotations({ description: "The widget key (wk_…), shown once: Authorization: Basic <key>" })
+}).annotations({ identifier: "CreatedWidgetKey" })
 
 /** The body of `POST /console/organisations`. */
 export const NewOrganisation = Schema.Struct({ name: Schema.String })
@@ -254,8 +292,8 @@ const TradeflowPath = Schema.Struct({
 })
 
 /**
- * The console (DECISIONS.md §4): organisations, API keys, automations, their deliveries and tradeflow
- * downloads. Host-independent.
+ * The console (DECISIONS.md §4): organisations, API keys, widget keys, automations, their deliveries
+ * and tradeflow downloads. Host-independent.
  */
 export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
@@ -277,6 +315,18 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey", "/console/api-keys/:id")
+      .setPath(Id)
+      .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(
+    HttpApiEndpoint.post("createWidgetKey", "/console/organisations/:id/widget-keys")
+      .setPath(Schema.Struct({
+        id: Schema.String.annotations({ description: "The organisation the key reads: a live one or its (UAT) companion" })
+      }))
+      .addSuccess(CreatedWidgetKey, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.del("revokeWidgetKey", "/console/widget-keys/:id")
       .setPath(Id)
       .addSuccess(HttpApiSchema.NoContent)
   )
@@ -355,14 +405,16 @@ export class Api extends HttpApi.make("tradeflow")
   .add(DownstreamGroup)
   .add(UpstreamGroup)
   .add(HealthGroup)
+  .add(WidgetGroup)
   .add(ConsoleGroup)
   .annotate(OpenApi.Title, "Container tracking integration service")
   .annotate(OpenApi.Version, "0.1.0")
 {}
 
-/** The public groups (downstream, upstream, health) under `/v3`; the console is not mirrored. */
+/** The public groups (downstream, upstream, health, widget search) under `/v3`; the console is not mirrored. */
 export const ApiV3 = HttpApi.make("tradeflow")
   .add(DownstreamGroup)
   .add(UpstreamGroup)
   .add(HealthGroup)
+  .add(WidgetGroup)
   .prefix("/v3")

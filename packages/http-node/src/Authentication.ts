@@ -1,11 +1,11 @@
 /**
- * The two security middlewares of the API: API keys (downstream, upstream) and the console's
- * operator token. Their implementations are in {@link HttpApp}.
+ * The security middlewares of the API: API keys (downstream, upstream), widget keys (the deprecated
+ * widget search) and the console's operator token. Their implementations are in {@link HttpApp}.
  *
  * @since 0.1.0
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import type { Accounts, Environment } from "@tradeflow/core"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import type { Accounts, Environment, WidgetSearch } from "@tradeflow/core"
 import { Context, Schema } from "effect"
 import { Forbidden, MisdirectedRequest, Unauthorized } from "./Problem.js"
 
@@ -24,6 +24,27 @@ export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("@tradeflow/
   failure: Schema.Union(Unauthorized, Forbidden, MisdirectedRequest),
   provides: CurrentCaller,
   security: { apiKey: HttpApiSecurity.apiKey({ key: "Authorization", in: "header" }) }
+}) {}
+
+/** The organisation a widget key reads. */
+export class CurrentWidgetCaller extends Context.Tag("@tradeflow/http-node/CurrentWidgetCaller")<
+  CurrentWidgetCaller,
+  WidgetSearch.WidgetCaller
+>() {}
+
+/**
+ * `Authorization: Basic <widget key>`: the raw key after `Basic ` (also `base64(<key>:)` or
+ * `base64(<key>)`). Unknown host 421, missing, unknown or revoked key 401, a key of an
+ * organisation of the other environment 403.
+ */
+export class WidgetKeyAuth extends HttpApiMiddleware.Tag<WidgetKeyAuth>()("@tradeflow/http-node/WidgetKeyAuth", {
+  failure: Schema.Union(Unauthorized, Forbidden, MisdirectedRequest),
+  provides: CurrentWidgetCaller,
+  security: {
+    widgetKey: HttpApiSecurity.apiKey({ key: "Authorization", in: "header" }).pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "Basic <widget key>: the key itself after Basic (or base64 of <key>:)")
+    )
+  }
 }) {}
 
 /** `Authorization: Bearer <CONSOLE_TOKEN>`, compared in constant time; 401 otherwise. */

@@ -14,12 +14,23 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type { HttpServer } from "@effect/platform"
-import { Accounts, ApiMessage, Automations, Deliveries, Documents, Ingest, TradeflowRecord, Upstream, Worker } from "@tradeflow/core"
+import {
+  Accounts,
+  ApiMessage,
+  Automations,
+  Deliveries,
+  Documents,
+  Ingest,
+  TradeflowRecord,
+  Upstream,
+  WidgetSearch,
+  Worker
+} from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
 import { Cause, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
-import { ApiKeyAuth, ConsoleAuth, CurrentCaller } from "./Authentication.js"
+import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
 import { readJson } from "./internal/body.js"
@@ -28,6 +39,7 @@ import { internalError, mapCoreErrors } from "./internal/errors.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { allowedMethods, routeTable } from "./internal/routes.js"
+import { deprecateWidgetSearch, widgetKeyOf } from "./internal/widget.js"
 
 /** The most records one downstream request may carry. */
 export const maxRecords = 10_000
@@ -59,6 +71,38 @@ const apiKeyAuthLayer = Layer.effect(
             )
           }
           return { caller, environment: environment.value }
+        })
+    })
+  })
+)
+
+const widgetKeyAuthLayer = Layer.effect(
+  WidgetKeyAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const widgets = yield* WidgetSearch.WidgetSearch
+    return WidgetKeyAuth.of({
+      widgetKey: (raw) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const host = requestHost(settings, request.headers)
+          const environment = hostEnvironment(settings, host)
+          if (Option.isNone(environment)) {
+            return yield* Problem.make(
+              421,
+              `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
+            )
+          }
+          const key = widgetKeyOf(Redacted.value(raw))
+          if (key === undefined) return yield* Problem.make(401, "the widget search requires Authorization: Basic <widget key>")
+          const caller = yield* mapCoreErrors(widgets.authenticate(key))
+          if (caller.organisation.environment !== environment.value) {
+            return yield* Problem.make(
+              403,
+              `the token environment (${caller.organisation.environment}) does not match the host (${environment.value})`
+            )
+          }
+          return caller
         })
     })
   })
@@ -217,6 +261,13 @@ const healthGroup = (api: typeof Api | typeof ApiV3) =>
   HttpApiBuilder.group(api as typeof Api, "health", (handlers) =>
     handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
 
+const widgetGroup = (api: typeof Api | typeof ApiV3) =>
+  HttpApiBuilder.group(api as typeof Api, "widget", (handlers) =>
+    Effect.map(WidgetSearch.WidgetSearch, (widgets) =>
+      handlers.handle("search", ({ urlParams }) =>
+        Effect.flatMap(CurrentWidgetCaller, ({ organisation }) =>
+          mapCoreErrors(widgets.search(organisation.id, urlParams.query))))))
+
 /**
  * Creates an automation: the service's rules plus, unless private destinations are allowed, the
  * destination check (https only, no non-public address literal); all issues in one 422.
@@ -250,6 +301,7 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     const documents = yield* Documents.Documents
     const automations = yield* Automations.Automations
     const deliveries = yield* Deliveries.Deliveries
+    const widgets = yield* WidgetSearch.WidgetSearch
     const newAutomation = yield* createAutomation
     return handlers
       .handleRaw("createOrganisation", () =>
@@ -266,6 +318,8 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
         }))
       .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
       .handle("revokeApiKey", ({ path }) => mapCoreErrors(accounts.revokeApiKey(path.id)))
+      .handle("createWidgetKey", ({ path }) => mapCoreErrors(widgets.createKey(path.id)))
+      .handle("revokeWidgetKey", ({ path }) => mapCoreErrors(widgets.revokeKey(path.id)))
       .handleRaw("createAutomation", ({ path }) => newAutomation(path.id))
       .handle("listAutomations", ({ path }) => mapCoreErrors(automations.list(path.id)))
       .handle("enableAutomation", ({ path }) => mapCoreErrors(automations.enable(path.id)))
@@ -300,14 +354,15 @@ const decodeIssues = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Pro
   return mergeIssues(meaningful.length > 0 ? meaningful : issues)
 }
 
+const routes = routeTable([Api, ApiV3], extraRoutes)
+
 /**
  * Turns every failure into a problem response: declared problems as they are, unknown routes
  * into 404 (405 with `Allow` when the path exists), parameter decode errors into 400, anything
  * else into a logged 500.
  */
-const problemMiddleware = HttpApiBuilder.middleware((app: PlatformHttpApp.Default) => {
-  const routes = routeTable([Api, ApiV3], extraRoutes)
-  return Effect.catchAllCause(app, (cause) => {
+const problems = (app: PlatformHttpApp.Default) =>
+  Effect.catchAllCause(app, (cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure)) {
@@ -337,7 +392,10 @@ const problemMiddleware = HttpApiBuilder.middleware((app: PlatformHttpApp.Defaul
     }
     return Effect.map(internalError(cause), (problem) => Problem.toResponse(problem))
   })
-})
+
+/** Every failure as a problem response, then the widget search marked deprecated (see `deprecateWidgetSearch`). */
+const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => (app: PlatformHttpApp.Default) =>
+  deprecateWidgetSearch(settings)(problems(app))))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -352,8 +410,10 @@ const groups = Layer.mergeAll(
   upstreamGroup(ApiV3),
   healthGroup(Api),
   healthGroup(ApiV3),
+  widgetGroup(Api),
+  widgetGroup(ApiV3),
   consoleGroup
-).pipe(Layer.provide([apiKeyAuthLayer, consoleAuthLayer]))
+).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer]))
 
 /**
  * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
@@ -372,6 +432,7 @@ export const layer: Layer.Layer<
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream
+  | WidgetSearch.WidgetSearch
   | Worker.Worker
 > = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),

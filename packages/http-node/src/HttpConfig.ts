@@ -1,10 +1,12 @@
 /**
  * Configuration of the HTTP API: which hosts are which environment, the console token, proxy
- * trust, the request body limit and whether webhook destinations may be private (DECISIONS.md §1).
+ * trust, the request body limit, whether webhook destinations may be private and the sunset of the
+ * widget search (DECISIONS.md §1).
  *
  * @since 0.1.0
  */
-import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
+import { TradeflowRecord } from "@tradeflow/core"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 
 /** @since 0.1.0 */
 export interface HttpSettings {
@@ -20,6 +22,8 @@ export interface HttpSettings {
   readonly maxBodyBytes: number
   /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
   readonly webhookAllowPrivate: boolean
+  /** From this instant on the widget search answers 410; null while no sunset is announced. */
+  readonly widgetSunset: Date | null
 }
 
 /** @since 0.1.0 */
@@ -40,6 +44,7 @@ export interface Options {
   readonly trustProxy?: boolean
   readonly maxBodyBytes?: number
   readonly webhookAllowPrivate?: boolean
+  readonly widgetSunset?: Date | null
 }
 
 /** Splits a comma-separated host list. */
@@ -55,8 +60,18 @@ export const make = (options: Options): HttpSettings => ({
     : Redacted.make(options.consoleToken),
   trustProxy: options.trustProxy ?? false,
   maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
-  webhookAllowPrivate: options.webhookAllowPrivate ?? false
+  webhookAllowPrivate: options.webhookAllowPrivate ?? false,
+  widgetSunset: options.widgetSunset ?? null
 })
+
+/**
+ * Reads a `WIDGET_SUNSET` value: an ISO 8601 date-time (without an offset it is UTC; a date alone
+ * is midnight UTC).
+ */
+export const parseSunset = (value: string): Either.Either<Date, string> =>
+  Schema.is(TradeflowRecord.IsoDateTime)(value)
+    ? Either.right(new Date(TradeflowRecord.parseIsoDateTime(value)))
+    : Either.left(`expected an ISO 8601 date-time such as 2027-06-30T00:00:00Z, got ${JSON.stringify(value)}`)
 
 /** @since 0.1.0 */
 export const layer = (options: Options): Layer.Layer<HttpConfig> => Layer.succeed(HttpConfig, make(options))
@@ -67,8 +82,8 @@ const randomToken = (): string => {
 }
 
 /**
- * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY`, `MAX_BODY_BYTES` and
- * `WEBHOOK_ALLOW_PRIVATE`.
+ * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY`, `MAX_BODY_BYTES`,
+ * `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid date-time is a configuration error).
  * Without `CONSOLE_TOKEN` a random token is generated and logged once.
  */
 export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Layer.effect(
@@ -80,6 +95,14 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
     const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
     const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
     const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+    const widgetSunset = yield* Config.string("WIDGET_SUNSET").pipe(
+      Config.withDefault(""),
+      Config.mapOrFail((value) =>
+        value.trim() === ""
+          ? Either.right(null)
+          : Either.mapLeft(parseSunset(value), (message) => ConfigError.InvalidData(["WIDGET_SUNSET"], message))
+      )
+    )
     const consoleToken = Option.isSome(token) && Redacted.value(token.value).length > 0
       ? token.value
       : yield* Effect.sync(randomToken).pipe(
@@ -92,7 +115,8 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
       consoleToken,
       trustProxy,
       maxBodyBytes,
-      webhookAllowPrivate
+      webhookAllowPrivate,
+      widgetSunset
     })
   })
 )

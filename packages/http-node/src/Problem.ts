@@ -76,6 +76,7 @@ export const Unauthorized = ProblemDocument.annotations(HttpApiSchema.annotation
 export const Forbidden = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 403 }))
 export const NotFound = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 404 }))
 export const Conflict = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 409 }))
+export const Gone = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 410 }))
 export const ContentTooLarge = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 413 }))
 export const UnsupportedMediaType = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 415 }))
 export const MisdirectedRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 421 }))

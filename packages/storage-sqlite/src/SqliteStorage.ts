@@ -40,6 +40,7 @@ const {
   decodeContainers,
   decodeOrganisations,
   decodeApiKeys,
+  decodeWidgetKeys,
   decodeJobs,
   decodeClaimed,
   decodeDue,
@@ -97,6 +98,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
 
   const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
   const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
+  const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
   const upsertOrganisation = (o: Organisation.Organisation) =>
     sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
       VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
@@ -154,7 +156,21 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
       const rows = yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
       return rows.length > 0
-    }, storageError("OrganisationStore.revokeApiKey"))
+    }, storageError("OrganisationStore.revokeApiKey")),
+    insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
+      yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
+        VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
+        ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, key_hash = excluded.key_hash,
+          created_at = excluded.created_at, revoked_at = excluded.revoked_at`
+    }, storageError("OrganisationStore.insertWidgetKey")),
+    findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
+      const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
+      return Option.fromNullable(rows[0])
+    }, storageError("OrganisationStore.findWidgetKeyByHash")),
+    revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
+      const rows = yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+      return rows.length > 0
+    }, storageError("OrganisationStore.revokeWidgetKey"))
   })
 
   const wakeups = yield* PubSub.sliding<void>(1)

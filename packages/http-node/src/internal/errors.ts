@@ -1,4 +1,4 @@
-import type { AccountError, Automations, Deliveries, DownstreamError, StorageError, Upstream } from "@tradeflow/core"
+import type { AccountError, Automations, Deliveries, DownstreamError, StorageError, Upstream, WidgetSearch } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
 
@@ -20,6 +20,8 @@ export type CoreError =
   | Deliveries.DeliveryNotFound
   | Deliveries.DeliveryNotRetryable
   | Upstream.Cursor.InvalidCursor
+  | WidgetSearch.WidgetKeyNotFound
+  | WidgetSearch.WidgetNoMatch
   | StorageError.StorageError
 
 /** The answer to an internal failure: the cause is logged, never sent. */
@@ -68,6 +70,10 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       ))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
+    case "WidgetKeyNotFound":
+      return Effect.succeed(Problem.make(404, `no widget key with id ${JSON.stringify(error.id)}`))
+    case "WidgetNoMatch":
+      return Effect.succeed(Problem.make(404, `no tradeflow of this organisation matches ${JSON.stringify(error.query)}`))
     case "StorageError":
       return internalError(Cause.fail(error))
   }

@@ -150,5 +150,14 @@ export const loader = PgMigrator.fromRecord({
       PRIMARY KEY (delivery_id, attempt)
     )`,
     `CREATE INDEX delivery_attempts_log ON delivery_attempts (automation_id, at DESC, delivery_id DESC, attempt DESC)`
+  ),
+  "0004_widget_keys": statements(
+    `CREATE TABLE widget_keys (
+      id text COLLATE "C" PRIMARY KEY,
+      organisation_id text COLLATE "C" NOT NULL,
+      key_hash text COLLATE "C" NOT NULL UNIQUE,
+      created_at double precision NOT NULL,
+      revoked_at double precision
+    )`
   )
 })

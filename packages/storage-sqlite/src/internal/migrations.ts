@@ -145,6 +145,15 @@ export const migrations = {
       PRIMARY KEY (delivery_id, attempt)
     )`,
     `CREATE INDEX delivery_attempts_log ON delivery_attempts (automation_id, at DESC, delivery_id DESC, attempt DESC)`
+  ),
+  "0005_widget_keys": statements(
+    `CREATE TABLE widget_keys (
+      id TEXT PRIMARY KEY NOT NULL,
+      organisation_id TEXT NOT NULL,
+      key_hash TEXT NOT NULL UNIQUE,
+      created_at INTEGER NOT NULL,
+      revoked_at INTEGER
+    )`
   )
 }
 

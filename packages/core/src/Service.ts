@@ -12,6 +12,7 @@ import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as Locations from "./Locations.js"
 import * as Scheduler from "./Scheduler.js"
+import * as Schemes from "./Schemes.js"
 import * as Storage from "./Storage.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as Upstream from "./Upstream.js"
@@ -28,10 +29,12 @@ export type Services =
   | Upstream.Upstream
   | Worker.Worker
   | Scheduler.Scheduler
+  | Schemes.Schemes
   | WidgetSearch.WidgetSearch
 
 /**
- * Every service over the storage ports, the location directory and the tracking settings. The
+ * Every service over the storage ports, the location directory and the tracking settings, with
+ * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
  * position scheduler runs in the background when the worker does, unless `scheduler` says otherwise.
  */
 export const layer = (
@@ -45,6 +48,7 @@ export const layer = (
     Documents.layer,
     Ingest.layer,
     Upstream.layer,
+    Schemes.layer,
     WidgetSearch.layer,
     Scheduler.layer({ background: options.background, ...scheduler })
   ).pipe(

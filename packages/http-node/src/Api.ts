@@ -53,6 +53,10 @@ const Reference = Schema.Struct({
   reference: Schema.String.annotations({ description: "A tradeflow reference, or * for every tradeflow" })
 })
 
+const SchemeName = Schema.Struct({
+  scheme: Schema.String.annotations({ description: "The integration scheme: csv, dcsa-tnt, or one a host application registered" })
+})
+
 const Flag = Schema.Literal("true", "false")
 
 /** The query parameters of `DELETE /downstream/tradeflows/:reference`. */
@@ -113,6 +117,13 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
       .setPayload(Schema.Union(TradeflowRecord.TradeflowRecord, Schema.Array(TradeflowRecord.TradeflowRecord)))
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Accepted, { status: 202 })
+  )
+  .add(
+    HttpApiEndpoint.post("submitScheme", "/downstream/scheme/:scheme")
+      .setPath(SchemeName)
+      .setHeaders(IdempotencyHeaders)
+      .addSuccess(Accepted, { status: 202 })
+      .annotate(OpenApi.Description, "Runs an integration scheme (built in: csv as text/csv, dcsa-tnt as a JSON array of DCSA Track & Trace 2.2 events, with ?reference=) and queues its records like POST /downstream/tradeflows.")
   )
   .add(
     HttpApiEndpoint.del("remove", "/downstream/tradeflows/:reference")

@@ -21,6 +21,7 @@ import {
   Deliveries,
   Documents,
   Ingest,
+  Schemes,
   TradeflowRecord,
   Upstream,
   WidgetSearch,
@@ -33,7 +34,7 @@ import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, Up
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
-import { readJson } from "./internal/body.js"
+import { readBytes, readJson } from "./internal/body.js"
 import { attachment } from "./internal/contentDisposition.js"
 import { internalError, mapCoreErrors } from "./internal/errors.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
@@ -179,6 +180,32 @@ const submit = (form: "array" | "any") =>
     })
   })
 
+const submitScheme = Effect.gen(function*() {
+  const settings = yield* HttpConfig
+  const ingest = yield* Ingest.Ingest
+  const schemes = yield* Schemes.Schemes
+  return ({ path }: { readonly path: { readonly scheme: string } }) =>
+    Effect.gen(function*() {
+      const { caller, environment } = yield* CurrentCaller
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const body = yield* readBytes(settings.maxBodyBytes)
+      const query = Object.fromEntries(new URL(request.url, "http://localhost").searchParams)
+      const records = yield* mapCoreErrors(schemes.decode(path.scheme, {
+        contentType: request.headers["content-type"] ?? "",
+        body,
+        query
+      }))
+      const key = request.headers["idempotency-key"]
+      return yield* mapCoreErrors(ingest.submit({
+        organisation_id: caller.organisation.id,
+        environment,
+        body: records,
+        form: "array",
+        ...(key === undefined ? {} : { idempotency_key: key })
+      }))
+    })
+})
+
 const remove = Effect.gen(function*() {
   const ingest = yield* Ingest.Ingest
   return ({ path, urlParams }: {
@@ -247,9 +274,11 @@ const downstreamGroup = (api: typeof Api | typeof ApiV3) =>
       const submitArray = yield* submit("array")
       const submitAny = yield* submit("any")
       const removeHandler = yield* remove
+      const schemeHandler = yield* submitScheme
       return handlers
         .handleRaw("submit", () => submitArray)
         .handleRaw("submitTradeflows", () => submitAny)
+        .handleRaw("submitScheme", schemeHandler)
         .handle("remove", removeHandler)
     }))
 
@@ -429,6 +458,7 @@ export const layer: Layer.Layer<
   | Accounts.Accounts
   | Automations.Automations
   | Deliveries.Deliveries
+  | Schemes.Schemes
   | Documents.Documents
   | Ingest.Ingest
   | Upstream.Upstream

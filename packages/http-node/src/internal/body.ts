@@ -12,22 +12,12 @@ const isJsonMediaType = (contentType: string | undefined): boolean => {
 const drainAllowance = 1024 * 1024
 
 /**
- * Reads the request body as JSON: 415 unless the media type is JSON, 413 over `maxBytes` (at once
- * when Content-Length says so; otherwise while reading, never buffering more than the limit),
- * 400 when it is not UTF-8 JSON.
+ * Reads the raw request body: 413 over `maxBytes` (at once when Content-Length says so;
+ * otherwise while reading, never buffering more than the limit), 400 when it cannot be read.
  */
-export const readJson = (maxBytes: number): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+export const readBytes = (maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const contentType = request.headers["content-type"]
-    if (!isJsonMediaType(contentType)) {
-      return yield* Problem.make(
-        415,
-        contentType === undefined
-          ? "the request body must be application/json (no Content-Type was sent)"
-          : `the request body must be application/json, not ${contentType}`
-      )
-    }
     const tooLarge = Problem.make(413, `the request body is larger than ${maxBytes} bytes`)
     const declared = request.headers["content-length"]
     if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
@@ -52,6 +42,26 @@ export const readJson = (maxBytes: number): Effect.Effect<unknown, Problem.Probl
       bytes.set(chunk, offset)
       offset += chunk.length
     }
+    return bytes
+  })
+
+/**
+ * Reads the request body as JSON: 415 unless the media type is JSON, then {@link readBytes}, then
+ * 400 when it is not UTF-8 JSON.
+ */
+export const readJson = (maxBytes: number): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const contentType = request.headers["content-type"]
+    if (!isJsonMediaType(contentType)) {
+      return yield* Problem.make(
+        415,
+        contentType === undefined
+          ? "the request body must be application/json (no Content-Type was sent)"
+          : `the request body must be application/json, not ${contentType}`
+      )
+    }
+    const bytes = yield* readBytes(maxBytes)
     const text = yield* Effect.try({
       try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
       catch: () => Problem.make(400, "the request body is not valid UTF-8")

@@ -1,4 +1,13 @@
-import type { AccountError, Automations, Deliveries, DownstreamError, StorageError, Upstream, WidgetSearch } from "@tradeflow/core"
+import type {
+  AccountError,
+  Automations,
+  Deliveries,
+  DownstreamError,
+  Scheme,
+  StorageError,
+  Upstream,
+  WidgetSearch
+} from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
 
@@ -22,6 +31,8 @@ export type CoreError =
   | Upstream.Cursor.InvalidCursor
   | WidgetSearch.WidgetKeyNotFound
   | WidgetSearch.WidgetNoMatch
+  | Scheme.UnknownScheme
+  | Scheme.SchemeError
   | StorageError.StorageError
 
 /** The answer to an internal failure: the cause is logged, never sent. */
@@ -29,6 +40,15 @@ export const internalError = (cause: Cause.Cause<unknown>): Effect.Effect<Proble
   Effect.logError("request failed", cause).pipe(
     Effect.as(Problem.make(500, "the server failed to answer this request; the failure was logged"))
   )
+
+const schemeStatus = { malformed: 400, unsupported_media_type: 415, too_large: 413, invalid: 422 } as const
+
+const schemeTitle = {
+  malformed: "the payload cannot be read by this scheme; nothing was queued",
+  unsupported_media_type: "this scheme does not take this media type; nothing was queued",
+  too_large: "the payload is larger than this scheme takes; nothing was queued",
+  invalid: "the payload does not satisfy the scheme's or the record rules; nothing was queued"
+} as const
 
 /** Maps a core error to its problem (DECISIONS.md §2). */
 export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
@@ -74,6 +94,13 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       return Effect.succeed(Problem.make(404, `no widget key with id ${JSON.stringify(error.id)}`))
     case "WidgetNoMatch":
       return Effect.succeed(Problem.make(404, `no tradeflow of this organisation matches ${JSON.stringify(error.query)}`))
+    case "UnknownScheme":
+      return Effect.succeed(Problem.make(
+        404,
+        `no integration scheme ${JSON.stringify(error.scheme)}; known: ${error.known.join(", ")}`
+      ))
+    case "SchemeError":
+      return Effect.succeed(Problem.make(schemeStatus[error.reason], schemeTitle[error.reason], error.errors))
     case "StorageError":
       return internalError(Cause.fail(error))
   }

@@ -1,0 +1,403 @@
+/**
+ * The built-in `dcsa-tnt` integration scheme: a JSON array of DCSA Track & Trace 2.2 events
+ * imported as tradeflow `events`.
+ *
+ * - TRANSPORT (ARRI, DEPA) and EQUIPMENT (LOAD, DISC, GTIN, GTOT, PICK, DROP, STUF, STRP, INSP,
+ *   RSEA, RMVD) events become events of the record; {@link mapEvent} gives the message and so
+ *   the status code. SHIPMENT events add no event, only their document references.
+ * - `actual` is true only for the classifier ACT (PLN and EST are predictions).
+ * - The location is the event's UN/LOCODE (else its location name), the container the
+ *   `equipmentReference`.
+ * - Document references BKG become `booking_reference`, TRD (and BOL) `bill_of_lading_reference`.
+ * - The tradeflow reference is the `reference` query parameter (every event in one record), or
+ *   else the event's booking (see {@link toRecords}); events are grouped into one record per
+ *   tradeflow reference, in order of first appearance.
+ * - Each record also gets `port_of_loading` (UN/LOCODE of the earliest vessel departure),
+ *   `port_of_discharge` (of the latest vessel arrival) and `vessel` (the vessel name of the
+ *   earliest vessel departure that names one, else of the earliest event that does).
+ *
+ * Problems are reported with JSON Pointers into the array (`/3/transportCall/UNLocationCode`).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { Issue } from "./DownstreamError.js"
+import { type Payload, type Scheme, schemeError, type SchemeError } from "./Scheme.js"
+import { descriptions, type StatusCode } from "./StatusCode.js"
+import { IsoDateTime, normaliseContainerNumber, parseIsoDateTime, UnLocode } from "./TradeflowRecord.js"
+import { issuesFromParseError } from "./Validation.js"
+
+/** At most this many events per request (more: a `too_large` {@link SchemeError}, HTTP 413). */
+export const maxEvents = 10_000
+
+const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
+
+/** A document reference of an event; BKG, TRD and BOL are used, other types are ignored. */
+export const DocumentReference = Schema.Struct({
+  documentReferenceType: Schema.String,
+  documentReferenceValue: NonEmpty
+})
+
+/** A DCSA location (the fields used). */
+export const DcsaLocation = Schema.Struct({
+  UNLocationCode: Schema.optional(UnLocode),
+  locationName: Schema.optional(Schema.String)
+})
+
+/** A DCSA transport call (the fields used). */
+export const TransportCall = Schema.Struct({
+  UNLocationCode: Schema.optional(UnLocode),
+  modeOfTransport: Schema.optional(Schema.String),
+  location: Schema.optional(DcsaLocation),
+  vessel: Schema.optional(Schema.Struct({ vesselName: Schema.optional(Schema.String) }))
+})
+
+/** PLN (planned), EST (estimated), ACT (actual). */
+export const EventClassifierCode = Schema.Literal("PLN", "EST", "ACT")
+
+const timed = {
+  eventClassifierCode: EventClassifierCode,
+  eventDateTime: IsoDateTime,
+  documentReferences: Schema.optional(Schema.Array(DocumentReference))
+}
+
+/** A TRANSPORT event: a vessel (or other means of transport) arriving or departing. */
+export const TransportEvent = Schema.Struct({
+  eventType: Schema.Literal("TRANSPORT"),
+  ...timed,
+  transportEventTypeCode: Schema.Literal("ARRI", "DEPA"),
+  transportCall: TransportCall
+})
+/** @since 0.1.0 */
+export type TransportEvent = typeof TransportEvent.Type
+
+/** An EQUIPMENT event: something happening to a container. */
+export const EquipmentEvent = Schema.Struct({
+  eventType: Schema.Literal("EQUIPMENT"),
+  ...timed,
+  equipmentEventTypeCode: Schema.Literal(
+    "LOAD", "DISC", "GTIN", "GTOT", "PICK", "DROP", "STUF", "STRP", "INSP", "RSEA", "RMVD"
+  ),
+  equipmentReference: Schema.optional(NonEmpty.pipe(Schema.filter((s) => /[^\s-]/.test(s), {
+    message: () => "must be a container number"
+  }))),
+  emptyIndicatorCode: Schema.optional(Schema.Literal("EMPTY", "LADEN")),
+  eventLocation: Schema.optional(DcsaLocation),
+  transportCall: Schema.optional(TransportCall)
+})
+/** @since 0.1.0 */
+export type EquipmentEvent = typeof EquipmentEvent.Type
+
+/** A SHIPMENT event: only its document references (and BKG/TRD `documentID`) are used. */
+export const ShipmentEvent = Schema.Struct({
+  eventType: Schema.Literal("SHIPMENT"),
+  documentTypeCode: Schema.optional(Schema.String),
+  documentID: Schema.optional(Schema.String),
+  documentReferences: Schema.optional(Schema.Array(DocumentReference))
+})
+/** @since 0.1.0 */
+export type ShipmentEvent = typeof ShipmentEvent.Type
+
+/** A DCSA Track & Trace 2.2 event (the fields used). */
+export type DcsaEvent = TransportEvent | EquipmentEvent | ShipmentEvent
+
+type Decoder = (raw: unknown) => Either.Either<DcsaEvent, ParseResult.ParseError>
+
+const decoders: Readonly<Record<DcsaEvent["eventType"], Decoder>> = {
+  TRANSPORT: Schema.decodeUnknownEither(TransportEvent, { errors: "all" }),
+  EQUIPMENT: Schema.decodeUnknownEither(EquipmentEvent, { errors: "all" }),
+  SHIPMENT: Schema.decodeUnknownEither(ShipmentEvent, { errors: "all" })
+}
+
+const unmapped: Readonly<Record<string, string>> = {
+  STUF: "Stuffed (STUF)",
+  STRP: "Stripped (STRP)",
+  INSP: "Inspected (INSP)",
+  RSEA: "Resealed (RSEA)",
+  RMVD: "Removed (RMVD)"
+}
+
+const vesselModes = new Set(["", "VESSEL", "BARGE"])
+
+/**
+ * The status code of a TRANSPORT or EQUIPMENT event, undefined for the events none fits (they
+ * are imported as unclassified events).
+ */
+export const statusCodeOf = (event: TransportEvent | EquipmentEvent): StatusCode | undefined => {
+  if (event.eventType === "TRANSPORT") {
+    if (!vesselModes.has((event.transportCall.modeOfTransport ?? "").trim().toUpperCase())) return undefined
+    return event.transportEventTypeCode === "DEPA" ? "VD" : "VA"
+  }
+  const empty = event.emptyIndicatorCode
+  switch (event.equipmentEventTypeCode) {
+    case "LOAD":
+      return "AE"
+    case "DISC":
+      return "UV"
+    case "GTIN":
+      return empty === "EMPTY" ? "GR" : "GN"
+    case "GTOT":
+      return empty === "EMPTY" ? "GE" : "GT"
+    case "PICK":
+      return empty === "LADEN" ? "GT" : "GE"
+    case "DROP":
+      return empty === "LADEN" ? "GN" : "GR"
+    default:
+      return undefined
+  }
+}
+
+const title = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase()
+
+/** An imported event in the input form of SERVICE.md (`events[]` of a tradeflow record). */
+export interface MappedEvent {
+  readonly message: string
+  readonly container_reference?: string
+  readonly location_name?: string
+  readonly event_date: string
+  readonly actual: boolean
+}
+
+const locationOf = (event: TransportEvent | EquipmentEvent): string | undefined => {
+  const call = event.transportCall
+  const own = event.eventType === "EQUIPMENT" ? event.eventLocation : undefined
+  const named = [own?.locationName, call?.location?.locationName].find((n) => n !== undefined && n.trim() !== "")
+  return own?.UNLocationCode ?? call?.UNLocationCode ?? call?.location?.UNLocationCode ?? named
+}
+
+/**
+ * A TRANSPORT or EQUIPMENT event as a tradeflow event: the message is the SERVICE.md name of its
+ * status code (`"Vessel departure"`), or for the events without one the DCSA name and code
+ * (`"Stuffed (STUF)"`, `"Rail departure (DEPA)"`).
+ */
+export const mapEvent = (event: TransportEvent | EquipmentEvent): MappedEvent => {
+  const code = statusCodeOf(event)
+  const message = code !== undefined
+    ? descriptions[code]
+    : event.eventType === "TRANSPORT"
+    ? `${title(event.transportCall.modeOfTransport ?? "")} ${
+      event.transportEventTypeCode === "DEPA" ? "departure" : "arrival"
+    } (${event.transportEventTypeCode})`
+    : unmapped[event.equipmentEventTypeCode] ?? event.equipmentEventTypeCode
+  const location = locationOf(event)
+  const container = event.eventType === "EQUIPMENT" ? event.equipmentReference : undefined
+  return {
+    message,
+    ...(container === undefined ? {} : { container_reference: container }),
+    ...(location === undefined ? {} : { location_name: location }),
+    event_date: event.eventDateTime,
+    actual: event.eventClassifierCode === "ACT"
+  }
+}
+
+/** A booking or bill of lading reference of an event. */
+export interface DocumentRef {
+  readonly kind: "booking_reference" | "bill_of_lading_reference"
+  readonly value: string
+}
+
+const kinds: Readonly<Record<string, DocumentRef["kind"]>> = {
+  BKG: "booking_reference",
+  TRD: "bill_of_lading_reference",
+  BOL: "bill_of_lading_reference"
+}
+
+/** The booking (BKG) and bill of lading (TRD, BOL) references of an event, in order. */
+export const documentReferencesOf = (event: DcsaEvent): ReadonlyArray<DocumentRef> => {
+  const refs = (event.documentReferences ?? []).map((r) => [r.documentReferenceType, r.documentReferenceValue] as const)
+  if (event.eventType === "SHIPMENT" && event.documentID !== undefined && event.documentID.trim() !== "") {
+    refs.push([event.documentTypeCode ?? "", event.documentID.trim()])
+  }
+  return refs.flatMap(([type, value]): Array<DocumentRef> => {
+    const kind = Object.hasOwn(kinds, type) ? kinds[type] : undefined
+    return kind === undefined ? [] : [{ kind, value }]
+  })
+}
+
+const describe = (value: unknown): string =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "an array"
+    : typeof value === "object"
+    ? "an object"
+    : `a ${typeof value}`
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+
+/** Decodes the events of a body (already parsed JSON), each problem at its pointer. */
+export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEvent>, SchemeError> => {
+  if (!Array.isArray(body)) {
+    return Either.left(schemeError("invalid", [{
+      path: "",
+      message: `the body must be a JSON array of DCSA Track & Trace 2.2 events, got ${describe(body)}`
+    }]))
+  }
+  if (body.length === 0) return Either.left(schemeError("invalid", [{ path: "", message: "the body has no events" }]))
+  if (body.length > maxEvents) {
+    return Either.left(schemeError("too_large", [{
+      path: "",
+      message: `the body has ${body.length} events; at most ${maxEvents} are accepted per request`
+    }]))
+  }
+  const issues: Array<Issue> = []
+  const events: Array<DcsaEvent> = []
+  body.forEach((raw: unknown, i) => {
+    const type = isObject(raw) ? raw["eventType"] : undefined
+    if (!isObject(raw)) {
+      issues.push({ path: `/${i}`, message: `event ${i}: must be a JSON object, got ${describe(raw)}` })
+    } else if (type !== "TRANSPORT" && type !== "EQUIPMENT" && type !== "SHIPMENT") {
+      issues.push({
+        path: `/${i}/eventType`,
+        message: `event ${i}: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got ${
+          JSON.stringify(type) ?? "nothing"
+        }`
+      })
+    } else {
+      const decoded = decoders[type](raw)
+      if (Either.isRight(decoded)) events.push(decoded.right)
+      else {
+        for (const issue of issuesFromParseError(decoded.left, `/${i}`, raw, "event")) {
+          issues.push({ path: issue.path, message: `event ${i}: ${issue.message}` })
+        }
+      }
+    }
+  })
+  return issues.length > 0 ? Either.left(schemeError("invalid", issues)) : Either.right(events)
+}
+
+interface Group {
+  readonly reference: string
+  readonly events: Array<TransportEvent | EquipmentEvent>
+  readonly refs: Array<DocumentRef>
+}
+
+const unique = (values: ReadonlyArray<string>): Array<string> => Array.from(new Set(values))
+
+const byDate = (events: ReadonlyArray<TransportEvent | EquipmentEvent>) =>
+  [...events].sort((a, b) => parseIsoDateTime(a.eventDateTime) - parseIsoDateTime(b.eventDateTime))
+
+const recordOf = (group: Group): Record<string, unknown> => {
+  const sorted = byDate(group.events)
+  const vesselMoves = sorted.filter((e): e is TransportEvent =>
+    e.eventType === "TRANSPORT" && statusCodeOf(e) !== undefined
+  )
+  const departures = vesselMoves.filter((e) => e.transportEventTypeCode === "DEPA")
+  const arrivals = vesselMoves.filter((e) => e.transportEventTypeCode === "ARRI")
+  const unlocode = (e: TransportEvent | undefined) =>
+    e?.transportCall.UNLocationCode ?? e?.transportCall.location?.UNLocationCode
+  const vesselName = (e: TransportEvent | EquipmentEvent) => e.transportCall?.vessel?.vesselName?.trim() || undefined
+  const vessel = departures.map(vesselName).find((v) => v !== undefined) ??
+    sorted.map(vesselName).find((v) => v !== undefined)
+  const pol = unlocode(departures.find((e) => unlocode(e) !== undefined))
+  const pod = unlocode(arrivals.reverse().find((e) => unlocode(e) !== undefined))
+  const containers = new Map<string, string>()
+  for (const e of group.events) {
+    const c = e.eventType === "EQUIPMENT" ? e.equipmentReference : undefined
+    if (c !== undefined && !containers.has(normaliseContainerNumber(c))) containers.set(normaliseContainerNumber(c), c)
+  }
+  const refs = (kind: DocumentRef["kind"]) => unique(group.refs.filter((r) => r.kind === kind).map((r) => r.value))
+  const entries: Array<readonly [string, unknown]> = [
+    ["tradeflow_reference", group.reference],
+    ["container_reference", Array.from(containers.values())],
+    ["booking_reference", refs("booking_reference")],
+    ["bill_of_lading_reference", refs("bill_of_lading_reference")],
+    ["port_of_loading", pol],
+    ["port_of_discharge", pod],
+    ["vessel", vessel],
+    ["events", group.events.map(mapEvent)]
+  ]
+  return Object.fromEntries(entries.filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)))
+}
+
+/**
+ * Groups decoded events into raw tradeflow records: by the `reference` query parameter when
+ * given, else by booking: an event's tradeflow reference is its first booking reference; an
+ * event with bill of lading references only takes the booking that another event names beside
+ * one of them, else its first bill of lading reference.
+ */
+export const toRecords = (
+  events: ReadonlyArray<DcsaEvent>,
+  reference: string | undefined
+): Either.Either<ReadonlyArray<Record<string, unknown>>, SchemeError> => {
+  const groups = new Map<string, Group>()
+  const issues: Array<Issue> = []
+  const refsOf = events.map(documentReferencesOf)
+  const bookingOf = new Map<string, string>()
+  for (const refs of refsOf) {
+    const booking = refs.find((r) => r.kind === "booking_reference")?.value
+    for (const r of refs) {
+      if (booking !== undefined && r.kind === "bill_of_lading_reference" && !bookingOf.has(r.value)) {
+        bookingOf.set(r.value, booking)
+      }
+    }
+  }
+  events.forEach((event, i) => {
+    const refs = refsOf[i] ?? []
+    const key = reference ?? refs.find((r) => r.kind === "booking_reference")?.value ??
+      refs.map((r) => bookingOf.get(r.value)).find((b) => b !== undefined) ?? refs[0]?.value
+    if (key === undefined) {
+      if (event.eventType !== "SHIPMENT") {
+        issues.push({
+          path: `/${i}/documentReferences`,
+          message: `event ${i}: no BKG or TRD document reference to find its tradeflow by; ` +
+            "add one, or send the tradeflow reference as the query parameter reference"
+        })
+      }
+      return
+    }
+    let group = groups.get(key)
+    if (group === undefined) {
+      group = { reference: key, events: [], refs: [] }
+      groups.set(key, group)
+    }
+    group.refs.push(...refs)
+    if (event.eventType !== "SHIPMENT") group.events.push(event)
+  })
+  const records = Array.from(groups.values(), (group) => {
+    const record = recordOf(group)
+    if (!("container_reference" in record || "booking_reference" in record || "bill_of_lading_reference" in record)) {
+      issues.push({
+        path: "",
+        message: `tradeflow ${JSON.stringify(group.reference)}: ` +
+          "none of its events names a container (equipmentReference) " +
+          "or a BKG or TRD document reference, and a tradeflow needs at least one"
+      })
+    }
+    return record
+  })
+  return issues.length > 0 ? Either.left(schemeError("invalid", issues)) : Either.right(records)
+}
+
+const isJson = (contentType: string): boolean => {
+  const type = contentType.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "application/json" || /^application\/[^/]+\+json$/.test(type)
+}
+
+/** Decodes a `dcsa-tnt` payload into raw tradeflow records (see the module documentation). */
+export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SchemeError> =>
+  Effect.suspend(() => {
+    if (!isJson(payload.contentType)) {
+      return Effect.fail(schemeError("unsupported_media_type", [{
+        path: "",
+        message: `DCSA events are sent with Content-Type: application/json, got ${JSON.stringify(payload.contentType)}`
+      }]))
+    }
+    const reference = payload.query["reference"]
+    if (reference !== undefined && reference.trim() === "") {
+      return Effect.fail(schemeError("invalid", [{ path: "reference", message: "reference must not be empty" }]))
+    }
+    let body: unknown
+    try {
+      body = JSON.parse(
+        typeof payload.body === "string" ? payload.body.replace(/^\uFEFF/, "") : new TextDecoder().decode(payload.body)
+      )
+    } catch {
+      return Effect.fail(schemeError("malformed", [{ path: "", message: "the body is not JSON" }]))
+    }
+    return Either.flatMap(decodeEvents(body), (events) => toRecords(events, reference?.trim()))
+  })
+
+/** The `dcsa-tnt` scheme. */
+export const scheme: Scheme = { decode: (payload) => Effect.withSpan(decode(payload), "DcsaTntScheme.decode") }

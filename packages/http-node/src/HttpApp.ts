@@ -45,6 +45,25 @@ import { deprecateWidgetSearch, widgetKeyOf } from "./internal/widget.js"
 /** The most records one downstream request may carry. */
 export const maxRecords = 10_000
 
+/** The environment the request's host selects: 421 for a host of neither list. */
+const hostOf = (settings: HttpConfig["Type"]) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const host = requestHost(settings, request.headers)
+    const environment = hostEnvironment(settings, host)
+    if (Option.isNone(environment)) {
+      return yield* Problem.make(
+        421,
+        `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
+      )
+    }
+    return environment.value
+  })
+
+/** 403 when a key of one environment is used on a host of the other. */
+const sameEnvironment = (key: string, host: string) =>
+  key === host ? Effect.void : Problem.make(403, `the token environment (${key}) does not match the host (${host})`)
+
 const apiKeyAuthLayer = Layer.effect(
   ApiKeyAuth,
   Effect.gen(function*() {
@@ -53,25 +72,12 @@ const apiKeyAuthLayer = Layer.effect(
     return ApiKeyAuth.of({
       apiKey: (raw) =>
         Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const host = requestHost(settings, request.headers)
-          const environment = hostEnvironment(settings, host)
-          if (Option.isNone(environment)) {
-            return yield* Problem.make(
-              421,
-              `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
-            )
-          }
+          const environment = yield* hostOf(settings)
           const key = Redacted.value(raw).trim().replace(/^bearer\s+/i, "")
           if (key === "") return yield* Problem.make(401, "the Authorization header must carry an API key")
           const caller = yield* mapCoreErrors(accounts.authenticate(key))
-          if (caller.environment !== environment.value) {
-            return yield* Problem.make(
-              403,
-              `the token environment (${caller.environment}) does not match the host (${environment.value})`
-            )
-          }
-          return { caller, environment: environment.value }
+          yield* sameEnvironment(caller.environment, environment)
+          return { caller, environment }
         })
     })
   })
@@ -85,24 +91,11 @@ const widgetKeyAuthLayer = Layer.effect(
     return WidgetKeyAuth.of({
       widgetKey: (raw) =>
         Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const host = requestHost(settings, request.headers)
-          const environment = hostEnvironment(settings, host)
-          if (Option.isNone(environment)) {
-            return yield* Problem.make(
-              421,
-              `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
-            )
-          }
+          const environment = yield* hostOf(settings)
           const key = widgetKeyOf(Redacted.value(raw))
           if (key === undefined) return yield* Problem.make(401, "the widget search requires Authorization: Basic <widget key>")
           const caller = yield* mapCoreErrors(widgets.authenticate(key))
-          if (caller.organisation.environment !== environment.value) {
-            return yield* Problem.make(
-              403,
-              `the token environment (${caller.organisation.environment}) does not match the host (${environment.value})`
-            )
-          }
+          yield* sameEnvironment(caller.organisation.environment, environment)
           return caller
         })
     })

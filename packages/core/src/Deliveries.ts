@@ -8,7 +8,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { AutomationNotFound } from "./Automations.js"
 import { AutomationStore } from "./AutomationStore.js"
-import type { AttemptStatus } from "./Delivery.js"
+import type { DeliveryLogEntry } from "./Delivery.js"
 import { DeliveryStore } from "./DeliveryStore.js"
 import { randomId } from "./internal/crypto.js"
 import type { Locations } from "./Locations.js"
@@ -27,19 +27,9 @@ export class DeliveryNotRetryable extends Schema.TaggedError<DeliveryNotRetryabl
   id: Schema.Number
 }) {}
 
-/** One attempt in the console's delivery log; `at` as ISO 8601. */
-export interface DeliveryLogInfo {
-  readonly id: number
-  readonly message_hash: string
-  readonly attempt: number
-  readonly status: AttemptStatus
-  readonly response_status: number | null
-  readonly error: string | null
-  /** The receiver's answer, at most 4 KiB of it. */
-  readonly response_body: string | null
+/** One attempt in the console's delivery log: `Delivery.DeliveryLogEntry` with `at` as ISO 8601. */
+export interface DeliveryLogInfo extends Omit<DeliveryLogEntry, "at"> {
   readonly at: string
-  /** Whether the delivery was a Send test. */
-  readonly test: boolean
 }
 
 /** A queued Send test. */

@@ -1,23 +1,26 @@
 /**
- * The `ocean_basic` mock scenario (SERVICE.md, "Mock tracking scenarios"):
+ * The `ocean_basic` mock scenario (SERVICE.md, "Mock tracking scenarios"), in journey order:
  *
- * | Side | Code | When | Actual |
- * |---|---|---|---|
- * | port of loading | GE gate out empty | departure - 3 days | yes |
- * | port of loading | GN gate in full | departure - 2 days | yes |
- * | port of loading | AE loaded on vessel | departure - 1 day | yes |
- * | port of discharge | VA vessel arrival | arrival | no |
- * | port of discharge | UV unloaded from vessel | arrival + 1 day | no |
- * | port of discharge | GT gate out full | arrival + 2 days | no |
- * | port of discharge | GR empty equipment returned | arrival + 7 days | no |
+ * | Step | Side | Code | When | Actual |
+ * |---|---|---|---|---|
+ * | 0 | port of loading | GE gate out empty | departure - 3 days | yes |
+ * | 1 | port of loading | GN gate in full | departure - 2 days | yes |
+ * | 2 | port of loading | AE loaded on vessel | departure - 1 day | yes |
+ * | 3 | port of loading | VD vessel departure (vessel move) | departure | yes |
+ * | 4 | port of discharge | VA vessel arrival (each container, then the vessel move) | arrival | no |
+ * | 5 | port of discharge | UV unloaded from vessel | arrival + 1 day | no |
+ * | 6 | port of discharge | GT gate out full | arrival + 2 days | no |
+ * | 7 | port of discharge | GR empty equipment returned | arrival + 7 days | no |
  *
- * Each container gets the events of the sides whose port is given. The vessel itself departs
- * the port of loading at the departure (actual) and arrives at the port of discharge at the
- * arrival (predicted): two container-less events that render as SHIPMENT_CHANGE messages.
+ * Each container gets the events of the sides whose port is given; the steps of a missing side
+ * are left out (the others are numbered on without a gap). The vessel moves are container-less
+ * events that render as SHIPMENT_CHANGE messages.
  *
  * Departure = `actual_time_of_departure ?? estimated_time_of_departure ??` now - 1 day; arrival =
  * `actual_time_of_arrival ?? estimated_time_of_arrival ??` now + 30 days. Without a container,
  * a random container of the organisation is picked, or a valid ISO 6346 number generated.
+ *
+ * The other scenarios build on the helpers of this module.
  *
  * @since 0.1.0
  */
@@ -25,13 +28,15 @@ import { Clock, Effect, Random } from "effect"
 import type { Vessel } from "./ApiMessage.js"
 import { fnv1a, vesselNamed } from "./internal/vessel.js"
 import * as Iso6346 from "./Iso6346.js"
-import type { MockEvent, MockInput, MockJourney } from "./Scenarios.js"
+import type { MockInput, MockJourney } from "./Scenarios.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
+import type { MockEvent } from "./Tradeflow.js"
 import { parseIsoDateTime } from "./TradeflowRecord.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 
-const day = 86_400_000
+/** A day in milliseconds. */
+export const day = 86_400_000
 
 /** The scenario name. */
 export const name = "ocean_basic"
@@ -64,13 +69,42 @@ export const arrivalOf = (input: MockInput, now: number): number => {
   return sent === undefined ? now + defaultArrivalOffset : parseIsoDateTime(sent)
 }
 
-const event = (
+/** A journey event before its step is numbered. */
+export type Fact = Omit<MockEvent, "step">
+
+/** One fact: a container event, or a vessel move when `container` is null. */
+export const fact = (
   code: StatusCode,
   container: string | null,
   location: string,
   date: number,
-  actual: boolean
-): MockEvent => ({ status_code: code, message: descriptions[code], container_reference: container, location, event_date: date, actual })
+  actual: boolean,
+  vessel?: string
+): Fact => ({
+  status_code: code,
+  message: descriptions[code],
+  container_reference: container,
+  location,
+  event_date: date,
+  actual,
+  ...(vessel === undefined ? {} : { vessel })
+})
+
+/** The same event for every container, in container order. */
+export const eachContainer = (
+  containers: ReadonlyArray<string>,
+  code: StatusCode,
+  location: string,
+  date: number,
+  actual: boolean,
+  vessel?: string
+): ReadonlyArray<Fact> => containers.map((c) => fact(code, c, location, date, actual, vessel))
+
+/** Numbers the non-empty steps 0, 1, 2, ... in order: the journey's events. */
+export const numberSteps = (steps: ReadonlyArray<ReadonlyArray<Fact> | undefined>): ReadonlyArray<MockEvent> =>
+  steps
+    .filter((s): s is ReadonlyArray<Fact> => s !== undefined && s.length > 0)
+    .flatMap((s, step) => s.map((f) => ({ step, ...f })))
 
 /** The journey's events for resolved instants and containers (pure). */
 export const journey = (args: {
@@ -80,15 +114,17 @@ export const journey = (args: {
   readonly departure: number
   readonly arrival: number
 }): ReadonlyArray<MockEvent> => {
-  const { arrival, departure, port_of_discharge: pod, port_of_loading: pol } = args
-  const events: Array<MockEvent> = []
-  for (const c of args.containers) {
-    if (pol !== undefined) for (const [code, offset] of polSequence) events.push(event(code, c, pol, departure + offset, true))
-    if (pod !== undefined) for (const [code, offset] of podSequence) events.push(event(code, c, pod, arrival + offset, false))
-  }
-  if (pol !== undefined) events.push(event("VD", null, pol, departure, true))
-  if (pod !== undefined) events.push(event("VA", null, pod, arrival, false))
-  return events
+  const { arrival, containers, departure, port_of_discharge: pod, port_of_loading: pol } = args
+  return numberSteps([
+    ...(pol === undefined ? [] : [
+      ...polSequence.map(([code, offset]) => eachContainer(containers, code, pol, departure + offset, true)),
+      [fact("VD", null, pol, departure, true)]
+    ]),
+    ...(pod === undefined ? [] : podSequence.map(([code, offset]) => [
+      ...eachContainer(containers, code, pod, arrival + offset, false),
+      ...(code === "VA" ? [fact("VA", null, pod, arrival, false)] : [])
+    ]))
+  ])
 }
 
 /** A container for a tradeflow that has none: a random one of the organisation, else a new valid number. */
@@ -100,21 +136,26 @@ export const pickContainer = (organisationId: string): Effect.Effect<string, Sto
     return existing[yield* Random.nextIntBetween(0, existing.length)] ?? (yield* Iso6346.generate)
   })
 
-/** Generates the `ocean_basic` journey. */
-export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore> =>
+/** The resolved inputs of a journey: its containers (one picked when none was sent), departure and arrival. */
+export const resolve = (
+  input: MockInput
+): Effect.Effect<Pick<MockJourney, "containers" | "departure" | "arrival">, StorageError, TradeflowStore> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const containers = input.containers.length > 0 ? input.containers : [yield* pickContainer(input.organisation_id)]
-    const departure = departureOf(input, now)
-    const arrival = arrivalOf(input, now)
+    return { containers, departure: departureOf(input, now), arrival: arrivalOf(input, now) }
+  })
+
+/** Generates the `ocean_basic` journey. */
+export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore> =>
+  Effect.gen(function* () {
+    const resolved = yield* resolve(input)
     const events = journey({
-      containers,
+      ...resolved,
       port_of_loading: input.port_of_loading,
-      port_of_discharge: input.port_of_discharge,
-      departure,
-      arrival
+      port_of_discharge: input.port_of_discharge
     })
-    return { containers, departure, arrival, events }
+    return { ...resolved, events }
   }).pipe(Effect.withSpan("OceanBasic.generate"))
 
 const vesselNames = [
@@ -123,6 +164,12 @@ const vesselNames = [
   "MOCK SEAFARER", "MOCK MARINER", "MOCK ORION", "MOCK POLARIS"
 ]
 
+/**
+ * The name of a mock vessel of a tradeflow reference: `n` = 0 is the tradeflow's own vessel, 1, 2,
+ * ... other vessels of its journey (all different while `n` < 16).
+ */
+export const mockVesselName = (reference: string, n = 0): string =>
+  vesselNames[(fnv1a(reference) + n) % vesselNames.length] ?? "MOCK ATLANTIC"
+
 /** The mock vessel of a tradeflow reference: the same reference always sails the same vessel. */
-export const mockVessel = (reference: string): Vessel =>
-  vesselNamed(vesselNames[fnv1a(reference) % vesselNames.length] ?? "MOCK ATLANTIC")
+export const mockVessel = (reference: string): Vessel => vesselNamed(mockVesselName(reference))

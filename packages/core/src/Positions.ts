@@ -8,11 +8,11 @@
  * position is due once its instant has passed (instant ≤ now), so after `now` a voyage has
  * `floor((min(now, A) − D) / I)` positions (none before the first interval has elapsed). The
  * position at instant t lies on the great circle from the port of loading to the port of discharge
- * at the fraction (t − D) / (A − D) of its length.
+ * at the fraction (t − D) / (A − D) of its length. A voyage with transshipments has one leg per
+ * vessel move (see {@link voyagesOf}), each leg with its own schedule.
  *
  * @since 0.1.0
  */
-import { Option } from "effect"
 import type { Tradeflow } from "./Tradeflow.js"
 
 /** A point in degrees: latitude in [-90, 90], longitude in [-180, 180]. */
@@ -174,28 +174,96 @@ export const due = (timing: Timing, from: number, now: number, limit: number = m
 export const positionAt = (timing: Timing, from: LatLng, to: LatLng, t: number): LatLng =>
   interpolate(from, to, (t - timing.departure) / (timing.arrival - timing.departure))
 
-/** A mock voyage of a tradeflow: the vessel's departure at the port of loading and arrival at the port of discharge. */
+/** A position due, with the index of the leg it belongs to. */
+export interface LegInstant {
+  readonly leg: number
+  readonly instant: number
+}
+
+/**
+ * The position instants of several legs at or after `from` and at or before `now`, each leg on
+ * its own grid (see {@link due}), soonest first, at most `limit` (more only when that many share
+ * one instant: a chunk never splits an instant), and the instant of the one after them (the
+ * soonest not listed).
+ */
+export const dueAcross = (
+  legs: ReadonlyArray<Timing>,
+  from: number,
+  now: number,
+  limit: number = maxPositionsPerJob
+): { readonly instants: ReadonlyArray<LegInstant>; readonly next: number | null } => {
+  const perLeg = legs.map((timing) => due(timing, from, now, limit + legs.length))
+  const all = perLeg
+    .flatMap((d, leg) => d.instants.map((instant) => ({ leg, instant })))
+    .sort((a, b) => a.instant - b.instant || a.leg - b.leg)
+  let end = Math.min(limit, all.length)
+  const cut = all[end]?.instant
+  if (cut !== undefined && all[end - 1]?.instant === cut) {
+    const first = all.findIndex((i) => i.instant === cut)
+    const after = all.findIndex((i) => i.instant > cut)
+    end = first > 0 ? first : after < 0 ? all.length : after
+  }
+  const candidates = [
+    ...all.slice(end, end + 1).map((i) => i.instant),
+    ...perLeg.flatMap((d) => d.next === null ? [] : [d.next])
+  ]
+  return { instants: all.slice(0, end), next: candidates.length === 0 ? null : Math.min(...candidates) }
+}
+
+/**
+ * A leg of a mock voyage: a vessel's departure from one port and its arrival at the next.
+ * `vessel` names the leg's vessel when it is not the tradeflow's own.
+ */
 export interface Voyage {
   readonly port_of_loading: string
   readonly port_of_discharge: string
   readonly departure: number
   readonly arrival: number
+  readonly vessel?: string | undefined
+}
+
+const moveAt = (t: Tradeflow, code: "VD" | "VA", port: string) =>
+  t.events.find((e) => e.source === "mock" && e.container_reference === null && e.status_code === code && e.location === port)
+
+/**
+ * The transshipment ports of a tradeflow's mock journey, in the order the vessel reaches them:
+ * the ports other than the port of loading and of discharge with a mock vessel arrival.
+ */
+export const transshipmentPorts = (t: Tradeflow): ReadonlyArray<string> => {
+  const { port_of_discharge: pod, port_of_loading: pol } = t.details
+  const arrivals = t.events.filter((e) =>
+    e.source === "mock" && e.container_reference === null && e.status_code === "VA" && e.location !== null &&
+    e.location !== pol && e.location !== pod
+  )
+  return [...new Set(arrivals.sort((a, b) => (a.event_date ?? 0) - (b.event_date ?? 0)).map((e) => e.location!))]
 }
 
 /**
- * The mock voyage of an active tradeflow: both ports known and the mock journey's vessel moves
- * (the container-less departure at the port of loading and arrival at the port of discharge),
- * with the arrival after the departure. Production tradeflows have no mock journey, so no voyage.
+ * The ports a tradeflow's shipment calls at, in order: the port of loading, the transshipment
+ * ports, the port of discharge (none until both ports are known).
  */
-export const voyageOf = (t: Tradeflow): Option.Option<Voyage> => {
-  const pol = t.details.port_of_loading
-  const pod = t.details.port_of_discharge
-  if (!t.active || pol === undefined || pod === undefined) return Option.none()
-  const move = (code: "VD" | "VA", port: string) =>
-    t.events.find((e) => e.source === "mock" && e.container_reference === null && e.status_code === code && e.location === port)
-      ?.event_date ?? null
-  const departure = move("VD", pol)
-  const arrival = move("VA", pod)
-  if (departure === null || arrival === null || !(arrival > departure)) return Option.none()
-  return Option.some({ port_of_loading: pol, port_of_discharge: pod, departure, arrival })
+export const portsOf = (t: Tradeflow): ReadonlyArray<string> => {
+  const { port_of_discharge: pod, port_of_loading: pol } = t.details
+  return pol === undefined || pod === undefined ? [] : [pol, ...transshipmentPorts(t), pod]
+}
+
+/**
+ * The legs of the mock voyage of an active tradeflow: between consecutive ports of
+ * {@link portsOf}, the mock vessel departure (a container-less VD) from one and the arrival (VA)
+ * at the next, with the arrival after the departure. A leg missing either move is left out.
+ * Production tradeflows have no mock journey, so no voyage.
+ */
+export const voyagesOf = (t: Tradeflow): ReadonlyArray<Voyage> => {
+  if (!t.active) return []
+  const ports = portsOf(t)
+  const legs: Array<Voyage> = []
+  for (let i = 0; i + 1 < ports.length; i++) {
+    const from = ports[i]!
+    const to = ports[i + 1]!
+    const departure = moveAt(t, "VD", from)
+    const arrival = moveAt(t, "VA", to)?.event_date ?? null
+    if (departure?.event_date == null || arrival === null || !(arrival > departure.event_date)) continue
+    legs.push({ port_of_loading: from, port_of_discharge: to, departure: departure.event_date, arrival, vessel: departure.vessel })
+  }
+  return legs
 }

@@ -8,9 +8,14 @@
  * changed one TRADEFLOW_UPDATED; `active: false` TRADEFLOW_DEACTIVATED. Identical content for an
  * unchanged tradeflow produces neither an upsert nor a message. `result.count` is the number of groups.
  *
- * Mock tracking (UAT only): the last `mock_tracking.scenario` of a group runs when its inputs
- * (scenario, ports, the four dates as sent, containers) differ from those of the journey last
- * generated (`mock_signature`).
+ * Mock tracking (UAT only): the last `mock_tracking` of a group runs its scenario when its inputs
+ * (scenario, ports, the four dates as sent, containers, and the speed unless `instant`) differ from
+ * those of the journey last generated (`mock_signature`). `instant` applies the whole journey at
+ * once, rendered in as few renders as keep every prediction (a render ends before an event whose
+ * key it already has, so a postponed arrival renders each of its dates). The other speeds apply
+ * the steps due now (step 0 at once) and keep the rest in `mock_release`; each step renders on its
+ * own. A journey re-generated at the same speed keeps its start, so the replay keeps its pace;
+ * one generated at another speed starts now.
  *
  * Delete: `hard: false` deactivates (TRADEFLOW_DEACTIVATED for each active one); `result.count`
  * is the number deactivated now, or 1 for a single existing reference. `hard: true` lists the
@@ -19,11 +24,15 @@
  * Positions (LOCATION_UPDATE, see `Positions`): whenever an upsert changes a tradeflow, its mock
  * voyage moves on to now. A new, reactivated or re-generated journey renders every position
  * elapsed so far (positions already sent have the same hash and are not stored twice); otherwise
- * rendering continues at `next_position_at`. Each time at most `Positions.maxPositionsPerJob`
- * positions are rendered, and `next_position_at` is set to the next position's instant (null
- * without a voyage, once it is over, or when the tradeflow is deactivated). Advance: the same for
- * a tradeflow whose `next_position_at` has passed, queued by the `Scheduler`; `result.count` is
- * the number of positions rendered, and a duplicate renders nothing.
+ * rendering continues at `next_location_at`. Each time at most `Positions.maxPositionsPerJob`
+ * positions are rendered, and `next_location_at` is set to the next position's instant (null
+ * without a voyage, once it is over, or when the tradeflow is deactivated).
+ *
+ * Due: `next_position_at` is the earlier of `next_location_at` and the next mock release (null
+ * when the tradeflow is deactivated). Advance, queued by the `Scheduler` for a tradeflow whose
+ * `next_position_at` has passed, releases the mock steps due (each rendered on its own), then
+ * renders the positions due (from the first one again when the releases changed the voyage);
+ * `result.count` is the number of messages rendered, and a duplicate renders nothing.
  *
  * @since 0.1.0
  */
@@ -34,14 +43,15 @@ import type { Outbox } from "./Delivery.js"
 import type { Job } from "./Job.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
+import * as Positions from "./Positions.js"
 import * as Render from "./Render.js"
 import * as Scenarios from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
-import type { Tradeflow } from "./Tradeflow.js"
+import type { MockEvent, Tradeflow } from "./Tradeflow.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
-import type { RecordGroup } from "./TradeflowRecord.js"
+import type { MockSpeed, MockTracking, RecordGroup } from "./TradeflowRecord.js"
 import { type Commit, TradeflowStore } from "./TradeflowStore.js"
 
 type Requirements = TradeflowStore | Locations | TrackingConfig
@@ -91,8 +101,8 @@ const withoutVolatile = (t: Tradeflow) => {
   return MessageHash.canonicalJson(content)
 }
 
-/** The digest of the inputs of a mock journey. */
-export const mockSignature = (scenario: string, t: Tradeflow): Effect.Effect<string> =>
+/** The digest of the inputs of a mock journey (the speed only when it is not `instant`). */
+export const mockSignature = (scenario: string, t: Tradeflow, speed: MockSpeed = "instant"): Effect.Effect<string> =>
   MessageHash.sha256Hex(MessageHash.canonicalJson([
     scenario,
     t.details.port_of_loading ?? null,
@@ -101,15 +111,53 @@ export const mockSignature = (scenario: string, t: Tradeflow): Effect.Effect<str
     t.details.actual_time_of_departure ?? null,
     t.details.estimated_time_of_arrival ?? null,
     t.details.actual_time_of_arrival ?? null,
-    t.containers.map((c) => c.reference)
+    t.containers.map((c) => c.reference),
+    ...(speed === "instant" ? [] : [speed])
   ]))
 
-/** Runs the named scenario on the state unless the same inputs generated the current journey. */
-export const applyMock = (t: Tradeflow, scenarioName: string, now: number): Effect.Effect<Tradeflow, StorageError, TradeflowStore> =>
+/** Splits events into as few runs as possible with no key twice in a run, in order. */
+export const withoutRepeats = (events: ReadonlyArray<MockEvent>): ReadonlyArray<ReadonlyArray<MockEvent>> => {
+  const runs: Array<Array<MockEvent>> = []
+  let keys = new Set<string>()
+  for (const e of events) {
+    const key = TradeflowMerge.mockKey(e)
+    const run = runs.at(-1)
+    if (run === undefined || keys.has(key)) {
+      runs.push([e])
+      keys = new Set([key])
+    } else {
+      run.push(e)
+      keys.add(key)
+    }
+  }
+  return runs
+}
+
+/** The states after releasing each group of mock events in turn; the state itself when there is none. */
+const stagesOf = (t: Tradeflow, groups: ReadonlyArray<ReadonlyArray<MockEvent>>, now: number): ReadonlyArray<Tradeflow> => {
+  const stages: Array<Tradeflow> = []
+  let state = t
+  for (const group of groups) {
+    state = TradeflowMerge.releaseMockEvents(state, group, now)
+    stages.push(state)
+  }
+  return stages.length === 0 ? [t] : stages
+}
+
+/**
+ * Runs the named scenario on the state unless the same inputs generated the current journey (see
+ * the module notes): the states after each render, the last one the new state.
+ */
+export const applyMock = (
+  t: Tradeflow,
+  scenarioName: string,
+  speed: MockSpeed,
+  now: number
+): Effect.Effect<ReadonlyArray<Tradeflow>, StorageError, TradeflowStore | Locations> =>
   Effect.gen(function* () {
     const scenario = Scenarios.lookup(scenarioName)
-    if (Option.isNone(scenario)) return t
-    if ((yield* mockSignature(scenarioName, t)) === t.mock_signature) return t
+    if (Option.isNone(scenario)) return [t]
+    if ((yield* mockSignature(scenarioName, t, speed)) === t.mock_signature) return [t]
     const d = t.details
     const journey = yield* scenario.value({
       organisation_id: t.organisation_id,
@@ -122,8 +170,74 @@ export const applyMock = (t: Tradeflow, scenarioName: string, now: number): Effe
       estimated_time_of_arrival: d.estimated_time_of_arrival,
       actual_time_of_arrival: d.actual_time_of_arrival
     })
-    const next = TradeflowMerge.applyMockJourney(t, journey, now)
-    return { ...next, mock_signature: yield* mockSignature(scenarioName, next) }
+    const previous = t.mock_release
+    const startedAt = speed !== "instant" && previous !== null && previous.speed === speed ? previous.started_at : now
+    const count = speed === "instant"
+      ? journey.events.length
+      : Scenarios.releasedCount(journey.events, speed, startedAt, now)
+    const released = journey.events.slice(0, count)
+    const restarted = TradeflowMerge.restartMock(t, journey.containers, released.map(TradeflowMerge.mockKey))
+    const mock_signature = yield* mockSignature(scenarioName, restarted, speed)
+    const mock_release = speed === "instant" ? null : { speed, started_at: startedAt, pending: journey.events.slice(count) }
+    const groups = speed === "instant" ? withoutRepeats(released) : Scenarios.steps(released)
+    return stagesOf(restarted, groups, now).map((s) => ({ ...s, mock_signature, mock_release }))
+  })
+
+/** When the next step of the tradeflow's mock journey is due; null when none is pending or it is deactivated. */
+export const nextReleaseAt = (t: Tradeflow): number | null => {
+  const release = t.mock_release
+  const next = release?.pending[0]
+  return !t.active || release == null || next === undefined
+    ? null
+    : Scenarios.releaseAt(release.speed, release.started_at, next.step)
+}
+
+/**
+ * Releases the steps of the tradeflow's mock journey due at `now`: the states after each step,
+ * none when nothing is due.
+ */
+export const releaseDue = (t: Tradeflow, now: number): ReadonlyArray<Tradeflow> => {
+  const release = t.mock_release
+  if (!t.active || release === null) return []
+  const count = Scenarios.releasedCount(release.pending, release.speed, release.started_at, now)
+  if (count === 0) return []
+  const rest = { ...release, pending: release.pending.slice(count) }
+  return stagesOf(t, Scenarios.steps(release.pending.slice(0, count)), now).map((s) => ({
+    ...s,
+    mock_release: rest,
+    updated_at: now
+  }))
+}
+
+/** Where position rendering continues: `next_location_at` (`next_position_at` in documents stored before it). */
+export const locationCursor = (t: Tradeflow): number | null =>
+  t.next_location_at === undefined ? t.next_position_at : t.next_location_at
+
+/** Sets the next position and the due instant: the earlier of it and the next mock release. */
+export const schedule = (t: Tradeflow, nextLocation: number | null): Tradeflow => {
+  const release = nextReleaseAt(t)
+  const due = nextLocation === null ? release : release === null ? nextLocation : Math.min(nextLocation, release)
+  return { ...t, next_location_at: nextLocation, next_position_at: due }
+}
+
+/** Renders successive states: the first against `previous` with the lifecycle changes, each next against the one before. */
+const renderStages = (
+  previous: Tradeflow | undefined,
+  stages: ReadonlyArray<Tradeflow>,
+  lifecycle: ReadonlyArray<Render.Lifecycle>,
+  updateSummary: string | undefined,
+  now: number
+): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
+  Effect.gen(function* () {
+    const out: Array<NewMessage> = []
+    let before = previous
+    for (const [i, next] of stages.entries()) {
+      out.push(...yield* Render.render(i === 0
+        ? { previous: before, next, lifecycle, updateSummary, now }
+        : { previous: before, next, lifecycle: [], now }))
+      before = next
+    }
+    return out
   })
 
 /** Folds a group of records into a tradeflow's state and renders what changed. */
@@ -137,11 +251,14 @@ export const processGroup = (
     const uat = job.environment === "uat"
     const start = Option.getOrElse(previous, () => TradeflowMerge.empty(job.organisation_id, group.tradeflow_reference, now))
     const options = { now, receivedAt: job.received_at, keepCustomerName: !uat }
-    let next = TradeflowMerge.applyRecords(start, group.records, options)
-    const scenario = uat
-      ? group.records.reduce<string | undefined>((s, r) => r.mock_tracking?.scenario ?? s, undefined)
+    const merged = TradeflowMerge.applyRecords(start, group.records, options)
+    const tracking = uat
+      ? group.records.reduce<MockTracking | undefined>((m, r) => r.mock_tracking ?? m, undefined)
       : undefined
-    if (scenario !== undefined) next = yield* applyMock(next, scenario, now)
+    let stages = tracking === undefined
+      ? [merged]
+      : yield* applyMock(merged, tracking.scenario, tracking.speed ?? "instant", now)
+    let next = stages[stages.length - 1]!
 
     const lifecycle: Array<Render.Lifecycle> = []
     let summary: string | undefined
@@ -158,23 +275,18 @@ export const processGroup = (
       }
       if (before.active && !next.active) lifecycle.push("TRADEFLOW_DEACTIVATED")
       if (lifecycle.length === 0) return { upsert: Option.none(), messages: [] }
-      next = { ...next, updated_at: now }
+      stages = stages.map((s) => ({ ...s, updated_at: now }))
+      next = stages[stages.length - 1]!
     }
-    const messages = yield* Render.render({
-      previous: Option.getOrUndefined(previous),
-      next,
-      lifecycle,
-      updateSummary: summary,
-      now
-    })
+    const messages = yield* renderStages(Option.getOrUndefined(previous), stages, lifecycle, summary, now)
     const fresh = Option.isNone(previous) || !previous.value.active || previous.value.mock_signature !== next.mock_signature
-    const moved = yield* advancePositions(next, fresh ? "start" : next.next_position_at, now)
+    const moved = yield* advancePositions(next, next.active ? fresh ? "start" : locationCursor(next) : null, now)
     return { upsert: Option.some(moved.next), messages: [...messages, ...moved.messages] }
   })
 
 /**
  * Renders the positions of a tradeflow's voyage from `from` (`"start"`: the first one; null: none)
- * up to `now`, and sets its `next_position_at`.
+ * up to `now`, and sets its `next_location_at` and `next_position_at` (see {@link schedule}).
  */
 export const advancePositions = (
   t: Tradeflow,
@@ -182,17 +294,37 @@ export const advancePositions = (
   now: number
 ): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
   from === null
-    ? Effect.succeed({ next: t.next_position_at === null ? t : { ...t, next_position_at: null }, messages: [] })
+    ? Effect.succeed({ next: schedule(t, null), messages: [] })
     : Effect.map(Render.positionUpdates(t, from, now), (p) => ({
-      next: { ...t, next_position_at: p.next_position_at },
+      next: schedule(t, p.next_position_at),
       messages: p.messages
     }))
+
+const sameVoyage = (a: Tradeflow, b: Tradeflow): boolean =>
+  a === b || JSON.stringify(Positions.voyagesOf(a)) === JSON.stringify(Positions.voyagesOf(b))
+
+/**
+ * Advances a tradeflow to `now`: releases the mock steps due, each rendered on its own, then
+ * renders the positions due (from the first one again when the releases changed the voyage).
+ */
+export const advance = (
+  t: Tradeflow,
+  now: number
+): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
+  Effect.gen(function* () {
+    const stages = releaseDue(t, now)
+    const released = stages[stages.length - 1] ?? t
+    const messages = yield* renderStages(t, stages, [], undefined, now)
+    const from = !released.active ? null : sameVoyage(t, released) ? locationCursor(t) : "start"
+    const moved = yield* advancePositions(released, from, now)
+    return { next: moved.next, messages: [...messages, ...moved.messages] }
+  })
 
 const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function* () {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
-    const next = { ...t, active: false, next_position_at: null, updated_at: now }
+    const next = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
     const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now })
     return { upsert: Option.some(next), messages }
   })
@@ -235,7 +367,7 @@ const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requireme
       if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
         return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
       }
-      const moved = yield* advancePositions(t, t.active ? t.next_position_at : null, now)
+      const moved = yield* advance(t, now)
       return { ...base, upserts: [moved.next], deletes: [], messages: moved.messages, result: { count: moved.messages.length } }
     }
     const targets = payload.reference === null

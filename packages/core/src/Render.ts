@@ -17,7 +17,11 @@
  *   `country.iso_a2` with an empty country name, timezone `UTC` and coordinates 0, 0.
  * - An event message that maps to no status code renders with status code `ZZ`.
  * - Vessel: the tradeflow's `vessel` (IMO and MMSI numbers derived from the name), else the mock
- *   vessel of the reference when a mock journey was generated, else a vessel with empty fields.
+ *   vessel of the reference when a mock journey was generated, else a vessel with empty fields. A
+ *   mock vessel move that names another vessel (a transshipment's second vessel, the vessel cargo
+ *   was rolled from) renders that vessel in its SHIPMENT_CHANGE, its sea leg and its positions.
+ * - A mock journey with a transshipment has one sea shipment leg per vessel (port of loading →
+ *   transshipment port → port of discharge) and positions along each leg.
  * - Carrier: `carrier_name`, else `carrier_scac`, else an empty name.
  * - Dates are ISO 8601 in UTC with milliseconds, except the LOCATION_UPDATE `event_date`
  *   (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC, as SERVICE.md writes it).
@@ -187,66 +191,75 @@ export const readingSummary = (readings: ReadonlyArray<Reading>) => {
   }
 }
 
+/** The vessel of a mock event that names one, else the tradeflow's. */
+export const eventVessel = (t: Tradeflow, e: { readonly vessel?: string | undefined }): Vessel =>
+  e.vessel === undefined ? vesselOf(t) : vesselNamed(e.vessel)
+
 /**
  * The full shipment of a tradeflow: its containers and, once both ports are known, one transport
- * plan leg (sequence 1) with one sea shipment leg from the port of loading to the port of discharge.
+ * plan leg (sequence 1) with one sea shipment leg per vessel: from the port of loading to the port
+ * of discharge, or through the transshipment ports of its mock journey (`Positions.portsOf`). A
+ * sea leg's vessel is the one its departure names (see {@link eventVessel}).
  */
 export const shipment = (t: Tradeflow, resolve: Resolve): Shipment => {
   const containers = containersOf(t)
-  const pol = t.details.port_of_loading
-  const pod = t.details.port_of_discharge
-  if (pol === undefined || pod === undefined) return { containers, transport_plan_legs: [] }
+  const ports = Positions.portsOf(t)
+  if (ports.length < 2) return { containers, transport_plan_legs: [] }
   const carrier = carrierOf(t)
-  const vessel = vesselOf(t)
   const side = (code: "VD" | "VA", port: string) => ({
-    carrier,
     location: resolve(port) ?? unknownLocation(port),
-    containers,
-    carrier_transport_unit: vessel,
-    is_transshipment_location: false,
     ...readingSummary(readingsOf(t, code, port))
   })
-  const d = side("VD", pol)
-  const a = side("VA", pod)
-  const departure: Departure = {
-    type: "departure",
-    actual: d.actual,
-    is_pol: true,
-    carrier: d.carrier,
-    location: d.location,
-    containers,
-    reading_log: d.reading_log,
-    is_final_pod: false,
-    latest_reading: d.latest_reading,
-    first_known_reading: d.first_known_reading,
-    carrier_transport_unit: vessel,
-    first_confirmed_reading: d.first_confirmed_reading,
-    latest_confirmed_reading: d.latest_confirmed_reading,
-    is_transshipment_location: false,
-    latest_provisional_reading: d.latest_provisional_reading
-  }
-  const arrival: Arrival = {
-    ...departure,
-    type: "arrival",
-    actual: a.actual,
-    is_pol: false,
-    carrier: a.carrier,
-    location: a.location,
-    reading_log: a.reading_log,
-    is_final_pod: true,
-    latest_reading: a.latest_reading,
-    first_known_reading: a.first_known_reading,
-    first_confirmed_reading: a.first_confirmed_reading,
-    latest_confirmed_reading: a.latest_confirmed_reading,
-    latest_provisional_reading: a.latest_provisional_reading
-  }
+  const legs = ports.slice(1).map((to, i) => {
+    const from = ports[i]!
+    const first = i === 0
+    const last = i === ports.length - 2
+    const move = t.events.find((e) => e.source === "mock" && e.container_reference === null && e.status_code === "VD" && e.location === from)
+    const vessel = eventVessel(t, move ?? {})
+    const d = side("VD", from)
+    const a = side("VA", to)
+    const departure: Departure = {
+      type: "departure",
+      actual: d.actual,
+      is_pol: first,
+      carrier,
+      location: d.location,
+      containers,
+      reading_log: d.reading_log,
+      is_final_pod: false,
+      latest_reading: d.latest_reading,
+      first_known_reading: d.first_known_reading,
+      carrier_transport_unit: vessel,
+      first_confirmed_reading: d.first_confirmed_reading,
+      latest_confirmed_reading: d.latest_confirmed_reading,
+      is_transshipment_location: !first,
+      latest_provisional_reading: d.latest_provisional_reading
+    }
+    const arrival: Arrival = {
+      ...departure,
+      type: "arrival",
+      actual: a.actual,
+      is_pol: false,
+      carrier,
+      location: a.location,
+      reading_log: a.reading_log,
+      is_final_pod: last,
+      latest_reading: a.latest_reading,
+      first_known_reading: a.first_known_reading,
+      first_confirmed_reading: a.first_confirmed_reading,
+      latest_confirmed_reading: a.latest_confirmed_reading,
+      is_transshipment_location: !last,
+      latest_provisional_reading: a.latest_provisional_reading
+    }
+    return { arrival, departure, carrier, carrier_transport_unit: vessel }
+  })
   return {
     containers,
     transport_plan_legs: [{
       carrier,
       booking_number: t.booking_references[0] ?? null,
       sequence_number: 1,
-      sea_shipment_legs: [{ arrival, departure, carrier, carrier_transport_unit: vessel }],
+      sea_shipment_legs: legs,
       bill_of_lading_number: t.bill_of_lading_references[0] ?? null
     }]
   }
@@ -399,7 +412,7 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
               booking_reference: booking,
               bill_of_lading_reference: billOfLading,
               cargo_opening: null,
-              vessel: vesselOf(t),
+              vessel: eventVessel(t, e),
               carrier: carrierOf(t),
               reading: eventDate,
               location,
@@ -511,9 +524,10 @@ const noPositions: PositionUpdates = { messages: [], next_position_at: null }
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0
 
 /**
- * The positions of a tradeflow's mock voyage (see `Positions.voyageOf`) at or after `from` (or
- * from the first one, `"start"`) up to `now`, at most `limit`, as LOCATION_UPDATE messages. The
- * same position always renders with the same hash.
+ * The positions of a tradeflow's mock voyage (each leg of `Positions.voyagesOf` whose ports the
+ * directory knows, named after the leg's vessel) at or after `from` (or from the first one,
+ * `"start"`) up to `now`, at most `limit`, as LOCATION_UPDATE messages. The same position always
+ * renders with the same hash.
  */
 export const positionUpdates = (
   t: Tradeflow,
@@ -522,23 +536,24 @@ export const positionUpdates = (
   limit: number = Positions.maxPositionsPerJob
 ): Effect.Effect<PositionUpdates, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function* () {
-    const voyage = Positions.voyageOf(t)
-    if (Option.isNone(voyage)) return noPositions
-    const v = voyage.value
     const locations = yield* Locations
-    const pol = yield* locations.lookup(v.port_of_loading)
-    const pod = yield* locations.lookup(v.port_of_discharge)
-    if (Option.isNone(pol) || Option.isNone(pod)) return noPositions
     const settings = yield* TrackingConfig
-    const timing = { departure: v.departure, arrival: v.arrival, intervalMs: settings.locationIntervalMinutes * 60_000 }
-    const start = from === "start" ? Positions.firstInstant(timing) : from
-    if (start === null) return noPositions
-    const due = Positions.due(timing, start, now, limit)
-    const vesselName = vesselOf(t).name
+    const intervalMs = settings.locationIntervalMinutes * 60_000
+    const legs: Array<{ readonly timing: Positions.Timing; readonly from: Location; readonly to: Location; readonly vessel: string }> = []
+    for (const v of Positions.voyagesOf(t)) {
+      const pol = yield* locations.lookup(v.port_of_loading)
+      const pod = yield* locations.lookup(v.port_of_discharge)
+      if (Option.isNone(pol) || Option.isNone(pod)) continue
+      const timing = { departure: v.departure, arrival: v.arrival, intervalMs }
+      legs.push({ timing, from: pol.value, to: pod.value, vessel: eventVessel(t, v).name })
+    }
+    if (legs.length === 0) return noPositions
+    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? -Infinity : from, now, limit)
     const generated = iso(now)
     const messages: Array<NewMessage> = []
-    for (const instant of due.instants) {
-      const p = Positions.positionAt(timing, pol.value.coordinates, pod.value.coordinates, instant)
+    for (const { instant, leg: i } of due.instants) {
+      const leg = legs[i]!
+      const p = Positions.positionAt(leg.timing, leg.from.coordinates, leg.to.coordinates, instant)
       messages.push(yield* finalise({
         message_generated_event_date: generated,
         type: "LOCATION_UPDATE",
@@ -548,7 +563,7 @@ export const positionUpdates = (
           lat: round6(p.lat),
           lng: round6(p.lng),
           event_date: Positions.formatEventDate(instant),
-          vessel_name: vesselName
+          vessel_name: leg.vessel
         }
       }, null, now))
     }

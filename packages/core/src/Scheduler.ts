@@ -1,7 +1,10 @@
 /**
- * Service: the position scheduler. Voyages produce a LOCATION_UPDATE as time passes; the
- * scheduler finds the tradeflows whose next position is due (`TradeflowStore.due`) and queues an
- * Advance job for each, which the worker processes like any other job (see `Processor`).
+ * Service: the scheduler of everything that happens as time passes. Voyages produce a
+ * LOCATION_UPDATE, and mock journeys released at a `mock_tracking.speed` their next step; the
+ * scheduler finds the tradeflows due either (`TradeflowStore.due`, over `next_position_at`) and
+ * queues an Advance job for each, which the worker processes like any other job (see `Processor`).
+ * With the default interval of a minute, a `fast` journey's steps appear within a minute of their
+ * instant.
  *
  * Time comes from `Clock` (tests drive it with `TestClock`). A tradeflow with an Advance job of
  * this scheduler still pending is not queued again; one queued twice anyway (several processes
@@ -26,7 +29,7 @@ export class Scheduler extends Context.Tag("@tradeflow/core/Scheduler")<Schedule
 
 /** Options of the scheduler. */
 export interface SchedulerOptions {
-  /** How often due positions are looked for (default 1 minute): positions appear at most this late. */
+  /** How often due tradeflows are looked for (default 1 minute): positions and mock steps appear at most this late. */
   readonly interval?: Duration.DurationInput | undefined
   /** Tradeflows queued per tick at most (default 500); the rest follow on the next ticks. */
   readonly batchSize?: number | undefined

@@ -8,7 +8,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { ContainerEntry } from "./TradeflowRecord.js"
+import { StatusCode } from "./StatusCode.js"
+import { ContainerEntry, MockSpeed } from "./TradeflowRecord.js"
 
 /** One entry of a predicted-date history. */
 export const Prediction = Schema.Struct({
@@ -35,10 +36,46 @@ export const TrackedEvent = Schema.Struct({
   actual: Schema.Boolean,
   source: Schema.Literal("import", "mock"),
   predicted_at: Schema.Number,
-  history: Schema.Array(Prediction)
+  history: Schema.Array(Prediction),
+  /** The vessel of a mock event when it is not the tradeflow's own (see `Scenarios`). */
+  vessel: Schema.optional(Schema.String)
 })
 /** @since 0.1.0 */
 export type TrackedEvent = typeof TrackedEvent.Type
+
+/**
+ * An event of a generated mock journey (see `Scenarios`). `container_reference` null is a vessel
+ * move of the shipment (a departure or an arrival), which renders as a SHIPMENT_CHANGE.
+ */
+export const MockEvent = Schema.Struct({
+  /** The journey step (0, 1, ...): the events of one step are released together. */
+  step: Schema.Number,
+  status_code: StatusCode,
+  message: Schema.String,
+  container_reference: Schema.NullOr(Schema.String),
+  /** UN/LOCODE. */
+  location: Schema.String,
+  /** Epoch milliseconds. */
+  event_date: Schema.Number,
+  actual: Schema.Boolean,
+  /** The vessel, when it is not the tradeflow's own (a transshipment's second vessel, a vessel cargo was rolled from). */
+  vessel: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 */
+export type MockEvent = typeof MockEvent.Type
+
+/**
+ * A mock journey being released over time (`mock_tracking.speed` other than `instant`): step k is
+ * due at `started_at` + k · the speed's interval; `pending` holds the events not released yet, in
+ * journey order.
+ */
+export const MockRelease = Schema.Struct({
+  speed: MockSpeed.pipe(Schema.pickLiteral("fast", "normal", "slow")),
+  started_at: Schema.Number,
+  pending: Schema.Array(MockEvent)
+})
+/** @since 0.1.0 */
+export type MockRelease = typeof MockRelease.Type
 
 /** The scalar fields of the merged records (last value sent wins). */
 export const TradeflowDetails = Schema.Struct({
@@ -75,11 +112,19 @@ export const Tradeflow = Schema.Struct({
   events: Schema.Array(TrackedEvent),
   /** Digest of the mock inputs last used; the same inputs do not generate a journey again. */
   mock_signature: Schema.NullOr(Schema.String),
+  /** The mock journey still being released; null when none is (every `instant` journey). */
+  mock_release: Schema.optionalWith(Schema.NullOr(MockRelease), { default: () => null }),
   /**
-   * When the next LOCATION_UPDATE of this tradeflow's voyage is due (epoch ms); null when none is.
-   * Storage adapters index it (`TradeflowStore.due`).
+   * When the tradeflow next needs an Advance (epoch ms): the earlier of its next LOCATION_UPDATE
+   * (`next_location_at`) and its next mock release; null when neither is due ever. Storage
+   * adapters index it (`TradeflowStore.due`).
    */
   next_position_at: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
+  /**
+   * When the next LOCATION_UPDATE of the voyage is due (epoch ms); null when none is. Absent in
+   * documents stored before mock releases existed, where `next_position_at` meant just that.
+   */
+  next_location_at: Schema.optional(Schema.NullOr(Schema.Number)),
   created_at: Schema.Number,
   updated_at: Schema.Number
 })

@@ -5,16 +5,16 @@
  * - Containers, bills of lading and bookings: unions in first-seen order; a container's
  *   `custom_properties` merge key by key.
  * - `active`: each record sets it (absent means true).
- * - Events are identified by {@link eventKey}; a new date or actual flag for a known key is a new
- *   prediction, appended to the event's history. Imported events are kept before mock events.
+ * - Events are identified by {@link eventKey}; a new date or actual flag (or vessel, for a mock
+ *   event) for a known key is a new prediction, appended to the event's history. Imported events
+ *   are kept before mock events.
  *
  * @since 0.1.0
  */
 import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
-import type { MockEvent } from "./Scenarios.js"
 import { fromMessage } from "./StatusCode.js"
-import type { TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
+import type { MockEvent, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
 
 type ContainerEntry = typeof ContainerEntrySchema.Type
 
@@ -31,7 +31,9 @@ export const empty = (organisationId: string, reference: string, now: number): T
   details: {},
   events: [],
   mock_signature: null,
+  mock_release: null,
   next_position_at: null,
+  next_location_at: null,
   created_at: now,
   updated_at: now
 })
@@ -114,6 +116,8 @@ export interface IncomingEvent {
   readonly event_date: number | undefined
   readonly actual: boolean
   readonly source: "import" | "mock"
+  /** The vessel of a mock event that names one. */
+  readonly vessel?: string | undefined
 }
 
 /** An imported event input as an incoming event. */
@@ -130,12 +134,27 @@ export const fromInput = (e: EventInput): IncomingEvent => ({
 })
 
 /** A generated mock event as an incoming event. */
-export const fromMock = (e: MockEvent): IncomingEvent => ({ ...e, source: "mock" })
+export const fromMock = (e: MockEvent): IncomingEvent => ({
+  message: e.message,
+  status_code: e.status_code,
+  container_reference: e.container_reference,
+  location: e.location,
+  event_date: e.event_date,
+  actual: e.actual,
+  source: "mock",
+  vessel: e.vessel
+})
+
+/** The key of a generated mock event (see {@link eventKey}). */
+export const mockKey = (e: MockEvent): string => eventKey(fromMock(e))
+
+const withVessel = <A extends object>(a: A, vessel: string | undefined): A & { readonly vessel?: string } =>
+  vessel === undefined ? a : { ...a, vessel }
 
 /**
  * Merges one event into a list. A new key is appended (an undated one is dated `fallbackDate`);
- * a known key with another date or actual flag becomes a new prediction; otherwise the list is
- * returned as it was.
+ * a known key with another date, actual flag or vessel becomes a new prediction; otherwise the
+ * list is returned as it was.
  */
 export const mergeEvent = (
   events: ReadonlyArray<TrackedEvent>,
@@ -148,7 +167,7 @@ export const mergeEvent = (
   const existing = events[i]
   if (existing === undefined) {
     const date = incoming.event_date ?? fallbackDate
-    return [...events, {
+    return [...events, withVessel({
       key,
       message: incoming.message,
       status_code: incoming.status_code,
@@ -159,19 +178,22 @@ export const mergeEvent = (
       source: incoming.source,
       predicted_at: now,
       history: [{ actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
-    }]
+    }, incoming.vessel)]
   }
   const date = incoming.event_date ?? existing.event_date ?? fallbackDate
-  if (date === existing.event_date && incoming.actual === existing.actual) return events
+  if (date === existing.event_date && incoming.actual === existing.actual && incoming.vessel === existing.vessel) {
+    return events
+  }
   const out = [...events]
-  out[i] = {
-    ...existing,
+  const { vessel: _vessel, ...rest } = existing
+  out[i] = withVessel({
+    ...rest,
     message: incoming.message,
     event_date: date,
     actual: incoming.actual,
     predicted_at: now,
     history: [...existing.history, { actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
-  }
+  }, incoming.vessel)
   return out
 }
 
@@ -238,6 +260,34 @@ export const applyRecords = (t: Tradeflow, records: ReadonlyArray<TradeflowRecor
 }
 
 /**
+ * Releases mock events into the state, in order: each is merged into the mock sequence (a new key
+ * appended, a known key with a new date, actual flag or vessel a new prediction).
+ */
+export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Tradeflow => {
+  let mock: ReadonlyArray<TrackedEvent> = t.events.filter((e) => e.source === "mock")
+  for (const e of events) mock = mergeEvent(mock, fromMock(e), now, now)
+  return { ...t, events: [...t.events.filter((e) => e.source === "import"), ...mock] }
+}
+
+/**
+ * Starts a newly generated mock sequence whose events will have these keys (in this order): mock
+ * events of other keys are dropped, those of these keys keep their history and take this order.
+ * The journey's containers join the tradeflow.
+ */
+export const restartMock = (t: Tradeflow, containers: ReadonlyArray<string>, keys: ReadonlyArray<string>): Tradeflow => {
+  const rank = new Map<string, number>()
+  keys.forEach((k, i) => rank.has(k) || rank.set(k, i))
+  const mock = t.events
+    .filter((e) => e.source === "mock" && rank.has(e.key))
+    .sort((a, b) => rank.get(a.key)! - rank.get(b.key)!)
+  return {
+    ...t,
+    containers: unionContainers(t.containers, containers.map((reference) => ({ reference }))),
+    events: [...t.events.filter((e) => e.source === "import"), ...mock]
+  }
+}
+
+/**
  * Replaces the mock sequence by a newly generated one: events of the same key keep their history
  * (a new date is a new prediction), mock events the new journey no longer has are dropped.
  */
@@ -245,21 +295,7 @@ export const applyMockJourney = (
   t: Tradeflow,
   journey: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<MockEvent> },
   now: number
-): Tradeflow => {
-  const previousMock = t.events.filter((e) => e.source === "mock")
-  let mock: ReadonlyArray<TrackedEvent> = []
-  for (const e of journey.events) {
-    const incoming = fromMock(e)
-    const key = eventKey(incoming)
-    const old = previousMock.find((p) => p.key === key)
-    mock = mergeEvent(old === undefined ? mock : [...mock, old], incoming, now, now)
-  }
-  return {
-    ...t,
-    containers: unionContainers(t.containers, journey.containers.map((reference) => ({ reference }))),
-    events: [...t.events.filter((e) => e.source === "import"), ...mock]
-  }
-}
+): Tradeflow => releaseMockEvents(restartMock(t, journey.containers, journey.events.map(mockKey)), journey.events, now)
 
 /** A short description of what changed between two states (for TRADEFLOW_UPDATED), empty if nothing. */
 export const describeChanges = (before: Tradeflow, after: Tradeflow): string => {

@@ -85,9 +85,20 @@ export const EventInput = Schema.Struct({
 /** @since 0.1.0 */
 export type EventInput = typeof EventInput.Type
 
+/**
+ * How fast a mock journey is released: `instant` (the default) generates it whole; `fast`,
+ * `normal` and `slow` release its steps one a minute, an hour or a day.
+ */
+export const MockSpeed = Schema.Literal("instant", "fast", "normal", "slow").annotations({
+  message: () => ({ message: "must be one of \"instant\", \"fast\", \"normal\", \"slow\"", override: true })
+})
+/** @since 0.1.0 */
+export type MockSpeed = typeof MockSpeed.Type
+
 /** `mock_tracking` (UAT only). */
 export const MockTracking = Schema.Struct({
-  scenario: Schema.String
+  scenario: Schema.String,
+  speed: Schema.optional(MockSpeed)
 })
 /** @since 0.1.0 */
 export type MockTracking = typeof MockTracking.Type

@@ -46,7 +46,7 @@ const asString = (v: readonly [number, number] | null) => v === null ? undefined
 
 describe("OceanBasic", () => {
   it("is the registered ocean_basic scenario", () => {
-    assert.deepStrictEqual(Scenarios.scenarioNames, ["ocean_basic"])
+    assert.deepStrictEqual(Scenarios.scenarioNames, ["ocean_basic", "ocean_full", "rolled_shipment", "delayed_eta", "empty"])
     assert.strictEqual(Option.getOrThrow(Scenarios.lookup("ocean_basic")), OceanBasic.generate)
     assert.isTrue(Option.isNone(Scenarios.lookup("ocean_fancy")))
   })
@@ -82,24 +82,29 @@ describe("OceanBasic", () => {
           if (i.existing.length > 0) assert.include(i.existing, picked)
         }
 
-        const expected: Array<[string | null, string, string, number, boolean]> = []
-        for (const c of journey.containers) {
-          if (i.pol !== null) {
-            expected.push([c, "GE", i.pol, D - 3 * day, true], [c, "GN", i.pol, D - 2 * day, true], [c, "AE", i.pol, D - day, true])
-          }
-          if (i.pod !== null) {
-            expected.push(
-              [c, "VA", i.pod, A, false],
-              [c, "UV", i.pod, A + day, false],
-              [c, "GT", i.pod, A + 2 * day, false],
-              [c, "GR", i.pod, A + 7 * day, false]
-            )
-          }
+        type Row = [string | null, string, string, number, boolean]
+        const expected: Array<[number, ...Row]> = []
+        let n = 0
+        const step = (rows: ReadonlyArray<Row>) => {
+          for (const row of rows) expected.push([n, ...row])
+          n++
         }
-        if (i.pol !== null) expected.push([null, "VD", i.pol, D, true])
-        if (i.pod !== null) expected.push([null, "VA", i.pod, A, false])
+        const each = (code: string, port: string, date: number, actual: boolean): Array<Row> =>
+          journey.containers.map((c) => [c, code, port, date, actual])
+        if (i.pol !== null) {
+          step(each("GE", i.pol, D - 3 * day, true))
+          step(each("GN", i.pol, D - 2 * day, true))
+          step(each("AE", i.pol, D - day, true))
+          step([[null, "VD", i.pol, D, true]])
+        }
+        if (i.pod !== null) {
+          step([...each("VA", i.pod, A, false), [null, "VA", i.pod, A, false]])
+          step(each("UV", i.pod, A + day, false))
+          step(each("GT", i.pod, A + 2 * day, false))
+          step(each("GR", i.pod, A + 7 * day, false))
+        }
         assert.deepStrictEqual(
-          journey.events.map((e) => [e.container_reference, e.status_code, e.location, e.event_date, e.actual]),
+          journey.events.map((e) => [e.step, e.container_reference, e.status_code, e.location, e.event_date, e.actual]),
           expected
         )
       }),
@@ -123,12 +128,12 @@ describe("OceanBasic", () => {
         "Gate out empty",
         "Gate in full",
         "Loaded on vessel",
+        "Vessel departure",
+        "Vessel arrival",
         "Vessel arrival",
         "Unloaded from vessel",
         "Gate out full",
-        "Empty equipment returned",
-        "Vessel departure",
-        "Vessel arrival"
+        "Empty equipment returned"
       ])
     }))
 

@@ -2,6 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Schema, TestClock } from "effect"
 import { ApiMessage, type LocationUpdate, LocationUpdateDate } from "../src/ApiMessage.js"
 import * as Positions from "../src/Positions.js"
+import * as Processor from "../src/Processor.js"
+import { Tradeflow } from "../src/Tradeflow.js"
 import { layer, messages, post, run, tradeflow } from "./ProcessorKit.js"
 
 const hour = 3_600_000
@@ -257,6 +259,47 @@ describe("Processor: positions", () => {
       assert.notDeepEqual(ps[10]!.payload, ps[0]!.payload)
       assert.strictEqual((yield* tradeflow("PO-1")).next_position_at, D + 11 * hour)
     }).pipe(Effect.provide(layer())))
+
+  it.effect("a tradeflow stored before next_location_at existed continues its positions at next_position_at", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([voyage()])
+      const t = yield* tradeflow("PO-1")
+      const json = JSON.parse(Schema.encodeSync(Schema.parseJson(Tradeflow))(t)) as Record<string, unknown>
+      delete json["next_location_at"]
+      delete json["mock_release"]
+      const old = Schema.decodeUnknownSync(Tradeflow)(json)
+      assert.deepStrictEqual([old.next_location_at, old.mock_release, old.next_position_at], [undefined, null, t.next_position_at])
+      yield* TestClock.adjust("2 hours")
+      const moved = yield* Processor.advance(old, now0 + 2 * hour)
+      const D = now0 - 10 * hour
+      assert.deepStrictEqual(
+        moved.messages.map((m) => (Schema.decodeUnknownSync(Schema.parseJson(ApiMessage))(m.body).payload as LocationUpdate).event_date),
+        [eventDate(D + 11 * hour), eventDate(D + 12 * hour)]
+      )
+      assert.deepStrictEqual([moved.next.next_location_at, moved.next.next_position_at], [D + 13 * hour, D + 13 * hour])
+    }).pipe(Effect.provide(layer())))
+
+  it.prop("dueAcross: the instants of every leg, soonest first, in chunks of `limit` that continue at `next`, each once", [
+    fc.array(fc.tuple(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 60 })), { minLength: 1, maxLength: 3 }),
+    fc.integer({ min: 0, max: 900 }),
+    fc.integer({ min: 1, max: 50 })
+  ], ([specs, now, limit]) => {
+    const legs = specs.map(([departure, length, intervalMs]) => ({ departure, arrival: departure + length, intervalMs }))
+    const all = legs
+      .flatMap((timing) => Array.from({ length: Positions.countBy(timing, now) }, (_, k) => Positions.instantAt(timing, k + 1)))
+      .sort((a, b) => a - b)
+    const seen: Array<number> = []
+    let from = -Infinity
+    for (let guard = 0; guard < 1_000; guard++) {
+      const chunk = Positions.dueAcross(legs, from, now, limit)
+      assert.isAtMost(chunk.instants.length, limit)
+      seen.push(...chunk.instants.map((i) => i.instant))
+      if (chunk.next === null || chunk.next > now) break
+      from = chunk.next
+    }
+    assert.deepStrictEqual(seen, all)
+  })
 
   it.effect("a long voyage with a tiny interval renders at most 1,000 positions per job and continues", () =>
     Effect.gen(function* () {

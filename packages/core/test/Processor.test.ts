@@ -198,6 +198,123 @@ describe("Processor: mock tracking", () => {
     }).pipe(Effect.provide(layer())))
 })
 
+describe("Processor: mock scenarios", () => {
+  const legsOf = (m: ApiMessage) =>
+    m.type === "SHIPMENT_CHANGE"
+      ? m.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs.map((l) => [
+        l.departure.location.unlocode,
+        l.arrival.location.unlocode,
+        l.carrier_transport_unit.name,
+        l.departure.is_pol,
+        l.arrival.is_final_pod,
+        l.departure.is_transshipment_location,
+        l.arrival.is_transshipment_location
+      ])
+      : []
+  const changes = (ms: ReadonlyArray<{ readonly message: ApiMessage }>) =>
+    ms.flatMap(({ message: m }) => m.type === "SHIPMENT_CHANGE" ? [m] : [])
+  const full = { ...oceanBasic, port_of_discharge: "USNYC", mock_tracking: { scenario: "ocean_full" } }
+
+  it.effect("ocean_full: departure, transshipment to a second vessel, arrival; two sea legs; positions named after each leg's vessel", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([full])
+      const ms = yield* messages()
+      const D = now0 - day
+      const A = now0 + 30 * day
+      const M = D + (A - D) / 2
+      const first = Render.vesselOf(yield* tradeflow("PO-1")).name
+      const cs = changes(ms)
+      const ts = cs[1]!.payload.change.location!.unlocode
+      assert.notInclude(["NLRTM", "USNYC"], ts)
+      const second = cs[2]!.payload.change.vessel.name
+      assert.notStrictEqual(second, first)
+      assert.match(second, /^MOCK /)
+      assert.deepStrictEqual(cs.map(({ payload: { change: c } }) => [
+        c.move_type, c.location?.unlocode, c.reading, c.actual, c.vessel.name, c.is_pol, c.is_transshipment_location, c.is_final_pod
+      ]), [
+        ["departure", "NLRTM", new Date(D).toISOString(), true, first, true, false, false],
+        ["arrival", ts, new Date(M - 2 * day).toISOString(), false, first, false, true, false],
+        ["departure", ts, new Date(M + 2 * day).toISOString(), false, second, false, true, false],
+        ["arrival", "USNYC", new Date(A).toISOString(), false, second, false, false, true]
+      ])
+      assert.deepStrictEqual(legsOf(cs[3]!), [
+        ["NLRTM", ts, first, true, false, false, true],
+        [ts, "USNYC", second, false, true, true, false]
+      ])
+      assert.deepStrictEqual(milestones(ms).map((m) => [m.status_code, m.location?.unlocode]), [
+        ["GE", "NLRTM"], ["GN", "NLRTM"], ["AE", "NLRTM"], ["UV", ts], ["AE", ts], ["VA", "USNYC"], ["UV", "USNYC"], ["GT", "USNYC"], ["GR", "USNYC"]
+      ])
+      const vessels = (from: number) =>
+        Effect.map(messages(), (all) => all.slice(from).flatMap(({ message: m }) => m.type === "LOCATION_UPDATE" ? [m.payload.vessel_name] : []))
+      const before = ms.length
+      assert.deepStrictEqual(new Set(yield* vessels(0)), new Set([first]))
+      yield* TestClock.adjust(20 * day)
+      yield* run({ _tag: "Advance", reference: "PO-1" })
+      const later = yield* vessels(before)
+      assert.isAbove(later.length, 0)
+      assert.deepStrictEqual(new Set(later), new Set([first, second]))
+      assert.strictEqual(later.at(-1), second)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("rolled_shipment: the departure and the arrival are predicted twice, the history shows both vessels' dates", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([{ ...oceanBasic, mock_tracking: { scenario: "rolled_shipment" } }])
+      const ms = yield* messages()
+      const D = now0 - day
+      const A = now0 + 30 * day
+      const own = Render.vesselOf(yield* tradeflow("PO-1")).name
+      const cs = changes(ms).map(({ payload: { change: c } }) => [c.move_type, c.reading, c.actual, c.vessel.name])
+      const booked = cs[0]![3] as string
+      assert.notStrictEqual(booked, own)
+      assert.deepStrictEqual(cs, [
+        ["departure", new Date(D - 7 * day).toISOString(), false, booked],
+        ["arrival", new Date(A - 7 * day).toISOString(), false, booked],
+        ["departure", new Date(D).toISOString(), false, own],
+        ["arrival", new Date(A).toISOString(), false, own],
+        ["departure", new Date(D).toISOString(), true, own]
+      ])
+      const t = yield* tradeflow("PO-1")
+      const move = (code: string) => t.events.find((e) => e.container_reference === null && e.status_code === code)!
+      assert.deepStrictEqual(move("VD").history.map((h) => [h.event_date, h.actual]), [[D - 7 * day, false], [D, false], [D, true]])
+      assert.deepStrictEqual(move("VA").history.map((h) => [h.event_date, h.actual]), [[A - 7 * day, false], [A, false]])
+      const va = milestones(ms).filter((m) => m.status_code === "VA")
+      assert.deepStrictEqual(va.at(-1)!.history.map((h) => h.event_date), [new Date(A - 7 * day).toISOString(), new Date(A).toISOString()])
+      const leg = changes(ms).at(-1)!.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!
+      assert.deepStrictEqual(leg.departure.reading_log.map((r) => [r.reading, r.actual]), [
+        [new Date(D - 7 * day).toISOString(), false], [new Date(D).toISOString(), false], [new Date(D).toISOString(), true]
+      ])
+      assert.strictEqual(leg.carrier_transport_unit.name, own)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("delayed_eta: each postponement is a SHIPMENT_CHANGE and one more history entry", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([{ ...oceanBasic, mock_tracking: { scenario: "delayed_eta" } }])
+      const ms = yield* messages()
+      const A = now0 + 30 * day
+      const etas = [A - 5 * day, A - 2 * day, A].map((ms) => new Date(ms).toISOString())
+      const arrivals = changes(ms).filter((c) => c.payload.change.move_type === "arrival")
+      assert.deepStrictEqual(arrivals.map((c) => c.payload.change.reading), etas)
+      assert.deepStrictEqual(
+        arrivals.map((c) => c.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!.arrival.reading_log.length),
+        [1, 2, 3]
+      )
+      const va = milestones(ms).filter((m) => m.status_code === "VA")
+      assert.deepStrictEqual(va.map((m) => m.history.map((h) => h.event_date)), [etas.slice(0, 1), etas.slice(0, 2), etas])
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("empty: the tradeflow is created without events", () =>
+    Effect.gen(function* () {
+      yield* post([{ ...oceanBasic, mock_tracking: { scenario: "empty" } }])
+      assert.deepStrictEqual(statuses(yield* messages()), ["TRADEFLOW_CREATED"])
+      const t = yield* tradeflow("PO-1")
+      assert.deepStrictEqual([t.events, t.next_position_at], [[], null])
+      assert.notStrictEqual(t.mock_signature, null)
+    }).pipe(Effect.provide(layer())))
+})
+
 describe("Render.widgetSearchResult", () => {
   it.effect("summarises a processed ocean_basic tradeflow", () =>
     Effect.gen(function* () {

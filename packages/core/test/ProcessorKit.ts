@@ -6,6 +6,7 @@ import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
+import * as Scenarios from "../src/Scenarios.js"
 import * as Storage from "../src/Storage.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
 import { TradeflowRecord } from "../src/TradeflowRecord.js"
@@ -72,7 +73,8 @@ const places = fc.constantFrom("NLRTM", "DEHAM", "XXABC", "Some depot")
 const dateArb = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(ms).toISOString())
 /**
  * Arbitrary raw records over a few references, containers, known and unknown UN/LOCODEs, free-text
- * places, mapped and unmapped event names, both scenarios and both activity states.
+ * places, mapped and unmapped event names, every scenario (and an unknown one) at several speeds
+ * and both activity states.
  */
 export const recordArb = fc.record({
   tradeflow_reference: fc.constantFrom("R1", "R2", "R3"),
@@ -86,7 +88,10 @@ export const recordArb = fc.record({
     actual_time_of_arrival: dateArb,
     vessel: fc.constantFrom("EVER GIVEN", "MSC OSCAR"),
     carrier_name: fc.constantFrom("Maersk", "MSC"),
-    mock_tracking: fc.constantFrom({ scenario: "ocean_basic" }, { scenario: "nope" }),
+    mock_tracking: fc.record({
+      scenario: fc.constantFrom(...Scenarios.scenarioNames, "nope"),
+      speed: fc.constantFrom("instant", "fast", "slow")
+    }, { requiredKeys: ["scenario"] }),
     active: fc.boolean(),
     events: fc.array(fc.record({
       message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "Customs hold", "DEPA"),

@@ -92,6 +92,84 @@ describe("Scheduler", () => {
       assert.deepStrictEqual(pending, [])
     }).pipe(Effect.provide(memoryService({ pollInterval: "1 hour" })))))
 
+  it.effect("fast: the background scheduler releases one step of the journey a minute, and each renders as it is released", () =>
+    at(Effect.gen(function* () {
+      yield* setup
+      yield* submit([{
+        tradeflow_reference: "FAST",
+        container_reference: "CSQU3054383",
+        port_of_loading: "NLRTM",
+        port_of_discharge: "CNSHA",
+        estimated_time_of_departure: iso(now0 + 10 * day),
+        estimated_time_of_arrival: iso(now0 + 40 * day),
+        mock_tracking: { scenario: "ocean_basic", speed: "fast" }
+      }])
+      yield* drain
+      const seen = (from: number) =>
+        Effect.map(messages(org), (ms) =>
+          ms.slice(from).map(({ message: m }) =>
+            m.type === "BASIC_STATUS"
+              ? `${m.payload.status} ${m.payload.status_code ?? ""}`.trim()
+              : m.type === "CONTAINER_MILESTONE"
+              ? `CM ${m.payload.status_code} ${m.payload.actual ? "actual" : "predicted"} ${m.payload.event_date}`
+              : m.type === "SHIPMENT_CHANGE"
+              ? `SC ${m.payload.change.move_type} ${m.payload.change.actual ? "actual" : "predicted"} ${m.payload.change.reading}`
+              : m.type
+          ))
+      const D = now0 + 10 * day
+      const A = now0 + 40 * day
+      const expected = [
+        [`CM GE actual ${iso(D - 3 * day)}`, "EVENT GE"],
+        [`CM GN actual ${iso(D - 2 * day)}`, "EVENT GN"],
+        [`CM AE actual ${iso(D - day)}`, "EVENT AE"],
+        [`SC departure actual ${iso(D)}`, "EVENT VD"],
+        [`CM VA predicted ${iso(A)}`, "EVENT VA", `SC arrival predicted ${iso(A)}`, "EVENT VA"],
+        [`CM UV predicted ${iso(A + day)}`, "EVENT UV"],
+        [`CM GT predicted ${iso(A + 2 * day)}`, "EVENT GT"],
+        [`CM GR predicted ${iso(A + 7 * day)}`, "EVENT GR"]
+      ]
+      assert.deepStrictEqual(yield* seen(0), ["TRADEFLOW_CREATED", ...expected[0]!])
+      let count = 3
+      for (const step of expected.slice(1)) {
+        yield* TestClock.adjust("59 seconds")
+        yield* drain
+        assert.deepStrictEqual(yield* seen(count), [])
+        yield* TestClock.adjust("1 second")
+        yield* drain
+        assert.deepStrictEqual(yield* seen(count), step)
+        count += step.length
+      }
+      yield* TestClock.adjust("1 hour")
+      yield* drain
+      assert.strictEqual((yield* messages(org)).length, count)
+      assert.strictEqual(yield* nextAt("FAST"), D + hour)
+    }).pipe(Effect.provide(memoryService({ pollInterval: "1 hour" })))))
+
+  it.effect("normal releases a step an hour, slow a day", () =>
+    at(Effect.gen(function* () {
+      yield* setup
+      const post = (reference: string, speed: string) => ({
+        tradeflow_reference: reference,
+        container_reference: "CSQU3054383",
+        port_of_loading: "NLRTM",
+        mock_tracking: { scenario: "ocean_basic", speed }
+      })
+      yield* submit([post("NORMAL", "normal"), post("SLOW", "slow")])
+      yield* drain
+      const pendingSteps = (reference: string) =>
+        Effect.map(Effect.flatMap(TradeflowStore, (s) => s.get(org, reference)), (t) => Option.getOrThrow(t).mock_release?.pending.length)
+      assert.deepStrictEqual([yield* pendingSteps("NORMAL"), yield* pendingSteps("SLOW")], [3, 3])
+      yield* TestClock.adjust("59 minutes")
+      yield* drain
+      assert.deepStrictEqual([yield* pendingSteps("NORMAL"), yield* pendingSteps("SLOW")], [3, 3])
+      yield* TestClock.adjust("1 minute")
+      yield* drain
+      assert.deepStrictEqual([yield* pendingSteps("NORMAL"), yield* pendingSteps("SLOW")], [2, 3])
+      yield* TestClock.adjust("23 hours")
+      yield* drain
+      assert.deepStrictEqual([yield* pendingSteps("NORMAL"), yield* pendingSteps("SLOW")], [0, 2])
+    }).pipe(Effect.provide(memoryService({ pollInterval: "1 hour" }, { interval: "1 hour" })))))
+
   it.effect("tick queues one Advance job per due tradeflow, not again while it is pending, and none when nothing is due", () =>
     at(Effect.gen(function* () {
       yield* setup

@@ -131,6 +131,21 @@ describe("Validation.validateRequest: record rules", () => {
     for (const e of errors) assert.notMatch(e.message, /Expected|undefined/)
   })
 
+  it("mock_tracking.speed is one of instant, fast, normal, slow: anything else is an error with its pointer, in either environment", () => {
+    for (const speed of ["instant", "fast", "normal", "slow"]) {
+      assert.isTrue(Either.isRight(run([{ ...ok, mock_tracking: { scenario: "ocean_basic", speed } }])))
+    }
+    const message = "mock_tracking.speed must be one of \"instant\", \"fast\", \"normal\", \"slow\""
+    for (const speed of ["warp", "FAST", 1, null, ""]) {
+      assert.deepStrictEqual(errorsOf([ok, { ...ok, mock_tracking: { scenario: "ocean_basic", speed } }]), [
+        { path: "/1/mock_tracking/speed", message }
+      ])
+    }
+    const production = run({ ...ok, mock_tracking: { scenario: "ocean_basic", speed: "warp" } }, "any", "production")
+    if (Either.isRight(production)) return assert.fail("expected a ValidationError")
+    assert.deepStrictEqual((production.left as ValidationError).errors, [{ path: "/mock_tracking/speed", message }])
+  })
+
   it("JSON Pointer escapes ~ and /", () => {
     let deep: unknown = 1
     for (let i = 0; i < 40; i++) deep = [deep]
@@ -179,7 +194,7 @@ describe("Validation.validateRequest: grouping and warnings", () => {
       "port_of_discharge at /port_of_discharge: unknown UN/LOCODE XXABC; accepted, but no location details are known",
       "customer_name at /customer_name is ignored in UAT",
       "partners at /partners is ignored in UAT",
-      "mock_tracking.scenario at /mock_tracking/scenario: unknown scenario \"teleport\" is ignored, no mock events are generated (known: ocean_basic)",
+      "mock_tracking.scenario at /mock_tracking/scenario: unknown scenario \"teleport\" is ignored, no mock events are generated (known: ocean_basic, ocean_full, rolled_shipment, delayed_eta, empty)",
       "estimated_time_of_arrival at /estimated_time_of_arrival: date-time without an offset, read as UTC",
       "events[0].event_date at /events/0/event_date: date-time without an offset, read as UTC"
     ])

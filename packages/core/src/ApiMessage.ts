@@ -384,6 +384,19 @@ export const TradeflowEvent = Schema.Struct({
 export type TradeflowEvent = typeof TradeflowEvent.Type
 
 /**
+ * A partner link of the V3 tradeflow document: the partner organisation (its id is derived from
+ * the owning organisation and the name, see `Render.partnerId`), the role and the reference, each
+ * null when never sent.
+ */
+export const TradeflowPartner = Schema.Struct({
+  organisation: Schema.Struct({ id: Schema.String, name: Schema.String }),
+  role: Schema.NullOr(Schema.String),
+  reference: Schema.NullOr(Schema.String)
+})
+/** @since 0.1.0 */
+export type TradeflowPartner = typeof TradeflowPartner.Type
+
+/**
  * The V3 tradeflow document (DECISIONS.md §6): the whole state of a tradeflow, as the console
  * download and the `tradeflow` webhook format deliver it.
  *
@@ -392,6 +405,8 @@ export type TradeflowEvent = typeof TradeflowEvent.Type
  *   UN/LOCODE, sorted by UN/LOCODE.
  * - `containers`: the containers, as messages describe them.
  * - `shipment`: exactly the `shipment` of the tradeflow's messages.
+ * - `partners`: the tradeflow's partner links in the order they were made (always present; empty
+ *   in UAT, where `customer_name` and `partners` link nothing), see {@link TradeflowPartner}.
  * - `vessels`: the distinct vessels (only in the download; may be absent in webhooks).
  */
 export const TradeflowDocument = Schema.Struct({
@@ -402,6 +417,7 @@ export const TradeflowDocument = Schema.Struct({
   locations: Schema.Array(Location),
   containers: Schema.Array(Container),
   shipment: Shipment,
+  partners: Schema.Array(TradeflowPartner),
   vessels: Schema.optional(Schema.Array(Vessel))
 }).annotations({ identifier: "TradeflowDocument" })
 /** @since 0.1.0 */

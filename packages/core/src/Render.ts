@@ -23,6 +23,8 @@
  * - A mock journey with a transshipment has one sea shipment leg per vessel (port of loading →
  *   transshipment port → port of discharge) and positions along each leg.
  * - Carrier: `carrier_name`, else `carrier_scac`, else an empty name.
+ * - A partner organisation's id is `partner_` and the first 24 hex digits of the SHA-256 of
+ *   `<organisation id>\u0000<name>` ({@link partnerId}).
  * - Dates are ISO 8601 in UTC with milliseconds, except the LOCATION_UPDATE `event_date`
  *   (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC, as SERVICE.md writes it).
  * - LOCATION_UPDATE positions (see `Positions`) are rounded to 6 decimals (about 0.1 m) and carry
@@ -570,6 +572,14 @@ export const positionUpdates = (
     return { messages, next_position_at: due.next }
   }).pipe(Effect.withSpan("Render.positionUpdates"))
 
+/**
+ * The id of an organisation's partner organisation of this exact name: `partner_` and the first 24
+ * hex digits of the SHA-256 of `<organisation id>\u0000<name>`, so the same name is the same
+ * partner in every tradeflow of the organisation and another partner in another organisation.
+ */
+export const partnerId = (organisationId: string, name: string): Effect.Effect<string> =>
+  Effect.map(MessageHash.sha256Hex(`${organisationId}\u0000${name}`), (hex) => `partner_${hex.slice(0, 24)}`)
+
 /** Options of {@link tradeflowDocument}. */
 export interface DocumentOptions {
   /** Include the `vessels` block (the download does; webhooks may leave it out). */
@@ -585,7 +595,8 @@ const byEventDate = (events: ReadonlyArray<TrackedEvent>): ReadonlyArray<Tracked
  * The V3 tradeflow document of a tradeflow (see `ApiMessage.TradeflowDocument` for the blocks),
  * rendered with the helpers of the messages: the same location resolver, container details,
  * dwell details, vessel and {@link shipment}, so `shipment` equals the `shipment` of a message
- * rendered from the same state. `vessels` (the tradeflow's vessel, none while it has no name) is
+ * rendered from the same state. `partners` lists the partner links with their derived ids
+ * ({@link partnerId}). `vessels` (the tradeflow's vessel, none while it has no name) is
  * present only with `options.vessels`.
  */
 export const tradeflowDocument = (
@@ -626,6 +637,12 @@ export const tradeflowDocument = (
       }
     })
     const vessel = vesselOf(t)
+    const partners = yield* Effect.forEach(t.partners, (l) =>
+      Effect.map(partnerId(t.organisation_id, l.name), (id) => ({
+        organisation: { id, name: l.name },
+        role: l.role,
+        reference: l.reference
+      })))
     return {
       version: "3.0.0" as const,
       tradeflow_reference: t.reference,
@@ -639,6 +656,7 @@ export const tradeflowDocument = (
       locations: [...locations.values()].sort((a, b) => a.unlocode < b.unlocode ? -1 : a.unlocode > b.unlocode ? 1 : 0),
       containers: containersOf(t),
       shipment: shipment(t, resolve),
+      partners,
       ...(options.vessels === true ? { vessels: vessel.name === "" ? [] : [vessel] } : {})
     }
   }).pipe(Effect.withSpan("Render.tradeflowDocument"))

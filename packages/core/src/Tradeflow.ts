@@ -100,6 +100,19 @@ export const TradeflowDetails = Schema.Struct({
 /** @since 0.1.0 */
 export type TradeflowDetails = typeof TradeflowDetails.Type
 
+/**
+ * A link of the tradeflow to a partner organisation of its organisation (DECISIONS.md §3,
+ * production only), identified by (`name`, `role`). The partner itself is not stored: its id is
+ * derived from the organisation and the name (`Render.partnerId`).
+ */
+export const PartnerLink = Schema.Struct({
+  name: Schema.String,
+  role: Schema.NullOr(Schema.String),
+  reference: Schema.NullOr(Schema.String)
+})
+/** @since 0.1.0 */
+export type PartnerLink = typeof PartnerLink.Type
+
 /** The stored tradeflow. */
 export const Tradeflow = Schema.Struct({
   organisation_id: Schema.String,
@@ -110,6 +123,8 @@ export const Tradeflow = Schema.Struct({
   booking_references: Schema.Array(Schema.String),
   details: TradeflowDetails,
   events: Schema.Array(TrackedEvent),
+  /** The partner links in first-linked order; absent (empty) in documents stored before partners existed. */
+  partners: Schema.optionalWith(Schema.Array(PartnerLink), { default: () => [] }),
   /** Digest of the mock inputs last used; the same inputs do not generate a journey again. */
   mock_signature: Schema.NullOr(Schema.String),
   /** The mock journey still being released; null when none is (every `instant` journey). */

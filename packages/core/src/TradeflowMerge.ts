@@ -8,13 +8,17 @@
  * - Events are identified by {@link eventKey}; a new date or actual flag (or vessel, for a mock
  *   event) for a known key is a new prediction, appended to the event's history. Imported events
  *   are kept before mock events.
+ * - Partner links (production only): `customer_name` links its partner with role `customer` and
+ *   reference `customer_reference`, each `partners[]` entry links its partner; a link is keyed by
+ *   (name, role), a known link takes a new reference only when one is sent, and links are never
+ *   removed (see {@link mergeLinks}).
  *
  * @since 0.1.0
  */
 import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 import { fromMessage } from "./StatusCode.js"
-import type { MockEvent, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
+import type { MockEvent, PartnerLink, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
 
 type ContainerEntry = typeof ContainerEntrySchema.Type
 
@@ -30,6 +34,7 @@ export const empty = (organisationId: string, reference: string, now: number): T
   booking_references: [],
   details: {},
   events: [],
+  partners: [],
   mock_signature: null,
   mock_release: null,
   next_position_at: null,
@@ -208,8 +213,40 @@ export interface ApplyOptions {
   readonly now: number
   /** The date of imported events sent without one (the job's reception time). */
   readonly receivedAt: number
-  /** False in UAT: `customer_name` is ignored there. */
+  /** False in UAT: `customer_name` and `partners` are ignored there (nothing is linked). */
   readonly keepCustomerName: boolean
+}
+
+/**
+ * The partner links a record asks for, in order: its `customer_name` (trimmed; none when blank)
+ * with role `customer` and reference `customer_reference`, then each `partners[]` entry.
+ */
+export const recordLinks = (r: TradeflowRecord): ReadonlyArray<PartnerLink> => {
+  const customer = r.customer_name?.trim() ?? ""
+  return [
+    ...(customer === "" ? [] : [{ name: customer, role: "customer", reference: r.customer_reference ?? null }]),
+    ...(r.partners ?? []).map((p) => ({ name: p.name, role: p.role ?? null, reference: p.reference ?? null }))
+  ]
+}
+
+const sameLink = (a: PartnerLink, b: PartnerLink): boolean => a.name === b.name && a.role === b.role
+
+/**
+ * Merges links into a list keyed by (name, role): a new key is appended, a known one takes the
+ * incoming reference when it is not null; no link is ever removed.
+ */
+export const mergeLinks = (
+  links: ReadonlyArray<PartnerLink>,
+  incoming: ReadonlyArray<PartnerLink>
+): ReadonlyArray<PartnerLink> => {
+  if (incoming.length === 0) return links
+  const out = [...links]
+  for (const link of incoming) {
+    const i = out.findIndex((l) => sameLink(l, link))
+    if (i < 0) out.push(link)
+    else if (link.reference !== null) out[i] = { ...out[i]!, reference: link.reference }
+  }
+  return out
 }
 
 /** Folds the fields of one record into the state (not its events: see {@link applyRecords}). */
@@ -229,7 +266,8 @@ export const applyRecord = (t: Tradeflow, r: TradeflowRecord, options: ApplyOpti
     containers: unionContainers(t.containers, r.container_reference),
     bill_of_lading_references: union(t.bill_of_lading_references, r.bill_of_lading_reference),
     booking_references: union(t.booking_references, r.booking_reference),
-    details
+    details,
+    partners: options.keepCustomerName ? mergeLinks(t.partners, recordLinks(r)) : t.partners
   }
 }
 
@@ -311,6 +349,11 @@ export const describeChanges = (before: Tradeflow, after: Tradeflow): string => 
     JSON.stringify((before.details as Record<string, unknown>)[k]) !== JSON.stringify((after.details as Record<string, unknown>)[k])
   )
   if (keys.length > 0) parts.push(`changed ${keys.join(", ")}`)
+  const label = (l: PartnerLink) => l.role === null ? l.name : `${l.name} (${l.role})`
+  const linked = after.partners.filter((l) => !before.partners.some((b) => sameLink(b, l)))
+  if (linked.length > 0) parts.push(`partners linked ${linked.map(label).join(", ")}`)
+  const referenced = after.partners.filter((l) => before.partners.some((b) => sameLink(b, l) && b.reference !== l.reference))
+  if (referenced.length > 0) parts.push(`partner references changed ${referenced.map(label).join(", ")}`)
   const beforeEvents = new Map(before.events.map((e) => [e.key, e.history.length] as const))
   const events = after.events.filter((e) => beforeEvents.get(e.key) !== e.history.length).length
   if (events > 0) parts.push(`${events} event${events === 1 ? "" : "s"} new or changed`)

@@ -78,7 +78,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /console/organisations
       assert.strictEqual(doc.vessels?.length, 1)
       assert.notStrictEqual(doc.vessels?.[0]?.name, "")
       assert.deepStrictEqual(Object.keys(r.body as object), [
-        "version", "tradeflow_reference", "metadata", "events", "locations", "containers", "shipment", "vessels"
+        "version", "tradeflow_reference", "metadata", "events", "locations", "containers", "shipment", "partners", "vessels"
       ])
 
       const feed = yield* send("GET", "/upstream?type=CONTAINER_MILESTONE", { host: uat, auth: k.key })

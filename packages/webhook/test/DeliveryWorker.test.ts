@@ -204,7 +204,7 @@ describe("DeliveryWorker", () => {
       assert.strictEqual(receiver.received.length, 1)
       const [request] = receiver.received
       const body = JSON.parse(request?.body ?? "") as Record<string, unknown>
-      assert.deepStrictEqual(Object.keys(body), ["version", "tradeflow_reference", "metadata", "events", "locations", "containers", "shipment"])
+      assert.deepStrictEqual(Object.keys(body), ["version", "tradeflow_reference", "metadata", "events", "locations", "containers", "shipment", "partners"])
       const download = yield* Effect.flatMap(Documents.Documents, (d) => d.download(org, "TF-1"))
       const { vessels: _vessels, ...document } = JSON.parse(JSON.stringify(Schema.encodeSync(ApiMessage.TradeflowDocument)(download)))
       assert.deepStrictEqual(body, document)

@@ -26,7 +26,7 @@ import {
   Tradeflow,
   TradeflowStore
 } from "@tradeflow/core"
-import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
+import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { loader, migrationsTable } from "./internal/migrations.js"
@@ -57,6 +57,18 @@ const {
   encodeResult,
   encodeTradeflow
 } = StorageRows
+
+const decodeFenced = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number })))
+
+/** The columns `record` writes back to a delivery. */
+const stateOf = (d: Delivery.Delivery) => ({
+  id: d.id,
+  status: d.status,
+  attempt: d.attempt,
+  retries: d.retries,
+  schedule_started_at: d.schedule_started_at,
+  next_attempt_at: d.next_attempt_at
+})
 
 /** How to open the database. */
 export interface SqliteStorageOptions {
@@ -432,35 +444,64 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     status, attempt, retries, schedule_started_at, next_attempt_at`
   const deliveryColumns = sql`${stateColumns}, body`
   const selectDelivery = sql`SELECT ${deliveryColumns} FROM deliveries`
-  const getDelivery = (id: number, fence: Statement.Fragment = sql``) =>
-    Effect.map(
-      Effect.flatMap(sql`${selectDelivery} WHERE id = ${id}${fence}`, decodeDeliveries),
-      (rows) => Option.fromNullable(rows[0])
-    )
-  const writeDelivery = (d: Delivery.Delivery, release: boolean) =>
+  const getDelivery = (id: number) =>
+    Effect.map(Effect.flatMap(sql`${selectDelivery} WHERE id = ${id}`, decodeDeliveries), (rows) => Option.fromNullable(rows[0]))
+  const writeDelivery = (d: Delivery.Delivery) =>
     sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
-      schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}${
-      release ? sql`, leased_by = NULL, lease_until = NULL` : sql``} WHERE id = ${d.id}`
-  const recordOne = (r: Delivery.AttemptResult) => Effect.gen(function*() {
-    const leased = sql` AND status = 'pending' AND claim = ${r.claim} AND lease_until IS NOT NULL`
-    const found = yield* getDelivery(r.delivery_id, leased)
-    if (Option.isNone(found)) return false
-    const d = found.value
-    const next = Delivery.afterAttempt(d, r)
-    yield* writeDelivery(next, true)
-    yield* sql`INSERT INTO delivery_attempts
-      (delivery_id, attempt, automation_id, at, status, response_status, error, response_body)
-      VALUES (${d.id}, ${next.attempt}, ${d.automation_id}, ${r.at}, ${r.status}, ${r.response_status}, ${r.error},
-        ${r.response_body})`
-    if (d.test) return true
-    const automation = (yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${d.automation_id}`))[0]?.doc
-    if (automation === undefined) return true
-    const after = Delivery.automationAfter(automation, r)
-    if (after !== automation) {
-      yield* sql`UPDATE automations SET enabled = ${after.enabled ? 1 : 0}, doc = ${yield* encodeAutomation(after)}
-        WHERE id = ${after.id}`
+      schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at} WHERE id = ${d.id}`
+  /**
+   * Records a batch as `record` one result after the other would: a result records only if its
+   * delivery is leased at its claim and no earlier result of the batch recorded it; each
+   * automation follows the fold of `Delivery.automationAfter` over its recorded results in order.
+   */
+  const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => Effect.gen(function*() {
+    const leased = new Map<number, Delivery.Delivery & { readonly claim: number }>()
+    for (const ids of chunks([...new Set(results.map((r) => r.delivery_id))], 500)) {
+      for (const d of yield* decodeFenced(yield* sql`SELECT ${stateColumns}, NULL AS body, claim FROM deliveries
+        WHERE ${sql.in("id", ids)} AND status = 'pending' AND lease_until IS NOT NULL`)) leased.set(d.id, d)
     }
-    return true
+    const answers: Array<boolean> = []
+    const updates: Array<Delivery.Delivery> = []
+    const attempts: Array<Record<string, string | number | null>> = []
+    const health = new Map<string, Array<Delivery.AttemptResult>>()
+    for (const r of results) {
+      const d = leased.get(r.delivery_id)
+      answers.push(d !== undefined && d.claim === r.claim)
+      if (d === undefined || d.claim !== r.claim) continue
+      leased.delete(d.id)
+      const next = Delivery.afterAttempt(d, r)
+      updates.push(next)
+      attempts.push({
+        delivery_id: d.id,
+        attempt: next.attempt,
+        automation_id: d.automation_id,
+        at: r.at,
+        status: r.status,
+        response_status: r.response_status,
+        error: r.error,
+        response_body: r.response_body
+      })
+      if (d.test) continue
+      const own = health.get(d.automation_id)
+      if (own === undefined) health.set(d.automation_id, [r])
+      else own.push(r)
+    }
+    if (updates.length === 0) return answers
+    yield* sql`UPDATE deliveries SET status = j.value ->> 'status', attempt = j.value ->> 'attempt',
+      retries = j.value ->> 'retries', schedule_started_at = j.value ->> 'schedule_started_at',
+      next_attempt_at = j.value ->> 'next_attempt_at', leased_by = NULL, lease_until = NULL
+      FROM json_each(${JSON.stringify(updates.map(stateOf))}) AS j WHERE deliveries.id = j.value ->> 'id'`
+    for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+    for (const ids of chunks([...health.keys()], 500)) {
+      for (const { doc } of yield* decodeAutomations(yield* sql`${selectAutomation} WHERE ${sql.in("id", ids)}`)) {
+        const after = (health.get(doc.id) ?? []).reduce(Delivery.automationAfter, doc)
+        if (after !== doc) {
+          yield* sql`UPDATE automations SET enabled = ${after.enabled ? 1 : 0}, doc = ${yield* encodeAutomation(after)}
+            WHERE id = ${after.id}`
+        }
+      }
+    }
+    return answers
   })
 
   const deliveries = DeliveryStore.DeliveryStore.of({
@@ -493,7 +534,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("DeliveryStore.claim")),
     record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
       if (results.length === 0) return []
-      return yield* sql.withTransaction(Effect.forEach(results, recordOne))
+      return yield* sql.withTransaction(recordBatch(results))
     }, storageError("DeliveryStore.record")),
     enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
       const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRow(delivery))}
@@ -514,7 +555,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         const found = yield* getDelivery(id)
         if (Option.isNone(found)) return "not-found" as const
         if (!Delivery.retryable(found.value)) return "not-retryable" as const
-        yield* writeDelivery(Delivery.retried(found.value, now), false)
+        yield* writeDelivery(Delivery.retried(found.value, now))
         return "retried" as const
       }))
       if (outcome === "retried") yield* PubSub.publish(deliveryWakeups, undefined)

@@ -53,7 +53,7 @@ const commitMessages = (org: string, references: ReadonlyArray<string>, count: n
   })
 
 describe("SqliteStorage deliveries", () => {
-  it.effect("0004 creates the outbox tables and their indexes", () => Effect.gen(function*() {
+  it.effect("0004 and 0006 create the outbox tables and their indexes", () => Effect.gen(function*() {
     const seen = yield* Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return {
@@ -63,8 +63,15 @@ describe("SqliteStorage deliveries", () => {
       }
     }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "schema", "db.sqlite") })))
     expect(seen).toEqual({
-      migrations: [1, 2, 3, 4, 5].map((migration_id) => ({ migration_id })),
-      indexes: ["deliveries_automation", "deliveries_due", "deliveries_head", "deliveries_tradeflow", "delivery_attempts_log"]
+      migrations: [1, 2, 3, 4, 5, 6].map((migration_id) => ({ migration_id })),
+      indexes: [
+        "deliveries_automation",
+        "deliveries_due",
+        "deliveries_head",
+        "deliveries_pending",
+        "deliveries_tradeflow",
+        "delivery_attempts_log"
+      ]
         .map((name) => ({ name }))
     })
   }))
@@ -109,6 +116,43 @@ describe("SqliteStorage deliveries", () => {
         expect(ofReference.map((d) => JSON.parse(d.body).i)).toEqual([0, 1, 2])
       }
     }))
+
+  it.effect("a batch records exactly what its results recorded one at a time would", () => Effect.gen(function*() {
+    const run = (batched: boolean) => Effect.gen(function*() {
+      const org = freshId("org")
+      const automation = makeAutomation(org, { enabled: true })
+      yield* (yield* AutomationStore.AutomationStore).put(automation)
+      yield* commitMessages(org, ["TF-1", "TF-2", "TF-3"], 1, [automation.id])
+      const store = yield* DeliveryStore.DeliveryStore
+      const [x, y, z] = yield* store.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
+      if (x === undefined || y === undefined || z === undefined) return yield* Effect.die("not claimed")
+      const result = (d: typeof x, status: "delivered" | "failed", offset: number, claim = d.claim) => ({
+        delivery_id: d.id, claim, at: at + offset, status, response_status: status === "delivered" ? 204 : 500,
+        error: status === "delivered" ? null : "HTTP 500", response_body: null,
+        retry_at: status === "delivered" ? null : at + 60_000, disable: null
+      })
+      const results = [
+        result(x, "failed", 1),
+        result(x, "delivered", 2),
+        result(y, "delivered", 3, y.claim + 1),
+        result(y, "delivered", 4),
+        result(z, "failed", 5)
+      ]
+      const answers = batched
+        ? yield* store.record(results)
+        : yield* Effect.forEach(results, (r) => Effect.map(store.record([r]), (a) => a[0]))
+      const deliveries = (yield* store.list(automation.id, 10)).map((d) =>
+        [d.tradeflow_reference, d.status, d.attempt, d.retries, d.schedule_started_at, d.next_attempt_at])
+      const log = (yield* store.log(automation.id, 10)).map((e) => [e.attempt, e.status, e.response_status, e.error, e.at])
+      const after = Option.map(yield* (yield* AutomationStore.AutomationStore).get(automation.id), (a) =>
+        [a.enabled, a.failing_since, a.updated_at])
+      return { answers, deliveries, log, after }
+    })
+    const batched = yield* run(true)
+    expect(batched.answers).toEqual([true, false, false, true, true])
+    expect(batched.after).toEqual(Option.some([true, at + 5, at + 5]))
+    expect(batched).toEqual(yield* run(false))
+  }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "batch", "db.sqlite") }))))
 
   it.effect("a commit that fails after planning writes no delivery and signals nothing", () => Effect.gen(function*() {
     const org = freshId("org")

@@ -45,7 +45,8 @@ describe("SqliteStorage", () => {
       synchronous: { synchronous: 2 },
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
-      migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 }]
+      migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
+        { migration_id: 6 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -169,7 +170,8 @@ describe("SqliteStorage", () => {
         }
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(seen).toEqual({
-        migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 }],
+        migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
+        { migration_id: 6 }],
         claimed: [["org-old", 1]],
         next: Option.some(null),
         due: []

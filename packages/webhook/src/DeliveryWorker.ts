@@ -16,7 +16,7 @@ import * as Outcome from "./Outcome.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
 import * as Ssrf from "./Ssrf.js"
-import { WebhookClient } from "./WebhookClient.js"
+import { type Response, WebhookClient } from "./WebhookClient.js"
 
 /** @since 0.1.0 */
 export class DeliveryWorker extends Context.Tag("@tradeflow/webhook/DeliveryWorker")<DeliveryWorker, {
@@ -87,6 +87,12 @@ export const signingSecrets = (automation: Automation.Automation, now: number): 
     .filter((s) => (s.expires_at === null || s.expires_at > now) && Signing.isValidSecret(s.secret))
     .map((s) => s.secret)
 
+interface Target {
+  readonly automation: Automation.Automation
+  readonly url: Either.Either<URL, Ssrf.DestinationRefused>
+  readonly secrets: ReadonlyArray<Automation.Automation["secrets"][number]>
+}
+
 const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
   _tag: "Error",
   error: { _tag: "SsrfBlocked", message: refused.message }
@@ -113,44 +119,42 @@ export const layer = (
     const worker = `webhook-${globalThis.crypto.randomUUID()}`
     const lock = yield* Effect.makeSemaphore(1)
 
-    const post = (d: Delivery.ClaimedDelivery, automation: Automation.Automation, now: number) => {
-      const url = Ssrf.checkUrl(automation.url, destinations)
-      if (Either.isLeft(url)) return Effect.succeed({ ...refusal(url.left), body: "" })
-      const [current, ...previous] = signingSecrets(automation, now)
+    /** What one round checks once per automation: the destination, and the valid secrets. */
+    const targetOf = (automation: Automation.Automation): Target => ({
+      automation,
+      url: Ssrf.checkUrl(automation.url, destinations),
+      secrets: automation.secrets.filter((s) => Signing.isValidSecret(s.secret))
+    })
+
+    const post = (d: Delivery.ClaimedDelivery, target: Target, now: number): Effect.Effect<Response> => {
+      if (Either.isLeft(target.url)) return Effect.succeed({ ...refusal(target.url.left), body: "" })
+      const [current, ...previous] = target.secrets
+        .filter((s) => s.expires_at === null || s.expires_at > now)
+        .map((s) => s.secret)
       if (current === undefined) {
-        return Effect.succeed({ _tag: "Error" as const, error: new Error("the automation has no valid signing secret"), body: "" })
+        return Effect.succeed({ _tag: "Error", error: new Error("the automation has no valid signing secret"), body: "" })
       }
       const headers = Signing.headers({ secrets: [current, ...previous], id: d.message_hash, timestamp: now / 1000, body: d.body })
-      return client.post({ url: url.right, headers, body: d.body })
+      return client.post({ url: target.url.right, headers, body: d.body })
     }
 
-    const attempt = (d: Delivery.ClaimedDelivery, automation: Automation.Automation) =>
-      Effect.gen(function*() {
-        const response = yield* post(d, automation, yield* Clock.currentTimeMillis)
-        const at = yield* Clock.currentTimeMillis
-        const outcome = Outcome.classify(response, at)
-        const base = {
-          delivery_id: d.id,
-          claim: d.claim,
-          at,
-          response_status: response._tag === "Response" ? response.status : null,
-          response_body: response._tag === "Response" ? response.body : null
-        }
-        const result: Delivery.AttemptResult = yield* Outcome.Outcome.$match(outcome, {
-          Delivered: () => Effect.succeed({ ...base, status: "delivered" as const, error: null, retry_at: null, disable: null }),
-          Failed: ({ error, retryAfter }) => failed(d, automation, base, error, retryAfter, null),
-          Gone: ({ error }) => failed(d, automation, base, error, Option.none(), "the receiver answered 410 Gone")
-        })
-        yield* Effect.logDebug("webhook: attempt").pipe(Effect.annotateLogs({
-          delivery: d.id,
-          automation: automation.id,
-          attempt: d.attempt + 1,
-          status: result.status,
-          response_status: result.response_status,
-          error: result.error
-        }))
-        return result
-      }).pipe(Effect.withSpan("DeliveryWorker.attempt", { attributes: { delivery: d.id, claim: d.claim } }))
+    const attempt = (d: Delivery.ClaimedDelivery, target: Target): Effect.Effect<Delivery.AttemptResult> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(post(d, target, now), (response) =>
+          Effect.flatMap(Clock.currentTimeMillis, (at) => {
+            const base = {
+              delivery_id: d.id,
+              claim: d.claim,
+              at,
+              response_status: response._tag === "Response" ? response.status : null,
+              response_body: response._tag === "Response" ? response.body : null
+            }
+            return Outcome.Outcome.$match(Outcome.classify(response, at), {
+              Delivered: () => Effect.succeed({ ...base, status: "delivered" as const, error: null, retry_at: null, disable: null }),
+              Failed: ({ error, retryAfter }) => failed(d, target.automation, base, error, retryAfter, null),
+              Gone: ({ error }) => failed(d, target.automation, base, error, Option.none(), "the receiver answered 410 Gone")
+            })
+          })))
 
     const failed = (
       d: Delivery.ClaimedDelivery,
@@ -182,20 +186,31 @@ export const layer = (
     const round: Effect.Effect<number, StorageError.StorageError> = Effect.gen(function*() {
       const claimed = yield* outbox.claim({ worker, limit: batchSize, leaseMillis, now: yield* Clock.currentTimeMillis })
       if (claimed.length === 0) return 0
-      const owners = new Map<string, Option.Option<Automation.Automation>>()
-      for (const id of new Set(claimed.map((d) => d.automation_id))) owners.set(id, yield* automations.get(id))
+      const targets = new Map<string, Option.Option<Target>>()
+      for (const id of new Set(claimed.map((d) => d.automation_id))) {
+        targets.set(id, Option.map(yield* automations.get(id), targetOf))
+      }
       const attempts = claimed.flatMap((d) => {
-        const automation = owners.get(d.automation_id) ?? Option.none()
-        return Option.isSome(automation) && (automation.value.enabled || d.test) ? [attempt(d, automation.value)] : []
+        const target = targets.get(d.automation_id) ?? Option.none()
+        return Option.isSome(target) && (target.value.automation.enabled || d.test) ? [attempt(d, target.value)] : []
       })
       const results = yield* Effect.all(attempts, { concurrency: batchSize })
+      const notDelivered = results.filter((r) => r.status !== "delivered")
+      if (notDelivered.length > 0) {
+        yield* Effect.logDebug("webhook: attempts not delivered", notDelivered.map((r) => ({
+          delivery: r.delivery_id,
+          status: r.status,
+          response_status: r.response_status,
+          error: r.error
+        })))
+      }
       if (results.length > 0) {
         const recorded = yield* outbox.record(results)
         const lost = results.filter((_, i) => recorded[i] !== true).map((r) => r.delivery_id)
         if (lost.length > 0) yield* Effect.logWarning("webhook: lease lost, attempts not recorded", lost)
       }
       return claimed.length
-    })
+    }).pipe(Effect.withSpan("DeliveryWorker.round"))
 
     const drain: Effect.Effect<void, StorageError.StorageError> = round.pipe(
       Effect.repeat({ while: (claimed) => claimed > 0 }),

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import * as Outcome from "./Outcome.js"
@@ -59,10 +59,21 @@ export const userAgent = "tradeflow-webhook/0.1"
 const timeoutError = () =>
   Object.assign(new Error(`no complete answer within ${Duration.format(Outcome.deliveryTimeout)}`), { code: "ETIMEDOUT" })
 
+const timeoutMillis = Duration.toMillis(Outcome.deliveryTimeout)
+
+/** A request in flight: answered (or interrupted) once `done`; `expire` answers it with a timeout. */
+interface Open {
+  readonly deadline: number
+  readonly expire: () => void
+  done: boolean
+}
+
 /**
  * The client over `node:http` and `node:https` with keep-alive agents (closed with the layer).
  * The {@link Outcome.deliveryTimeout} of the whole exchange runs on Effect's `Clock` (a
- * `TestClock` drives it in tests); interrupting `post` destroys the request and its socket.
+ * `TestClock` drives it in tests): one sweeper fiber per layer sleeps until the oldest open
+ * request's deadline and answers it with a timeout; interrupting `post` destroys the request and
+ * its socket.
  *
  * @since 0.1.0
  */
@@ -77,12 +88,43 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
     const http = yield* agent(() => new Http.Agent({ keepAlive: true, lookup }))
     const https = yield* agent(() => new Https.Agent({ keepAlive: true, lookup }))
 
-    const exchange = (request: Request) =>
+    const open: Array<Open> = []
+    let first = 0
+    let wake: (() => void) | undefined
+    const idle = Effect.async<void>((resume) => {
+      if (first < open.length) return resume(Effect.void)
+      wake = () => {
+        wake = undefined
+        resume(Effect.void)
+      }
+      return Effect.sync(() => void (wake = undefined))
+    })
+    const sweep = Effect.suspend(() => {
+      let oldest = open[first]
+      while (oldest?.done === true) oldest = open[++first]
+      if (first > 1024 && first * 2 > open.length) {
+        open.splice(0, first)
+        first = 0
+      }
+      if (oldest === undefined) return idle
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        now >= oldest.deadline ? Effect.sync(oldest.expire) : Effect.sleep(oldest.deadline - now))
+    })
+    yield* Effect.forkScoped(Effect.forever(sweep))
+
+    const exchange = (request: Request, deadline: number) =>
       Effect.async<Response>((resume) => {
-        let settled = false
+        const entry: Open = {
+          deadline,
+          expire: () => {
+            settle({ _tag: "Error", error: timeoutError(), body: "" })
+            req.destroy()
+          },
+          done: false
+        }
         const settle = (response: Response) => {
-          if (settled) return
-          settled = true
+          if (entry.done) return
+          entry.done = true
           resume(Effect.succeed(response))
         }
         const started = performance.now()
@@ -109,7 +151,7 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
               status: res.statusCode ?? 0,
               elapsed,
               retryAfter: res.headers["retry-after"],
-              body: Outcome.truncateBody(Buffer.concat(chunks)).text
+              body: chunks.length === 0 ? "" : Outcome.truncateBody(Buffer.concat(chunks)).text
             })
           res.on("data", (chunk: Buffer) => {
             chunks.push(chunk)
@@ -123,17 +165,15 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
           res.on("close", finish)
         })
         req.end(body)
-        return Effect.sync(() => req.destroy())
+        open.push(entry)
+        wake?.()
+        return Effect.sync(() => {
+          entry.done = true
+          req.destroy()
+        })
       })
 
     return WebhookClient.of({
-      post: (request) =>
-        exchange(request).pipe(
-          Effect.timeoutTo({
-            duration: Outcome.deliveryTimeout,
-            onSuccess: (response): Response => response,
-            onTimeout: (): Response => ({ _tag: "Error", error: timeoutError(), body: "" })
-          })
-        )
+      post: (request) => Effect.flatMap(Clock.currentTimeMillis, (now) => exchange(request, now + timeoutMillis))
     })
   }))

@@ -154,6 +154,9 @@ export const migrations = {
       created_at INTEGER NOT NULL,
       revoked_at INTEGER
     )`
+  ),
+  "0006_deliveries_pending": statements(
+    `CREATE INDEX deliveries_pending ON deliveries (id) WHERE status = 'pending'`
   )
 }
 

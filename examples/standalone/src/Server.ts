@@ -69,13 +69,14 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
  * lets it deliver to private addresses and plain `http://` (development, tests);
  * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
  * this process (after a crash, other processes retry its deliveries once it runs out);
- * `WEBHOOK_BATCH_SIZE` (default 64) how many deliveries one round attempts at once.
+ * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
+ * many deliveries one round attempts at once.
  */
 export const webhookLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
   const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
-  const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(64))
+  const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
   return DeliveryWorker.layer({ background, allowPrivate, allowHttp: allowPrivate, leaseMillis, batchSize }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate }))
   )

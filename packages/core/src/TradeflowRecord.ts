@@ -24,7 +24,9 @@ const isoDateTime = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9}
  */
 export const IsoDateTime = Schema.Trim.pipe(
   Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(parseIsoDateTime(s)), {
-    message: () => "must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00"
+    message: () => "must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00",
+    arbitrary: () => (fc) =>
+      fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2090, 0, 1) }).map((ms) => new Date(ms).toISOString())
   })
 )
 

@@ -6,11 +6,11 @@ import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
-import * as Scenarios from "../src/Scenarios.js"
 import * as Storage from "../src/Storage.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
 import { TradeflowRecord } from "../src/TradeflowRecord.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
+import { isoDateTime, mockTracking, unlocode } from "../testing/index.js"
 
 /** Memory storage, the built-in directory and tracking settings. */
 export const layer = (settings: Partial<TrackingConfig.TrackingSettings> = {}) =>
@@ -68,9 +68,8 @@ export const statuses = (ms: ReadonlyArray<{ readonly message: ApiMessage }>) =>
 export const C1 = "CSQU3054383"
 export const C2 = "MSKU9070323"
 
-const unlocodes = fc.constantFrom("NLRTM", "CNSHA", "DEHAM", "XXABC")
-const places = fc.constantFrom("NLRTM", "DEHAM", "XXABC", "Some depot")
-const dateArb = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(ms).toISOString())
+const unlocodes = fc.oneof(unlocode, fc.constant("XXABC"))
+const places = fc.oneof(unlocode, fc.constantFrom("XXABC", "Some depot"))
 /**
  * Arbitrary raw records over a few references, containers, known and unknown UN/LOCODEs, free-text
  * places, mapped and unmapped event names, every scenario (and an unknown one) at several speeds
@@ -84,20 +83,17 @@ export const recordArb = fc.record({
   fc.record({
     port_of_loading: unlocodes,
     port_of_discharge: unlocodes,
-    estimated_time_of_departure: dateArb,
-    actual_time_of_arrival: dateArb,
+    estimated_time_of_departure: isoDateTime,
+    actual_time_of_arrival: isoDateTime,
     vessel: fc.constantFrom("EVER GIVEN", "MSC OSCAR"),
     carrier_name: fc.constantFrom("Maersk", "MSC"),
-    mock_tracking: fc.record({
-      scenario: fc.constantFrom(...Scenarios.scenarioNames, "nope"),
-      speed: fc.constantFrom("instant", "fast", "slow")
-    }, { requiredKeys: ["scenario"] }),
+    mock_tracking: fc.oneof(mockTracking, fc.constant({ scenario: "nope" })),
     active: fc.boolean(),
     events: fc.array(fc.record({
       message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "Customs hold", "DEPA"),
       container_reference: fc.constantFrom(C1, C2),
       location_name: places,
-      event_date: dateArb,
+      event_date: isoDateTime,
       actual: fc.boolean()
     }, { requiredKeys: ["message"] }), { maxLength: 3 })
   }, { requiredKeys: [] }).map((extra) => ({ ...base, ...extra }))

@@ -67,6 +67,7 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 /**
  * Webhook push: a delivery worker unless `WEBHOOK_ENABLED=false`. `WEBHOOK_ALLOW_PRIVATE=true`
  * lets it deliver to private addresses and plain `http://` (development, tests);
+ * `WEBHOOK_HTTP_ALLOWLIST` (comma-separated host names) allows plain `http://` to those hosts only;
  * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
  * this process (after a crash, other processes retry its deliveries once it runs out);
  * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
@@ -75,9 +76,10 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 export const webhookLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
   const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+  const httpHosts = HttpConfig.parseHosts(yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault("")))
   const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
   const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-  return DeliveryWorker.layer({ background, allowPrivate, allowHttp: allowPrivate, leaseMillis, batchSize }).pipe(
+  return DeliveryWorker.layer({ background, allowPrivate, allowHttp: allowPrivate, httpHosts, leaseMillis, batchSize }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate }))
   )
 }))

@@ -304,7 +304,8 @@ const createAutomation = Effect.gen(function*() {
       const issues = Either.isLeft(rules) ? rules.left.errors : []
       const destination = Ssrf.checkUrl(input.url, {
         allowPrivate: settings.webhookAllowPrivate,
-        allowHttp: settings.webhookAllowPrivate
+        allowHttp: settings.webhookAllowPrivate,
+        httpHosts: settings.webhookHttpHosts
       })
       const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
         ? [{ path: "/url", message: destination.left.message }]

@@ -22,6 +22,8 @@ export interface HttpSettings {
   readonly maxBodyBytes: number
   /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
   readonly webhookAllowPrivate: boolean
+  /** Host names webhook destinations may reach over plain http (`WEBHOOK_HTTP_ALLOWLIST`). */
+  readonly webhookHttpHosts: ReadonlyArray<string>
   /** From this instant on the widget search answers 410; null while no sunset is announced. */
   readonly widgetSunset: Date | null
 }
@@ -44,6 +46,7 @@ export interface Options {
   readonly trustProxy?: boolean
   readonly maxBodyBytes?: number
   readonly webhookAllowPrivate?: boolean
+  readonly webhookHttpHosts?: ReadonlyArray<string>
   readonly widgetSunset?: Date | null
 }
 
@@ -61,6 +64,7 @@ export const make = (options: Options): HttpSettings => ({
   trustProxy: options.trustProxy ?? false,
   maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
   webhookAllowPrivate: options.webhookAllowPrivate ?? false,
+  webhookHttpHosts: (options.webhookHttpHosts ?? []).map((h) => h.toLowerCase()),
   widgetSunset: options.widgetSunset ?? null
 })
 
@@ -95,6 +99,7 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
     const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
     const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
     const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+    const webhookHttpHosts = yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault(""))
     const widgetSunset = yield* Config.string("WIDGET_SUNSET").pipe(
       Config.withDefault(""),
       Config.mapOrFail((value) =>
@@ -116,6 +121,7 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
       trustProxy,
       maxBodyBytes,
       webhookAllowPrivate,
+      webhookHttpHosts: parseHosts(webhookHttpHosts),
       widgetSunset
     })
   })

@@ -231,4 +231,15 @@ describe("console automations", () => {
         problem(yield* create(org, { url: "https://u:p@127.0.0.1/x" }), 422)
       }))
   })
+
+  layer(makeAppLayer({ webhookHttpHosts: ["hooks.example.com"] }), { excludeTestServices: true })("http allowlist", (it) => {
+    it.effect("plain http is accepted only to the hosts of WEBHOOK_HTTP_ALLOWLIST", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganisation
+        const listed = yield* create(org, { url: "http://hooks.example.com/in" })
+        assert.strictEqual(listed.status, 201, listed.text)
+        assert.deepStrictEqual(problem(yield* create(org, { url: "http://other.example.com/in" }), 422).errors?.map((e) => e.path), ["/url"])
+        problem(yield* create(org, { url: "http://127.0.0.1/in" }), 422)
+      }))
+  })
 })

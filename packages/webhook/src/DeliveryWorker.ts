@@ -43,6 +43,8 @@ export interface DeliveryWorkerOptions {
   readonly allowPrivate?: boolean
   /** Destinations may be plain `http:` URLs; default false. */
   readonly allowHttp?: boolean
+  /** Host names that may be reached over plain `http:` (`WEBHOOK_HTTP_ALLOWLIST`); the address checks still apply. */
+  readonly httpHosts?: ReadonlyArray<string>
   /** false: no background fiber; deliveries are attempted only on `drain` (default true). */
   readonly background?: boolean
 }
@@ -115,7 +117,11 @@ export const layer = (
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
     const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
     const pollInterval = options.pollInterval ?? Duration.seconds(1)
-    const destinations = { allowPrivate: options.allowPrivate ?? false, allowHttp: options.allowHttp ?? false }
+    const destinations = {
+      allowPrivate: options.allowPrivate ?? false,
+      allowHttp: options.allowHttp ?? false,
+      httpHosts: (options.httpHosts ?? []).map((h) => h.toLowerCase())
+    }
     const worker = `webhook-${globalThis.crypto.randomUUID()}`
     const lock = yield* Effect.makeSemaphore(1)
 

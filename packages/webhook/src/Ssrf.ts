@@ -209,14 +209,19 @@ export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
 
 /**
  * Checks a destination URL when an automation is saved and before each delivery: only
- * `https:` (and `http:` when `allowHttp`), no credentials, and unless `allowPrivate` no host
+ * `https:` (and `http:` when `allowHttp`, or to a host of `httpHosts`), no credentials, and unless `allowPrivate` no host
  * that is a non-public address literal (in any form) or a `localhost` name.
  *
  * @since 0.1.0
  */
 export const checkUrl = (
   url: string | URL,
-  options: { readonly allowPrivate: boolean; readonly allowHttp: boolean }
+  options: {
+    readonly allowPrivate: boolean
+    readonly allowHttp: boolean
+    /** Host names (lower case) that may be reached over plain `http:` even without `allowHttp`. */
+    readonly httpHosts?: ReadonlyArray<string> | undefined
+  }
 ): Either.Either<URL, DestinationRefused> => {
   const text = String(url)
   const refuse = (reason: DestinationRefused["reason"], message: string) =>
@@ -230,7 +235,9 @@ export const checkUrl = (
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
     return refuse("scheme", `scheme ${parsed.protocol} is not allowed; use https`)
   }
-  if (parsed.protocol === "http:" && !options.allowHttp) return refuse("http-not-allowed", "plain http is not allowed; use https")
+  if (parsed.protocol === "http:" && !options.allowHttp && !(options.httpHosts ?? []).includes(parsed.hostname.toLowerCase())) {
+    return refuse("http-not-allowed", "plain http is not allowed; use https (or list the host in WEBHOOK_HTTP_ALLOWLIST)")
+  }
   if (parsed.username !== "" || parsed.password !== "") return refuse("credentials", "credentials in the URL are not allowed")
   if (options.allowPrivate) return Either.right(parsed)
   const host = parseHost(parsed.hostname)

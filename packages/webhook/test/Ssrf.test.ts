@@ -194,6 +194,14 @@ describe("Ssrf.checkUrl", () => {
     assert.strictEqual(reason("http://127.0.0.1:9000/hook", { allowPrivate: true, allowHttp: false }), "http-not-allowed")
     assert.strictEqual(reason("https://user:pw@127.0.0.1/hook", { allowPrivate: true, allowHttp: true }), "credentials")
   })
+
+  it("allows plain http to the hosts of the allowlist only, and still refuses non-public addresses there", () => {
+    const listed = { ...strict, httpHosts: ["hooks.example.com", "127.0.0.1"] }
+    assert.strictEqual(reason("http://hooks.example.com/in", listed), "ok")
+    assert.strictEqual(reason("http://HOOKS.example.com:8080/in", listed), "ok")
+    assert.strictEqual(reason("http://other.example.com/in", listed), "http-not-allowed")
+    assert.strictEqual(reason("http://127.0.0.1/in", listed), "loopback")
+  })
 })
 
 describe("Ssrf.safeLookup", () => {

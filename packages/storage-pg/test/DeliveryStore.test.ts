@@ -138,11 +138,11 @@ describe("PgStorage deliveries on PostgreSQL", () => {
               attempts.set(d.id, tries)
               return outcome(d, d.seq! % 3 === 0 && tries === 1 ? "failed" : "delivered")
             })
-            for (const d of claimed) held.delete(`${d.automation_id}/${d.tradeflow_reference}`)
-            expect(yield* deliveries.record(results)).toEqual(results.map(() => true))
             claimed.forEach((d, i) => {
               if (results[i]!.status === "delivered") delivered.push(d)
             })
+            for (const d of claimed) held.delete(`${d.automation_id}/${d.tradeflow_reference}`)
+            expect(yield* deliveries.record(results)).toEqual(results.map(() => true))
             if (claimed.length === 0) yield* Effect.sleep("5 millis")
           }
         })

@@ -165,15 +165,21 @@ export const issuesFromParseError = (
 interface Sanitised {
   readonly value: unknown
   readonly tooDeep: ReadonlyArray<ReadonlyArray<PropertyKey>>
+  readonly nul: ReadonlyArray<ReadonlyArray<PropertyKey>>
 }
+
+/** The message of a string or key holding U+0000, which no storage keeps (PostgreSQL refuses it). */
+export const nulMessage = "must not contain the NUL character (U+0000)"
 
 /**
  * A copy of JSON-like input without `__proto__` keys and cut at {@link maxDepth}: the paths
- * where nesting went too deep are reported instead of being copied.
+ * where nesting went too deep, and those of strings or keys holding U+0000, are reported.
  */
 const sanitise = (input: unknown): Sanitised => {
   const tooDeep: Array<ReadonlyArray<PropertyKey>> = []
+  const nul: Array<ReadonlyArray<PropertyKey>> = []
   const go = (value: unknown, path: Array<PropertyKey>): unknown => {
+    if (typeof value === "string" && value.includes("\u0000")) nul.push([...path])
     if (value === null || typeof value !== "object") return value
     if (path.length >= maxDepth) {
       tooDeep.push([...path])
@@ -192,13 +198,14 @@ const sanitise = (input: unknown): Sanitised => {
     for (const key of Object.keys(value)) {
       if (key === "__proto__") continue
       path.push(key)
+      if (key.includes("\u0000")) nul.push([...path])
       const copied = go((value as Record<string, unknown>)[key], path)
       path.pop()
       Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
     }
     return out
   }
-  return { value: go(input, []), tooDeep }
+  return { value: go(input, []), tooDeep, nul }
 }
 
 const decodeRecord = Schema.decodeUnknownEither(TradeflowRecord, { errors: "all" })
@@ -350,6 +357,11 @@ export const validateRequest: (
         path: jsonPointer(path),
         message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
       }))
+    })
+  }
+  if (sanitised.nul.length > 0) {
+    return yield* new ValidationError({
+      errors: sanitised.nul.slice(0, 100).map((path) => ({ path: jsonPointer(path), message: nulMessage }))
     })
   }
   let entries: Array<readonly [raw: unknown, prefix: string]>

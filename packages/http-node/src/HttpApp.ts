@@ -416,9 +416,19 @@ const problems = (app: PlatformHttpApp.Default) =>
     return Effect.map(internalError(cause), (problem) => Problem.toResponse(problem))
   })
 
-/** Every failure as a problem response, then the widget search marked deprecated (see `deprecateWidgetSearch`). */
+/** A URL carrying U+0000 (`%00`) in its path or query is a 400: no storage keeps the character. */
+const refuseNul = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    /%00|\u0000/.test(request.url)
+      ? Effect.succeed(Problem.toResponse(Problem.make(400, "the URL holds the NUL character (%00) in its path or query")))
+      : app)
+
+/**
+ * Every failure as a problem response, then the widget search marked deprecated (see
+ * `deprecateWidgetSearch`); URLs with `%00` are refused first.
+ */
 const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => (app: PlatformHttpApp.Default) =>
-  deprecateWidgetSearch(settings)(problems(app))))
+  deprecateWidgetSearch(settings)(problems(refuseNul(app)))))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

@@ -67,8 +67,51 @@ export const readJson = (maxBytes: number): Effect.Effect<unknown, Problem.Probl
       catch: () => Problem.make(400, "the request body is not valid UTF-8")
     })
     if (text.trim() === "") return yield* Problem.make(400, "the request body is empty; JSON was expected")
-    return yield* Effect.try({
+    const value = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: (e) => Problem.make(400, `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
     })
+    if (!text.includes("\\u0000")) return value
+    const paths = nulPaths(value)
+    if (paths.length === 0) return value
+    return yield* Problem.make(422, "the request body holds the NUL character (U+0000); nothing was done", paths.map((path) => ({
+      path,
+      message: "must not contain the NUL character (U+0000)"
+    })))
   })
+
+const pointer = (path: ReadonlyArray<string | number>): string =>
+  path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("")
+
+/** JSON Pointers of the strings and keys holding U+0000 (at most 100), without recursion. */
+const nulPaths = (root: unknown): Array<string> => {
+  const found: Array<string> = []
+  const parents: Array<number> = []
+  const keys: Array<string | number> = []
+  const pathOf = (node: number, last?: string): string => {
+    const path: Array<string | number> = last === undefined ? [] : [last]
+    for (let n = node; n > 0; n = parents[n]!) path.push(keys[n]!)
+    return pointer(path.reverse())
+  }
+  const stack: Array<readonly [unknown, number]> = [[root, 0]]
+  parents.push(-1)
+  keys.push("")
+  while (stack.length > 0 && found.length < 100) {
+    const [value, node] = stack.pop()!
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) found.push(pathOf(node))
+      continue
+    }
+    if (value === null || typeof value !== "object") continue
+    const entries: Array<readonly [string | number, unknown]> = Array.isArray(value)
+      ? value.map((v, i) => [i, v] as const)
+      : Object.keys(value).map((k) => [k, (value as Record<string, unknown>)[k]] as const)
+    for (const [key, child] of entries.reverse()) {
+      if (typeof key === "string" && key.includes("\u0000")) found.push(pathOf(node, key))
+      parents.push(node)
+      keys.push(key)
+      stack.push([child, parents.length - 1])
+    }
+  }
+  return found
+}

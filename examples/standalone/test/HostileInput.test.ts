@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { JobQueue } from "@tradeflow/core"
+import { JobQueue, type Storage } from "@tradeflow/core"
+import { PgStorage } from "@tradeflow/storage-pg"
+import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { Effect, FastCheck as fc, Option } from "effect"
+import { Effect, Exit, FastCheck as fc, type Layer, Option, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { connect } from "node:net"
@@ -524,8 +526,8 @@ const setup = async (server: Server): Promise<Keys> => {
   }
 }
 
-/** The jobs of the database file: how many are still pending, and the errors of those that ended failed. */
-const jobs = (file: string) =>
+/** The jobs of the database: how many are still pending, and the errors of those that ended failed. */
+const jobs = (storage: Layer.Layer<Storage.Storage, unknown>) =>
   Effect.gen(function*() {
     const queue = yield* JobQueue.JobQueue
     const pending = (yield* queue.pending(100_000)).length
@@ -536,7 +538,7 @@ const jobs = (file: string) =>
       if (Option.isSome(outcome) && outcome.value._tag === "Failed") failed.push(`job ${id}: ${outcome.value.error}`)
     }
     return { pending, failed }
-  }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
+  }).pipe(Effect.provide(storage), Effect.scoped, Effect.runPromise)
 
 /** Posts one valid record and waits until its BASIC_STATUS appears upstream. */
 const postAndRead = async (server: Server, host: string, key: string, reference: string) => {
@@ -558,58 +560,76 @@ const postAndRead = async (server: Server, host: string, key: string, reference:
   throw new Error(`no upstream message for ${reference}`)
 }
 
+/** Sends the hostile requests to a running server, then checks it still serves valid work. */
+const scenario = async (server: Server, storage: Layer.Layer<Storage.Storage, unknown>) => {
+    const port = Number(new URL(server.base).port)
+    const keys = await setup(server)
+    await postAndRead(server, "localhost", keys.production, "BEFORE-1")
+    const seed = Date.now()
+    const requests = fc.sample(hostile(keys), { numRuns: runs, seed })
+    const findings: Array<string> = []
+    for (let batch = 0; batch < requests.length; batch += 50) {
+      const queue = requests.slice(batch, batch + 50)
+      await Promise.all(Array.from({ length: concurrency }, async () => {
+        for (let h = queue.shift(); h !== undefined; h = queue.shift()) {
+          const outcome = h.raw !== undefined ? await sendRaw(port, h.raw) : await send(port, h)
+          if (outcome.status !== null && outcome.status >= 500) findings.push(`${outcome.status} for ${describeRequest(h)}`)
+          else if (outcome.status === null && h.raw === undefined && !h.oversized) {
+            findings.push(`no answer (${outcome.error}) for ${describeRequest(h)}`)
+          } else if (h.raw === undefined && h.method !== "HEAD" && outcome.status !== null && outcome.status >= 400 &&
+            !/^application\/problem\+json/.test(outcome.contentType ?? "") &&
+            !(outcome.contentType === "" && (outcome.status === 400 || outcome.status === 431))) {
+            findings.push(`${outcome.status} without problem JSON (${outcome.contentType}) for ${describeRequest(h)}`)
+          }
+        }
+      }))
+      expect(server.child.exitCode, `server exited (seed ${seed})`).toBeNull()
+      const health = await json(server, "GET", "/health", "localhost", undefined)
+      expect(health, `health after ${batch + 50} requests (seed ${seed})`).toEqual({ status: 200, body: { status: "ok" } })
+    }
+    expect(findings, `seed ${seed}`).toEqual([])
+
+    expect(server.child.exitCode).toBeNull()
+    const production = await postAndRead(server, "localhost", keys.production, "AFTER-PRODUCTION")
+    expect(production.map((m) => m.type)).toContain("BASIC_STATUS")
+    const uat = await postAndRead(server, "127.0.0.1", keys.uat, "AFTER-UAT-😀")
+    expect(uat.map((m) => m.type)).toContain("BASIC_STATUS")
+    expect((await json(server, "POST", "/downstream/tradeflows", "localhost", keys.production, {})).status).toBe(422)
+    expect((await json(server, "POST", "/downstream", "localhost", keys.production, { tradeflow_reference: "OBJECT" })).status).toBe(422)
+    expect((await json(server, "GET", "/upstream", "localhost", undefined)).status).toBe(401)
+    expect((await json(server, "GET", "/upstream", "127.0.0.1", keys.production)).status).toBe(403)
+    expect((await json(server, "GET", "/upstream?per_page=0", "localhost", keys.production)).status).toBe(400)
+    const organisations = await json(server, "GET", "/console/organisations", "localhost", console_.authorization)
+    expect(organisations.status).toBe(200)
+    expect(organisations.body.every((o: Record<string, unknown>) => Object.keys(o).sort().join() === "environment,id,live_organisation_id,name")).toBe(true)
+    expect(await jobs(storage), "every accepted request was processed").toEqual({ pending: 0, failed: [] })
+    const polluted = await json(server, "GET", "/upstream?tradeflow=POLLUTED", "localhost", keys.production)
+    expect(polluted).toEqual({ status: 200, body: [] })
+}
+
 describe("hostile input over HTTP", () => {
-  it("500 generated hostile requests: no 5xx, no crash, health stays green, valid requests still work", async () => {
+  it("SQLite: 500 generated hostile requests: no 5xx, no crash, health stays green, valid requests still work", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-hostile-"))
     const file = join(dir, "tracking.sqlite")
     const server = await start(file, { MAX_BODY_BYTES: String(maxBodyBytes) })
     try {
-      const port = Number(new URL(server.base).port)
-      const keys = await setup(server)
-      await postAndRead(server, "localhost", keys.production, "BEFORE-1")
-      const seed = Date.now()
-      const requests = fc.sample(hostile(keys), { numRuns: runs, seed })
-      const findings: Array<string> = []
-      for (let batch = 0; batch < requests.length; batch += 50) {
-        const queue = requests.slice(batch, batch + 50)
-        await Promise.all(Array.from({ length: concurrency }, async () => {
-          for (let h = queue.shift(); h !== undefined; h = queue.shift()) {
-            const outcome = h.raw !== undefined ? await sendRaw(port, h.raw) : await send(port, h)
-            if (outcome.status !== null && outcome.status >= 500) findings.push(`${outcome.status} for ${describeRequest(h)}`)
-            else if (outcome.status === null && h.raw === undefined && !h.oversized) {
-              findings.push(`no answer (${outcome.error}) for ${describeRequest(h)}`)
-            } else if (h.raw === undefined && h.method !== "HEAD" && outcome.status !== null && outcome.status >= 400 &&
-              !/^application\/problem\+json/.test(outcome.contentType ?? "") &&
-              !(outcome.contentType === "" && (outcome.status === 400 || outcome.status === 431))) {
-              findings.push(`${outcome.status} without problem JSON (${outcome.contentType}) for ${describeRequest(h)}`)
-            }
-          }
-        }))
-        expect(server.child.exitCode, `server exited (seed ${seed})`).toBeNull()
-        const health = await json(server, "GET", "/health", "localhost", undefined)
-        expect(health, `health after ${batch + 50} requests (seed ${seed})`).toEqual({ status: 200, body: { status: "ok" } })
-      }
-      expect(findings, `seed ${seed}`).toEqual([])
-
-      expect(server.child.exitCode).toBeNull()
-      const production = await postAndRead(server, "localhost", keys.production, "AFTER-PRODUCTION")
-      expect(production.map((m) => m.type)).toContain("BASIC_STATUS")
-      const uat = await postAndRead(server, "127.0.0.1", keys.uat, "AFTER-UAT-😀")
-      expect(uat.map((m) => m.type)).toContain("BASIC_STATUS")
-      expect((await json(server, "POST", "/downstream/tradeflows", "localhost", keys.production, {})).status).toBe(422)
-      expect((await json(server, "POST", "/downstream", "localhost", keys.production, { tradeflow_reference: "OBJECT" })).status).toBe(422)
-      expect((await json(server, "GET", "/upstream", "localhost", undefined)).status).toBe(401)
-      expect((await json(server, "GET", "/upstream", "127.0.0.1", keys.production)).status).toBe(403)
-      expect((await json(server, "GET", "/upstream?per_page=0", "localhost", keys.production)).status).toBe(400)
-      const organisations = await json(server, "GET", "/console/organisations", "localhost", console_.authorization)
-      expect(organisations.status).toBe(200)
-      expect(organisations.body.every((o: Record<string, unknown>) => Object.keys(o).sort().join() === "environment,id,live_organisation_id,name")).toBe(true)
-      expect(await jobs(file), "every accepted request was processed").toEqual({ pending: 0, failed: [] })
-      const polluted = await json(server, "GET", "/upstream?tradeflow=POLLUTED", "localhost", keys.production)
-      expect(polluted).toEqual({ status: 200, body: [] })
+      await scenario(server, SqliteStorage.layer({ filename: file }))
     } finally {
       await kill(server)
       rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("PostgreSQL: the same, where U+0000 and encodings reach a stricter database", async () => {
+    const scope = Effect.runSync(Scope.make())
+    let server: Server | undefined
+    try {
+      const test = await Effect.runPromise(Scope.extend(makeTestSchema(), scope))
+      server = await start("", { DATABASE_URL: test.url, MAX_BODY_BYTES: String(maxBodyBytes), PG_MAX_CONNECTIONS: "4" })
+      await scenario(server, PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2 }))
+    } finally {
+      if (server !== undefined) await kill(server)
+      await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   }, 120_000)
 })

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer, HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
@@ -12,7 +12,7 @@ import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Effect, Either, Layer, Redacted } from "effect"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** The database a `DATABASE_URL` names. */
 export type Database =
@@ -101,17 +101,107 @@ export const servicesLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   )
 })).pipe(Layer.provideMerge(Layer.mergeAll(storageLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
+const unavailable = JSON.stringify({
+  type: "about:blank",
+  title: "Service Unavailable",
+  status: 503,
+  detail: "the server is shutting down; retry on a new connection"
+})
+
+/**
+ * An `HttpServer` listening on `host`:`port` that shuts down gracefully when its scope closes
+ * (SIGTERM or SIGINT, see `main.ts`): the port stops accepting connections, idle connections are
+ * closed, a request arriving on an open connection is answered 503 with `Connection: close` and
+ * `Retry-After: 1`, and the requests in flight finish, answered with `Connection: close`. After
+ * `graceMillis` every connection left is closed (its request is interrupted: no answer).
+ */
+export const gracefulServer = (options: { readonly port: number; readonly host: string; readonly graceMillis: number }) =>
+  Effect.gen(function*() {
+    let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
+    let closing = false
+    const inFlight = new Set<ServerResponse>()
+    const server = createServer((request, response) => {
+      if (handler === undefined || closing) {
+        response.writeHead(503, {
+          "content-type": "application/problem+json",
+          "content-length": Buffer.byteLength(unavailable),
+          connection: "close",
+          "retry-after": "1"
+        })
+        response.end(unavailable)
+        return
+      }
+      inFlight.add(response)
+      response.once("close", () => {
+        inFlight.delete(response)
+        if (closing) {
+          setImmediate(() => {
+            if (!request.complete) request.socket.destroy()
+            server.closeIdleConnections()
+          })
+        }
+      })
+      handler(request, response)
+    })
+    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
+      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
+      server.once("error", onError)
+      server.listen({ port: options.port, host: options.host }, () => {
+        server.off("error", onError)
+        resume(Effect.void)
+      })
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.logInfo(`shutdown: stopped accepting, ${inFlight.size} request(s) in flight`).pipe(
+        Effect.zipRight(Effect.async<boolean>((resume) => {
+          closing = true
+          for (const response of inFlight) if (!response.headersSent) response.setHeader("connection", "close")
+          const timer = setTimeout(() => server.closeAllConnections(), options.graceMillis)
+          server.close(() => {
+            clearTimeout(timer)
+            resume(Effect.succeed(inFlight.size === 0))
+          })
+        })),
+        Effect.flatMap((drained) =>
+          drained
+            ? Effect.logInfo("shutdown: every request answered")
+            : Effect.logWarning("shutdown: grace period over, open requests interrupted")
+        )
+      )
+    )
+    const address = server.address()
+    return HttpServer.make({
+      address: typeof address === "object" && address !== null
+        ? { _tag: "TcpAddress", hostname: address.address, port: address.port }
+        : { _tag: "UnixAddress", path: String(address) },
+      serve: (app, middleware) =>
+        Effect.gen(function*() {
+          handler = yield* NodeHttpServer.makeHandler(app, middleware!)
+          yield* Effect.addFinalizer(() => Effect.sync(() => void (handler = undefined)))
+        })
+    })
+  })
+
 /**
  * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080). Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
  * cannot answer it yet.
+ *
+ * Closing it (SIGTERM or SIGINT) is a graceful shutdown: the HTTP server drains as
+ * {@link gracefulServer} says, for at most `SHUTDOWN_GRACE_MILLIS` (default 30000); then the job
+ * and delivery workers stop (an interrupted job or delivery attempt writes nothing and is claimed
+ * again once its lease runs out) and the storage closes.
  */
 export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const port = yield* Config.port("PORT").pipe(Config.withDefault(8080))
   const host = yield* Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+  const graceMillis = yield* Config.integer("SHUTDOWN_GRACE_MILLIS").pipe(Config.withDefault(30_000))
   return HttpApp.layer.pipe(
     HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host })),
+    Layer.provide(Layer.merge(
+      Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis })),
+      NodeHttpServer.layerContext
+    )),
     Layer.provide(HttpConfig.layerConfig),
     Layer.provide(servicesLayerConfig)
   )

@@ -42,7 +42,10 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
     readonly limit: number
     readonly leaseMillis: number
   }) => Effect.Effect<ReadonlyArray<ClaimedJob>, StorageError>
-  /** Extends the leases `worker` still holds on these jobs (at this attempt) to now + `leaseMillis`. */
+  /**
+   * Extends the leases `worker` still holds on these jobs (at this attempt) to now + `leaseMillis`;
+   * `leaseMillis: 0` releases them (claimable again at once, with the next attempt).
+   */
   readonly heartbeat: (options: {
     readonly worker: string
     readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>

@@ -7,7 +7,8 @@
  * claimed job is leased to this worker: while it is processed, a heartbeat renews the lease
  * every `leaseMillis / 3`. A worker that dies stops renewing; once its lease runs out, any
  * worker claims the job again with the next attempt, and a late commit of the old attempt writes
- * nothing.
+ * nothing. A worker that is interrupted (a graceful shutdown) releases the leases of the jobs it
+ * has not finished, so another worker or the next start takes them at once.
  *
  * @since 0.1.0
  */
@@ -98,12 +99,19 @@ export const layer = (
         Effect.forever,
         Effect.fork
       )
+      const release = Effect.flatMap(Ref.get(running), (held) =>
+        held.size === 0 ? Effect.void : queue.heartbeat({ worker, jobs: [...held.values()], leaseMillis: 0 })).pipe(
+          Effect.catchAll((error) => Effect.logWarning("worker: releasing leases failed; they run out instead", error))
+        )
       yield* Effect.forEach(jobs, (job) =>
-        runJob(job).pipe(Effect.ensuring(Ref.update(running, (m) => {
+        runJob(job).pipe(Effect.zipRight(Ref.update(running, (m) => {
           const next = new Map(m)
           next.delete(job.id)
           return next
-        }))), { concurrency, discard: true }).pipe(Effect.ensuring(Fiber.interrupt(heartbeat)))
+        }))), { concurrency, discard: true }).pipe(
+          Effect.ensuring(Fiber.interrupt(heartbeat)),
+          Effect.onInterrupt(() => release)
+        )
     })
 
     const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {

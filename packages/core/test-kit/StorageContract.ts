@@ -851,6 +851,22 @@ export const storageContract = (
       expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 0 } }))
     }))
 
+    it.effect("heartbeat with leaseMillis 0 releases a lease: claimable at once with the next attempt", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org)))
+        expect((yield* claimMine("w1", [org], 600_000)).map((j) => j.attempt)).toEqual([1])
+        yield* queue.heartbeat({ worker: "w2", jobs: [{ id, attempt: 1 }], leaseMillis: 0 })
+        expect(yield* claimMine("w2", [org], 600_000)).toEqual([])
+        yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: 0 })
+        expect((yield* claimMine("w2", [org], 600_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
+        expect(yield* store.commit({
+          job_id: id, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
+        })).toBe(false)
+        yield* cleanup([org])
+      }))
+
     it.effect("claim: concurrent claimers never get the same job", () => Effect.gen(function*() {
       const { queue } = yield* ports
       const orgs = Array.from({ length: 12 }, () => freshId("org"))

@@ -201,6 +201,22 @@ describe("Worker", () => {
     assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [[id, 1, true]])
   }))
 
+  it.scoped("an interrupted worker releases its unfinished jobs: another takes them at once, the old attempt writes nothing", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, worker } = yield* setup({ slowAttempts: [[1, "1 hour"]] })
+      const first = yield* enqueue("org-a")
+      const second = yield* enqueue("org-b")
+      const [w1, w2] = [yield* worker({ leaseMillis: 600_000 }), yield* worker({ leaseMillis: 600_000 })]
+      const stopped = yield* Effect.fork(w1.drain)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(stopped)
+      yield* w2.drain
+      assert.deepStrictEqual(
+        (yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]).sort(),
+        [[first, 2, true], [second, 2, true]]
+      )
+    }))
+
   it.scoped("a defect fails the job with its message; a storage error retries it once the lease ran out", () =>
     Effect.gen(function*() {
       const { commits, enqueue, queue, worker } = yield* setup({ dieOn: [1], storageErrorOnce: [2] })

@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { day, eachContainer, fact, numberSteps, polSequence, resolve } from "./OceanBasic.js"
+import { afterArrival, day, eachContainer, fact, type JourneyArgs, numberSteps, polSequence, resolve } from "./OceanBasic.js"
 import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
@@ -36,13 +36,7 @@ export const name = "delayed_eta"
 export const etaOffsets: ReadonlyArray<number> = [-5 * day, -2 * day, 0]
 
 /** The journey's events for resolved instants and containers (pure). */
-export const journey = (args: {
-  readonly containers: ReadonlyArray<string>
-  readonly port_of_loading?: string | undefined
-  readonly port_of_discharge?: string | undefined
-  readonly departure: number
-  readonly arrival: number
-}): ReadonlyArray<MockEvent> => {
+export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
   const { arrival: A, containers, departure: D, port_of_discharge: pod, port_of_loading: pol } = args
   return numberSteps([
     ...(pol === undefined ? [] : [
@@ -51,9 +45,7 @@ export const journey = (args: {
     ]),
     ...(pod === undefined ? [] : [
       ...etaOffsets.map((offset) => [...eachContainer(containers, "VA", pod, A + offset, false), fact("VA", null, pod, A + offset, false)]),
-      eachContainer(containers, "UV", pod, A + day, false),
-      eachContainer(containers, "GT", pod, A + 2 * day, false),
-      eachContainer(containers, "GR", pod, A + 7 * day, false)
+      ...afterArrival(containers, pod, A)
     ])
   ])
 }

@@ -106,14 +106,21 @@ export const numberSteps = (steps: ReadonlyArray<ReadonlyArray<Fact> | undefined
     .filter((s): s is ReadonlyArray<Fact> => s !== undefined && s.length > 0)
     .flatMap((s, step) => s.map((f) => ({ step, ...f })))
 
-/** The journey's events for resolved instants and containers (pure). */
-export const journey = (args: {
+/** What a scenario's pure journey is computed from: resolved instants and containers, and the ports sent. */
+export interface JourneyArgs {
   readonly containers: ReadonlyArray<string>
   readonly port_of_loading?: string | undefined
   readonly port_of_discharge?: string | undefined
   readonly departure: number
   readonly arrival: number
-}): ReadonlyArray<MockEvent> => {
+}
+
+/** The steps after the vessel's arrival at the port of discharge: unloaded, gate out, empty returned. */
+export const afterArrival = (containers: ReadonlyArray<string>, pod: string, arrival: number): ReadonlyArray<ReadonlyArray<Fact>> =>
+  podSequence.filter(([code]) => code !== "VA").map(([code, offset]) => eachContainer(containers, code, pod, arrival + offset, false))
+
+/** The journey's events for resolved instants and containers (pure). */
+export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
   const { arrival, containers, departure, port_of_discharge: pod, port_of_loading: pol } = args
   return numberSteps([
     ...(pol === undefined ? [] : [

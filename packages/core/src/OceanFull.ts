@@ -30,7 +30,17 @@ import { Effect, Option } from "effect"
 import { fnv1a } from "./internal/vessel.js"
 import type { Location } from "./Location.js"
 import { Locations } from "./Locations.js"
-import { day, eachContainer, fact, mockVesselName, numberSteps, polSequence, resolve } from "./OceanBasic.js"
+import {
+  afterArrival,
+  day,
+  eachContainer,
+  fact,
+  type JourneyArgs,
+  mockVesselName,
+  numberSteps,
+  polSequence,
+  resolve
+} from "./OceanBasic.js"
 import { distanceMetres } from "./Positions.js"
 import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
@@ -70,13 +80,8 @@ export const transshipmentPort = (
   })
 
 /** The journey's events for resolved instants, containers and transshipment port (pure). */
-export const journey = (args: {
-  readonly containers: ReadonlyArray<string>
-  readonly port_of_loading?: string | undefined
-  readonly port_of_discharge?: string | undefined
+export const journey = (args: JourneyArgs & {
   readonly transshipment?: string | undefined
-  readonly departure: number
-  readonly arrival: number
   /** The second vessel's name. */
   readonly vessel: string
 }): ReadonlyArray<MockEvent> => {
@@ -97,9 +102,7 @@ export const journey = (args: {
     ]),
     ...(pod === undefined ? [] : [
       [...eachContainer(containers, "VA", pod, A, false), fact("VA", null, pod, A, false, second)],
-      eachContainer(containers, "UV", pod, A + day, false),
-      eachContainer(containers, "GT", pod, A + 2 * day, false),
-      eachContainer(containers, "GR", pod, A + 7 * day, false)
+      ...afterArrival(containers, pod, A)
     ])
   ])
 }

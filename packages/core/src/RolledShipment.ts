@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { day, eachContainer, fact, type Fact, mockVesselName, numberSteps, resolve } from "./OceanBasic.js"
+import { afterArrival, day, eachContainer, fact, type Fact, type JourneyArgs, mockVesselName, numberSteps, resolve } from "./OceanBasic.js"
 import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
@@ -36,12 +36,7 @@ export const name = "rolled_shipment"
 export const roll = 7 * day
 
 /** The journey's events for resolved instants and containers (pure). */
-export const journey = (args: {
-  readonly containers: ReadonlyArray<string>
-  readonly port_of_loading?: string | undefined
-  readonly port_of_discharge?: string | undefined
-  readonly departure: number
-  readonly arrival: number
+export const journey = (args: JourneyArgs & {
   /** The name of the vessel the cargo was first booked on. */
   readonly vessel: string
 }): ReadonlyArray<MockEvent> => {
@@ -63,9 +58,7 @@ export const journey = (args: {
       [fact("VD", null, pol, D, true)]
     ]),
     ...(pod === undefined ? [] : [
-      eachContainer(containers, "UV", pod, A + day, false),
-      eachContainer(containers, "GT", pod, A + 2 * day, false),
-      eachContainer(containers, "GR", pod, A + 7 * day, false)
+      ...afterArrival(containers, pod, A)
     ])
   ])
 }

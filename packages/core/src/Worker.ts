@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Stream } from "effect"
+import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
 import type { AutomationStore } from "./AutomationStore.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
@@ -48,6 +48,39 @@ export interface WorkerOptions {
   /** false: no background fiber; jobs run only on `drain` (tests, or a host that drives processing itself). */
   readonly background?: boolean
 }
+
+const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
+  Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(message, cause)
+
+/**
+ * Keeps `drain` running for the lifetime of the scope: at once, then after every element of
+ * `signal` or `wakeups`, and at least every `pollInterval`. Failures are logged (prefixed with
+ * `label`) and survived; a failed `wakeups` stream is subscribed again. Shared by the job worker
+ * and the webhook delivery worker.
+ */
+export const background = (options: {
+  readonly drain: Effect.Effect<void, unknown>
+  readonly wakeups: Stream.Stream<void, unknown>
+  readonly signal: Queue.Queue<void>
+  readonly pollInterval: Duration.DurationInput
+  readonly label: string
+}): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { drain, label, pollInterval, signal, wakeups } = options
+    yield* wakeups.pipe(
+      Stream.runForEach(() => Queue.offer(signal, undefined)),
+      Effect.catchAllCause(logUnlessInterrupted(`${label}: wakeups stream failed, resubscribing`)),
+      Effect.zipRight(Effect.sleep(pollInterval)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* drain.pipe(
+      Effect.catchAllCause(logUnlessInterrupted(`${label}: round failed, retrying`)),
+      Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  })
 
 const describeDefect = (defect: unknown): string => defect instanceof Error ? defect.message : String(defect)
 
@@ -122,23 +155,8 @@ export const layer = (
       }
     })).pipe(Effect.withSpan("Worker.drain"))
 
-    const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(message, cause)
-
     if (options.background ?? true) {
-      yield* queue.wakeups.pipe(
-        Stream.runForEach(() => Queue.offer(signal, undefined)),
-        Effect.catchAllCause(logUnlessInterrupted("worker: wakeups stream failed, resubscribing")),
-        Effect.zipRight(Effect.sleep(pollInterval)),
-        Effect.forever,
-        Effect.forkScoped
-      )
-      yield* drain.pipe(
-        Effect.catchAllCause(logUnlessInterrupted("worker: round failed, retrying")),
-        Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      yield* background({ drain, wakeups: queue.wakeups, signal, pollInterval, label: "worker" })
     }
 
     const awaitJob = (jobId: number): Effect.Effect<JobOutcome, StorageError> =>

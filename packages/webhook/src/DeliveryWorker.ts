@@ -10,8 +10,8 @@
  *
  * @since 0.1.0
  */
-import { type Automation, AutomationStore, type Delivery, DeliveryStore, type StorageError } from "@tradeflow/core"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Queue, Stream } from "effect"
+import { type Automation, AutomationStore, type Delivery, DeliveryStore, type StorageError, Worker } from "@tradeflow/core"
+import { Clock, Context, Duration, Effect, Either, Layer, Option, Queue } from "effect"
 import * as Outcome from "./Outcome.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
@@ -225,24 +225,9 @@ export const layer = (
       Effect.withSpan("DeliveryWorker.drain")
     )
 
-    const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(message, cause)
-
     if (options.background ?? true) {
       const signal = yield* Queue.sliding<void>(1)
-      yield* outbox.wakeups.pipe(
-        Stream.runForEach(() => Queue.offer(signal, undefined)),
-        Effect.catchAllCause(logUnlessInterrupted("webhook: wakeups stream failed, resubscribing")),
-        Effect.zipRight(Effect.sleep(pollInterval)),
-        Effect.forever,
-        Effect.forkScoped
-      )
-      yield* drain.pipe(
-        Effect.catchAllCause(logUnlessInterrupted("webhook: delivery round failed, retrying")),
-        Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      yield* Worker.background({ drain, wakeups: outbox.wakeups, signal, pollInterval, label: "webhook" })
     }
 
     return DeliveryWorker.of({ drain })

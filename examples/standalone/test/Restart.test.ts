@@ -1,43 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MessageStore, JobQueue } from "@tradeflow/core"
-import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, consoleToken, kill, type Server, start } from "./Process.js"
-
-const uatKey = async (server: Server) => {
-  const auth = { authorization: `Bearer ${consoleToken}` }
-  const org = await call(server, "POST", "/console/organisations", { name: "Restart Freight" }, auth)
-  const key = await call(server, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, auth)
-  return key.body as { key: string; organisation: { id: string } }
-}
-
-const record = (reference: string, i: number) => ({
-  tradeflow_reference: reference,
-  booking_reference: `BK-${i}`,
-  port_of_loading: "CNSHA",
-  port_of_discharge: "NLRTM",
-  mock_tracking: { scenario: "ocean_basic" }
-})
-
-/** What the database file holds: pending jobs and the BASIC_STATUS "created" count per reference. */
-const inspect = (file: string, organisationId: string) =>
-  Effect.gen(function*() {
-    const queue = yield* JobQueue.JobQueue
-    const messages = yield* MessageStore.MessageStore
-    const pending = yield* queue.pending(100_000)
-    const all = yield* messages.list({ organisation_id: organisationId, take: "oldest", limit: 1_000_000 })
-    const created = new Map<string, number>()
-    for (const m of all) {
-      const body = JSON.parse(m.body) as { payload: { status?: string } }
-      if (m.type === "BASIC_STATUS" && body.payload.status === "TRADEFLOW_CREATED") {
-        created.set(m.tradeflow_reference, (created.get(m.tradeflow_reference) ?? 0) + 1)
-      }
-    }
-    return { pending: pending.length, hashes: all.map((m) => m.hash), created }
-  }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
+import { inspect, record, uatKey } from "./Fixtures.js"
+import { call, kill, start } from "./Process.js"
 
 const waitFor = async <A>(f: () => Promise<A>, done: (a: A) => boolean): Promise<A> => {
   for (let i = 0; i < 200; i++) {
@@ -71,11 +37,11 @@ describe("restart", () => {
     const file = join(dir, "tracking.sqlite")
     try {
       const first = await start(file, { WORKER_ENABLED: "false" })
-      const key = await uatKey(first)
+      const key = await uatKey(first, "Restart Freight")
       const headers = { authorization: key.key }
       const references = Array.from({ length: 30 }, (_, i) => `PO-${i}`)
       for (const [i, reference] of references.entries()) {
-        const answer = await call(first, "POST", "/v3/downstream/tradeflows", [record(reference, i), record(reference, i + 100)], headers)
+        const answer = await call(first, "POST", "/v3/downstream/tradeflows", [record(reference, `BK-${i}`), record(reference, `BK-${i + 100}`)], headers)
         expect(answer.status).toBe(202)
       }
       await kill(first)
@@ -95,13 +61,13 @@ describe("restart", () => {
     const file = join(dir, "tracking.sqlite")
     try {
       const first = await start(file, { WORKER_LEASE_MILLIS: "2000" })
-      const key = await uatKey(first)
+      const key = await uatKey(first, "Restart Freight")
       const headers = { authorization: key.key }
       const accepted: Array<string> = []
       const posting = (async () => {
         for (let i = 0; i < 10_000; i++) {
           const reference = `K-${i}`
-          const answer = await call(first, "POST", "/v3/downstream/tradeflows", record(reference, i), headers).catch(() => undefined)
+          const answer = await call(first, "POST", "/v3/downstream/tradeflows", record(reference, `BK-${i}`), headers).catch(() => undefined)
           if (answer === undefined) return
           if (answer.status === 202) accepted.push(reference)
         }

@@ -1,45 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { JobQueue, MessageStore } from "@tradeflow/core"
-import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, consoleToken, kill, type Server, start } from "./Process.js"
+import { inspect, record, uatKey } from "./Fixtures.js"
+import { call, kill, type Server, start } from "./Process.js"
 
 const graceMillis = 15_000
 const env = { WORKER_LEASE_MILLIS: "2000", SHUTDOWN_GRACE_MILLIS: String(graceMillis) }
-
-const uatKey = async (server: Server) => {
-  const auth = { authorization: `Bearer ${consoleToken}` }
-  const org = await call(server, "POST", "/console/organisations", { name: "Shutdown Freight" }, auth)
-  const key = await call(server, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, auth)
-  return key.body as { key: string; organisation: { id: string } }
-}
-
-const record = (reference: string) => ({
-  tradeflow_reference: reference,
-  booking_reference: `BK-${reference}`,
-  port_of_loading: "CNSHA",
-  port_of_discharge: "NLRTM",
-  mock_tracking: { scenario: "ocean_basic" }
-})
-
-/** Pending jobs, TRADEFLOW_CREATED count per reference and every message hash in the file. */
-const inspect = (file: string, organisationId: string) =>
-  Effect.gen(function*() {
-    const pending = yield* (yield* JobQueue.JobQueue).pending(100_000)
-    const all = yield* (yield* MessageStore.MessageStore).list({ organisation_id: organisationId, take: "oldest", limit: 1_000_000 })
-    const created = new Map<string, number>()
-    for (const m of all) {
-      const body = JSON.parse(m.body) as { payload: { status?: string } }
-      if (m.type === "BASIC_STATUS" && body.payload.status === "TRADEFLOW_CREATED") {
-        created.set(m.tradeflow_reference, (created.get(m.tradeflow_reference) ?? 0) + 1)
-      }
-    }
-    return { pending: pending.length, hashes: all.map((m) => m.hash), created }
-  }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
 
 const exited = (server: Server) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
@@ -71,7 +39,7 @@ describe("graceful shutdown", () => {
     try {
       first = await start(file, env)
       const server = first
-      const key = await uatKey(server)
+      const key = await uatKey(server, "Shutdown Freight")
       const headers = { authorization: key.key }
       const path = "/v3/downstream/tradeflows"
       const accepted: Array<string> = []

@@ -9,7 +9,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import type { Storage, StorageError } from "@tradeflow/core"
+import {
+  AutomationStore,
+  DeliveryStore,
+  JobQueue,
+  MessageStore,
+  Storage,
+  type StorageError,
+  TradeflowStore
+} from "@tradeflow/core"
 import { Context, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as PgStorage from "../src/PgStorage.js"
 
@@ -72,3 +80,20 @@ export const layerTest: Layer.Layer<
     PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 8 }),
     Layer.succeed(TestDatabase, test)
   )))
+
+/**
+ * One more "process" on a test schema: the storage layer built with its own pool of
+ * `maxConnections`, as the SQL client and every storage port.
+ */
+export const openInstance = (test: TestSchema, maxConnections = 4) =>
+  Layer.build(PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections })).pipe(
+    Effect.map((context) => ({
+      sql: Context.get(context, SqlClient.SqlClient),
+      queue: Context.get(context, JobQueue.JobQueue),
+      store: Context.get(context, TradeflowStore.TradeflowStore),
+      messages: Context.get(context, MessageStore.MessageStore),
+      settings: Context.get(context, Storage.Settings),
+      automations: Context.get(context, AutomationStore.AutomationStore),
+      deliveries: Context.get(context, DeliveryStore.DeliveryStore)
+    }))
+  )

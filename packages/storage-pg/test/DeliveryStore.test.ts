@@ -1,34 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
-import {
-  type Automation,
-  AutomationStore,
-  type Delivery,
-  DeliveryStore,
-  JobQueue,
-  type StoredMessage,
-  TradeflowStore
-} from "@tradeflow/core"
+import type { Automation, Delivery, StoredMessage } from "@tradeflow/core"
 import { deliveryContract, freshId, makeAutomation, makeMessage } from "@tradeflow/core/test-kit"
-import { Context, Effect, Fiber, Layer, Option, Stream } from "effect"
-import { PgStorage } from "../src/index.js"
-import { layerTest, makeTestSchema, type TestSchema } from "../test-kit/index.js"
+import { Effect, Fiber, Option, Stream } from "effect"
+import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
 
 deliveryContract("postgres", layerTest)
 
 const at = 1_700_000_000_000
 
-/** Builds the storage layer on the test schema; every build is one more "process" with its own pool. */
-const open = (test: TestSchema) =>
-  Layer.build(PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 4 })).pipe(
-    Effect.map((context) => ({
-      sql: Context.get(context, SqlClient.SqlClient),
-      queue: Context.get(context, JobQueue.JobQueue),
-      store: Context.get(context, TradeflowStore.TradeflowStore),
-      automations: Context.get(context, AutomationStore.AutomationStore),
-      deliveries: Context.get(context, DeliveryStore.DeliveryStore)
-    }))
-  )
+const open = (test: TestSchema) => openInstance(test, 4)
 
 type Instance = Effect.Effect.Success<ReturnType<typeof open>>
 

@@ -1,24 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
 import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
 import { freshId, makeMessage, storageContract } from "@tradeflow/core/test-kit"
-import { Clock, Config, ConfigProvider, Context, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { PgStorage } from "../src/index.js"
-import { layerTest, makeTestSchema, type TestSchema } from "../test-kit/index.js"
+import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
 
 storageContract("postgres", layerTest)
 
-/** Builds the storage layer on the test schema; every build is one more "process" on the database. */
-const open = (test: TestSchema) =>
-  Layer.build(PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 6 })).pipe(
-    Effect.map((context) => ({
-      sql: Context.get(context, SqlClient.SqlClient),
-      queue: Context.get(context, JobQueue.JobQueue),
-      store: Context.get(context, TradeflowStore.TradeflowStore),
-      messages: Context.get(context, MessageStore.MessageStore),
-      settings: Context.get(context, Storage.Settings)
-    }))
-  )
+const open = (test: TestSchema) => openInstance(test, 6)
 
 const job = (organisation_id: string, reference: string | null = null) => ({
   organisation_id,

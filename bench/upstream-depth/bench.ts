@@ -38,6 +38,7 @@ import { createServer } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { type Backend, selectedBackends } from "../Backends.js"
 
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
 const repeat = Number(process.env["BENCH_REPEAT"] ?? 200)
@@ -47,21 +48,7 @@ const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0
 const perPage = 500
 const types = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 
-type Backend = "sqlite" | "postgres"
-const storageArg = process.argv.slice(2).find((a) => !a.startsWith("-") || a.startsWith("--storage="))
-const selected = (storageArg?.replace(/^--storage=/, "") ?? process.env["BENCH_STORAGE"] ?? "both").toLowerCase()
-const aliases: Record<string, ReadonlyArray<Backend>> = {
-  both: ["sqlite", "postgres"],
-  sqlite: ["sqlite"],
-  postgres: ["postgres"],
-  postgresql: ["postgres"],
-  pg: ["postgres"]
-}
-const backends = aliases[selected]
-if (backends === undefined) {
-  console.error(`unknown storage ${selected}: expected sqlite, postgres or both`)
-  process.exit(2)
-}
+const backends = selectedBackends()
 
 const root = mkdtempSync(join(tmpdir(), "tradeflow-bench-upstream-"))
 const filename = join(root, "bench.sqlite")

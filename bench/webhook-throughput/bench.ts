@@ -64,6 +64,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { type Backend, selectedBackends } from "../Backends.js"
 
 const target = Number(process.env["BENCH_DELIVERIES"] ?? 20_000)
 const batchSizes = (process.env["BENCH_BATCH_SIZES"] ?? "64,256").split(",").map(Number)
@@ -74,21 +75,7 @@ const recordsPerCommit = Number(process.env["BENCH_FILL_RECORDS"] ?? 50)
 const synchronous = process.env["BENCH_SQLITE_SYNCHRONOUS"] === "NORMAL" ? "NORMAL" as const : "FULL" as const
 const goal = 2_000
 
-type Backend = "sqlite" | "postgres"
-const storageArg = process.argv.slice(2).find((a) => !a.startsWith("-") || a.startsWith("--storage="))
-const selected = (storageArg?.replace(/^--storage=/, "") ?? process.env["BENCH_STORAGE"] ?? "both").toLowerCase()
-const aliases: Record<string, ReadonlyArray<Backend>> = {
-  both: ["sqlite", "postgres"],
-  sqlite: ["sqlite"],
-  postgres: ["postgres"],
-  postgresql: ["postgres"],
-  pg: ["postgres"]
-}
-const backends = aliases[selected]
-if (backends === undefined) {
-  console.error(`unknown storage ${selected}: expected sqlite, postgres or both`)
-  process.exit(2)
-}
+const backends = selectedBackends()
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = mkdtempSync(join(tmpdir(), "tradeflow-bench-webhook-"))

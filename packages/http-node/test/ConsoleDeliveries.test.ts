@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Delivery, DeliveryStore } from "@tradeflow/core"
+import { AutomationStore, Delivery, DeliveryStore } from "@tradeflow/core"
 import { Clock, Effect, Option } from "effect"
 import { consoleAuth, makeAppLayer, send } from "./Fixture.js"
 import type { Received } from "./Fixture.js"
@@ -322,5 +322,29 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
       const query = log?.parameters?.filter((p) => p.in === "query") ?? []
       assert.deepStrictEqual(query.map((p) => p.name), ["limit"])
       assert.include(query[0]?.description, "1 to 1000")
+    }))
+
+  it.effect("an automation the delivery worker disabled shows why, and since when it failed, in the console list", () =>
+    Effect.gen(function*() {
+      const id = yield* newAutomation({ enabled: true })
+      const store = yield* AutomationStore.AutomationStore
+      const automation = Option.getOrThrow(yield* store.get(id))
+      const at = Date.UTC(2026, 0, 1)
+      yield* store.put(Delivery.automationAfter(automation, {
+        delivery_id: 0, claim: 0, at, status: "failed", response_status: null, error: "HTTP 500",
+        response_body: null, retry_at: at + 5_000, disable: "every delivery has failed for 5 days"
+      }))
+      const listed = yield* send("GET", `/console/organisations/${automation.organisation_id}/automations`, { auth: consoleAuth })
+      assert.strictEqual(listed.status, 200, listed.text)
+      const entry = (listed.body as ReadonlyArray<Record<string, unknown>>).find((a) => a["id"] === id)
+      assert.deepStrictEqual(
+        [entry?.["enabled"], entry?.["disabled_reason"], entry?.["failing_since"]],
+        [false, "every delivery has failed for 5 days", "2026-01-01T00:00:00.000Z"]
+      )
+      const enabled = yield* send("POST", `/console/automations/${id}/enable`, { auth: consoleAuth })
+      assert.deepStrictEqual(
+        [(enabled.body as Record<string, unknown>)["disabled_reason"], (enabled.body as Record<string, unknown>)["failing_since"]],
+        [null, null]
+      )
     }))
 })

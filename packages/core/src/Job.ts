@@ -67,6 +67,12 @@ export interface Idempotency {
   readonly response: string
 }
 
+/** One job to enqueue, with its idempotency record if the request carried a key. */
+export interface Enqueue {
+  readonly job: NewJob
+  readonly idempotency?: Idempotency
+}
+
 /** The outcome of an enqueue. */
 export type EnqueueOutcome =
   | { readonly _tag: "Enqueued"; readonly id: number }

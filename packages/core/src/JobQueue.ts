@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option, type Stream } from "effect"
-import type { EnqueueOutcome, Idempotency, Job, JobResult, NewJob } from "./Job.js"
+import { Context, Effect, type Option, type Stream } from "effect"
+import type { Enqueue, EnqueueOutcome, Idempotency, Job, JobResult, NewJob } from "./Job.js"
 import type { StorageError } from "./StorageError.js"
 
 /** A job leased to a worker; `attempt` fences its completion (see `TradeflowStore.commit`). */
@@ -27,6 +27,12 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    * hash `KeyReused`; a new key is stored with the job.
    */
   readonly enqueue: (job: NewJob, idempotency?: Idempotency) => Effect.Effect<EnqueueOutcome, StorageError>
+  /**
+   * Commits several jobs in ONE transaction (a group commit): each entry as `enqueue` would, in
+   * order, so a later entry sees the idempotency keys of earlier ones. All or nothing; outcomes in
+   * entry order.
+   */
+  readonly enqueueAll: (entries: ReadonlyArray<Enqueue>) => Effect.Effect<ReadonlyArray<EnqueueOutcome>, StorageError>
   /** Unprocessed jobs in queue order (ascending id), at most `limit` (claimed or not). */
   readonly pending: (limit: number) => Effect.Effect<ReadonlyArray<Job>, StorageError>
   /**
@@ -65,3 +71,13 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    */
   readonly wakeups: Stream.Stream<void, StorageError>
 }>() {}
+
+/** A queue from everything but `enqueue`, which is derived: `enqueueAll` of one entry. */
+export const withEnqueue = (queue: Omit<JobQueue["Type"], "enqueue">): JobQueue["Type"] => ({
+  ...queue,
+  enqueue: (job, idempotency) =>
+    Effect.map(
+      queue.enqueueAll([idempotency === undefined ? { job } : { job, idempotency }]),
+      (outcomes) => outcomes[0]!
+    )
+})

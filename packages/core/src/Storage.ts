@@ -11,8 +11,8 @@ import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import * as Delivery from "./Delivery.js"
 import { DeliveryStore } from "./DeliveryStore.js"
-import type { Job } from "./Job.js"
-import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
+import type { Enqueue, EnqueueOutcome, Job } from "./Job.js"
+import { type ClaimedJob, JobQueue, type JobOutcome, withEnqueue } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -176,21 +176,25 @@ export const makeMemory = Effect.gen(function*() {
     })
   })
 
-  const queue = (wakeups: PubSub.PubSub<void>) => JobQueue.of({
-    enqueue: (job, idem) => Effect.tap(Effect.sync(() => {
-      if (idem) {
-        const key = JSON.stringify([job.organisation_id, idem.key])
-        const seen = idempotency.get(key)
-        if (seen) return seen.request_hash === idem.request_hash
-          ? { _tag: "Replayed" as const, response: seen.response }
-          : { _tag: "KeyReused" as const }
-        idempotency.set(key, { request_hash: idem.request_hash, response: idem.response })
-      }
-      const id = nextJob++
-      jobs.set(id, { id, ...job })
-      leases.set(id, { attempt: 0, leased_by: null, lease_until: null })
-      return { _tag: "Enqueued" as const, id }
-    }), (outcome) => outcome._tag === "Enqueued" ? PubSub.publish(wakeups, undefined) : Effect.void),
+  const enqueueOne = ({ idempotency: idem, job }: Enqueue): EnqueueOutcome => {
+    if (idem) {
+      const key = JSON.stringify([job.organisation_id, idem.key])
+      const seen = idempotency.get(key)
+      if (seen) return seen.request_hash === idem.request_hash
+        ? { _tag: "Replayed" as const, response: seen.response }
+        : { _tag: "KeyReused" as const }
+      idempotency.set(key, { request_hash: idem.request_hash, response: idem.response })
+    }
+    const id = nextJob++
+    jobs.set(id, { id, ...job })
+    leases.set(id, { attempt: 0, leased_by: null, lease_until: null })
+    return { _tag: "Enqueued" as const, id }
+  }
+
+  const queue = (wakeups: PubSub.PubSub<void>) => JobQueue.of(withEnqueue({
+    enqueueAll: (entries) =>
+      Effect.tap(Effect.sync(() => entries.map(enqueueOne)), (outcomes) =>
+        outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
     pending: (limit) => Effect.sync(() => [...jobs.values()].slice(0, Math.max(0, limit))),
     claim: ({ leaseMillis, limit, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
       const heads = new Map<string, Job>()
@@ -224,7 +228,7 @@ export const makeMemory = Effect.gen(function*() {
       return true
     }),
     wakeups: Stream.fromPubSub(wakeups)
-  })
+  }))
 
   const store = TradeflowStore.of({
     get: (o, r) => Effect.sync(() => Option.fromNullable(tradeflows.get(tfKey(o, r)))),

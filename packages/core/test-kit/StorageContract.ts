@@ -497,26 +497,36 @@ export const storageContract = (
       for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
     }))
 
-    it.effect.prop("queue: idempotency outcomes follow the first request of each key", [
+    it.effect.prop("queue: idempotency outcomes follow the first request of each key, alone or in groups", [
       fc.array(fc.record({
         key: fc.option(fc.constantFrom("a", "b", "c"), { nil: undefined }),
         hash: fc.constantFrom("h1", "h2"),
-        response: fc.string()
+        response: fc.string(),
+        endsGroup: fc.boolean()
       }), { maxLength: 12 })
     ], ([requests]) => Effect.gen(function*() {
       const { queue } = yield* ports
       const org = freshId("org")
+      const outcomes: Array<Job.EnqueueOutcome> = []
+      let group: Array<Job.Enqueue> = []
+      for (const [i, r] of requests.entries()) {
+        group.push(r.key === undefined
+          ? { job: newJob(org) }
+          : { job: newJob(org), idempotency: { key: r.key, request_hash: r.hash, response: r.response } })
+        if (r.endsGroup || i === requests.length - 1) {
+          outcomes.push(...yield* queue.enqueueAll(group))
+          group = []
+        }
+      }
+      expect(outcomes.length).toBe(requests.length)
       const first = new Map<string, { readonly hash: string; readonly response: string }>()
-      let queued = 0
-      for (const r of requests) {
-        const got = yield* r.key === undefined
-          ? queue.enqueue(newJob(org))
-          : queue.enqueue(newJob(org), { key: r.key, request_hash: r.hash, response: r.response })
+      const queued: Array<number> = []
+      for (const [i, r] of requests.entries()) {
+        const got = outcomes[i]!
         const seen = r.key === undefined ? undefined : first.get(r.key)
         if (seen === undefined) {
           if (r.key !== undefined) first.set(r.key, { hash: r.hash, response: r.response })
-          queued++
-          expect(got._tag).toBe("Enqueued")
+          queued.push(enqueued(got))
         } else if (seen.hash === r.hash) {
           expect(got).toEqual({ _tag: "Replayed", response: seen.response })
         } else {
@@ -524,7 +534,8 @@ export const storageContract = (
         }
       }
       const pending = yield* pendingOf(org)
-      expect(pending.length).toBe(queued)
+      expect(pending.map((j) => j.id)).toEqual(queued)
+      expect([...queued].sort((x, y) => x - y)).toEqual(queued)
       for (const j of pending) yield* queue.fail(j.id, "cleanup")
     }), props)
 

@@ -299,34 +299,43 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
     const jobColumns = sql`id::float8 AS id, organisation_id, environment, payload, received_at`
     const leaseUntil = (leaseMillis: number) => sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'`
 
-    const jobs = JobQueue.JobQueue.of({
-      enqueue: Effect.fn("JobQueue.enqueue")(function*(job: Job.NewJob, idempotency?: Job.Idempotency) {
+    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
+      Effect.gen(function*() {
         const payload = yield* encodePayload(job.payload)
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, hashtext(${job.organisation_id}))`
-          if (idempotency !== undefined) {
-            const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
-              VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
-                ${job.received_at})
-              ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-            if (claimed.length === 0) {
-              const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
-                WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
-              if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-              return seen.request_hash === idempotency.request_hash
-                ? { _tag: "Replayed" as const, response: seen.response }
-                : { _tag: "KeyReused" as const }
-            }
+        if (idempotency !== undefined) {
+          const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
+              ${job.received_at})
+            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+          if (claimed.length === 0) {
+            const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
+              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
+            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+            return seen.request_hash === idempotency.request_hash
+              ? { _tag: "Replayed" as const, response: seen.response }
+              : { _tag: "KeyReused" as const }
           }
-          const inserted = (yield* decodeIds(yield* sql`
-            INSERT INTO jobs (organisation_id, environment, payload, received_at)
-            VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at})
-            RETURNING id::float8 AS id`))[0]
-          if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-          yield* sql`SELECT pg_notify(${channel}, ${schema})`
-          return { _tag: "Enqueued" as const, id: inserted.id }
+        }
+        const inserted = (yield* decodeIds(yield* sql`
+          INSERT INTO jobs (organisation_id, environment, payload, received_at)
+          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at})
+          RETURNING id::float8 AS id`))[0]
+        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+        return { _tag: "Enqueued" as const, id: inserted.id }
+      })
+
+    const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
+      enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
+        const organisations = [...new Set(entries.map((e) => e.job.organisation_id))].sort()
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          for (const organisation of organisations) {
+            yield* sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, hashtext(${organisation}))`
+          }
+          const outcomes = yield* Effect.forEach(entries, enqueueOne)
+          if (outcomes.some((o) => o._tag === "Enqueued")) yield* sql`SELECT pg_notify(${channel}, ${schema})`
+          return outcomes
         }))
-      }, storageError("JobQueue.enqueue")),
+      }, storageError("JobQueue.enqueueAll")),
       pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
         return yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
           WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
@@ -386,7 +395,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return rows.length > 0
       }, storageError("JobQueue.fail")),
       wakeups: Stream.fromPubSub(hub)
-    })
+    }))
 
     const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) =>
       Effect.gen(function*() {

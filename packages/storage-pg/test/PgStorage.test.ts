@@ -48,6 +48,43 @@ describe("PgStorage on PostgreSQL", () => {
       expect(schema?.schema).toBe(test.schema)
     }).pipe(Effect.scoped), 30_000)
 
+  it.live("enqueueAll: all or nothing; concurrent groups over shared organisations neither deadlock nor reorder", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const [a, b] = yield* Effect.all([open(test), open(test)], { concurrency: "unbounded" })
+      yield* a!.sql`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'refused'; END $$`
+      yield* a!.sql`CREATE TRIGGER refuse_jobs BEFORE INSERT ON jobs FOR EACH ROW
+        WHEN (NEW.organisation_id = 'org-refused') EXECUTE FUNCTION refuse()`
+      const keyed = { job: job("org-kept"), idempotency: { key: "k", request_hash: "h", response: "{}" } }
+      const error = yield* Effect.flip(a!.queue.enqueueAll([keyed, { job: job("org-refused") }]))
+      expect([error._tag, error.operation]).toEqual(["StorageError", "JobQueue.enqueueAll"])
+      expect(yield* a!.queue.pending(10)).toEqual([])
+      expect((yield* a!.queue.enqueueAll([keyed])).map((o) => o._tag)).toEqual(["Enqueued"])
+
+      const orgs = Array.from({ length: 4 }, () => freshId("org"))
+      const groups = Array.from({ length: 24 }, (_, g) =>
+        Array.from({ length: 5 }, (_, i) => ({ job: job(orgs[(g + i * 3) % orgs.length]!, `g${g}-${i}`) })))
+      const outcomes = yield* Effect.all(
+        groups.map((group, g) => (g % 2 === 0 ? a! : b!).queue.enqueueAll(group)),
+        { concurrency: "unbounded" }
+      )
+      const idOf = new Map(groups.flatMap((group, g) =>
+        group.map((e, i) => {
+          const o = outcomes[g]![i]!
+          return [e.job.payload.reference, o._tag === "Enqueued" ? o.id : -1] as const
+        })))
+      const pending = (yield* a!.queue.pending(1_000)).filter((j) => orgs.includes(j.organisation_id))
+      expect(pending.length).toBe(120)
+      for (const j of pending) {
+        expect(idOf.get(j.payload._tag === "Delete" ? j.payload.reference : null)).toBe(j.id)
+      }
+      for (const group of groups) {
+        const ids = group.map((e) => idOf.get(e.job.payload.reference)!)
+        expect(ids).toEqual([...ids].sort((x, y) => x - y))
+      }
+    }).pipe(Effect.scoped), 30_000)
+
   it.live("claim: only each organisation's oldest pending job, leased once across processes", () =>
     Effect.gen(function*() {
       const test = yield* makeTestSchema()

@@ -185,34 +185,37 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("OrganisationStore.revokeWidgetKey"))
   })
 
-  const wakeups = yield* PubSub.sliding<void>(1)
-  const jobs = JobQueue.JobQueue.of({
-    enqueue: Effect.fn("JobQueue.enqueue")(function*(job: Job.NewJob, idempotency?: Job.Idempotency) {
+  const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
+    Effect.gen(function*() {
       const payload = yield* encodePayload(job.payload)
-      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-        if (idempotency !== undefined) {
-          const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
-            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
-            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-          if (claimed.length === 0) {
-            const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
-              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
-            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-            return seen.request_hash === idempotency.request_hash
-              ? { _tag: "Replayed" as const, response: seen.response }
-              : { _tag: "KeyReused" as const }
-          }
+      if (idempotency !== undefined) {
+        const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+          VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
+          ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+        if (claimed.length === 0) {
+          const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
+            WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
+          if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+          return seen.request_hash === idempotency.request_hash
+            ? { _tag: "Replayed" as const, response: seen.response }
+            : { _tag: "KeyReused" as const }
         }
-        const inserted = (yield* decodeIds(yield* sql`
-          INSERT INTO jobs (organisation_id, environment, payload, received_at, status)
-          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending')
-          RETURNING id`))[0]
-        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-        return { _tag: "Enqueued" as const, id: inserted.id }
-      }))
-      if (outcome._tag === "Enqueued") yield* PubSub.publish(wakeups, undefined)
-      return outcome
-    }, storageError("JobQueue.enqueue")),
+      }
+      const inserted = (yield* decodeIds(yield* sql`
+        INSERT INTO jobs (organisation_id, environment, payload, received_at, status)
+        VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending')
+        RETURNING id`))[0]
+      if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+      return { _tag: "Enqueued" as const, id: inserted.id }
+    })
+
+  const wakeups = yield* PubSub.sliding<void>(1)
+  const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
+    enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
+      const outcomes = yield* sql.withTransaction(Effect.forEach(entries, enqueueOne))
+      if (outcomes.some((o) => o._tag === "Enqueued")) yield* PubSub.publish(wakeups, undefined)
+      return outcomes
+    }, storageError("JobQueue.enqueueAll")),
     pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
       return yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
         WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
@@ -262,7 +265,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       return rows.length > 0
     }, storageError("JobQueue.fail")),
     wakeups: Stream.fromPubSub(wakeups)
-  })
+  }))
 
   const deliveryWakeups = yield* PubSub.sliding<void>(1)
   const deliveryRow = (d: Delivery.NewDelivery) => ({

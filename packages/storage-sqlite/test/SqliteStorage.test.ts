@@ -138,6 +138,21 @@ describe("SqliteStorage", () => {
     })
   }))
 
+  it.effect("enqueueAll is all or nothing: one refused job leaves no job and no idempotency key", () => Effect.gen(function*() {
+    const seen = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const queue = yield* JobQueue.JobQueue
+      yield* sql`CREATE TRIGGER refuse_jobs BEFORE INSERT ON jobs WHEN NEW.organisation_id = 'org-refused'
+        BEGIN SELECT RAISE(ABORT, 'refused'); END`
+      const keyed = { job: newJob, idempotency: { key: "k", request_hash: "h", response: "{}" } }
+      const error = yield* Effect.flip(queue.enqueueAll([keyed, { job: { ...newJob, organisation_id: "org-refused" } }]))
+      const pendingAfterFailure = (yield* queue.pending(10)).length
+      const retried = yield* queue.enqueueAll([keyed])
+      return { error: [error._tag, error.operation], pendingAfterFailure, retried: retried.map((o) => o._tag) }
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "group", "db.sqlite") })))
+    expect(seen).toEqual({ error: ["StorageError", "JobQueue.enqueueAll"], pendingAfterFailure: 0, retried: ["Enqueued"] })
+  }))
+
   it.effect("0002 upgrades a 0001 database: pending jobs become claimable, stored tradeflows are not due", () =>
     Effect.gen(function*() {
       const filename = join(root, "upgrade", "db.sqlite")

@@ -1,6 +1,7 @@
 /**
  * Service: the downstream operations. Accepted work is committed to the {@link JobQueue} before
- * the call returns; the {@link Worker} processes it afterwards.
+ * the call returns; the {@link Worker} processes it afterwards. Concurrent calls share commits
+ * (see {@link maxGroup}).
  *
  * @since 0.1.0
  */
@@ -15,6 +16,8 @@ import {
 } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { sha256Hex } from "./internal/crypto.js"
+import * as GroupCommit from "./internal/groupCommit.js"
+import type { Enqueue, NewJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { Locations } from "./Locations.js"
 import type { StorageError } from "./StorageError.js"
@@ -63,9 +66,16 @@ export class Ingest extends Context.Tag("@tradeflow/core/Ingest")<Ingest, {
 /** At most this many records per request (DECISIONS.md §2). */
 export const maxRecords = 10_000
 
+/**
+ * At most this many requests share one commit. Requests that arrive while the queue commits are
+ * committed together by the next commit (a group commit), and each is answered once it is durable.
+ */
+export const maxGroup = 256
+
 /** The downstream operations over the queue and the worker. */
-export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = Layer.effect(Ingest, Effect.gen(function*() {
+export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = Layer.scoped(Ingest, Effect.gen(function*() {
   const queue = yield* JobQueue
+  const group = yield* GroupCommit.make(queue.enqueueAll, { maxGroup, maxTurns: 16 })
   const worker = yield* Worker
   const locations = yield* Locations
   const inFlight = new Set<string>()
@@ -84,7 +94,7 @@ export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = 
     })
   }
 
-  const submit = Effect.fn("Ingest.submit")(function*(submission: Submission) {
+  const prepare = (submission: Submission) => Effect.gen(function*() {
     const { body } = submission
     if (Array.isArray(body) && body.length > maxRecords) {
       return yield* new TooManyRecords({ limit: maxRecords, count: body.length })
@@ -104,12 +114,18 @@ export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = 
       request_hash: yield* sha256Hex(JSON.stringify(body) ?? ""),
       response: JSON.stringify(accepted)
     }
-    const outcome = yield* queue.enqueue({
+    const job: NewJob = {
       organisation_id: submission.organisation_id,
       environment: submission.environment,
       payload: { _tag: "Upsert", groups: validated.groups },
       received_at: yield* Clock.currentTimeMillis
-    }, idempotency)
+    }
+    const entry: Enqueue = idempotency === undefined ? { job } : { job, idempotency }
+    return [entry, accepted] as const
+  })
+
+  const submit = Effect.fn("Ingest.submit")(function*(submission: Submission) {
+    const [outcome, accepted] = yield* group.submit(prepare(submission))
     switch (outcome._tag) {
       case "Enqueued":
         yield* worker.wake
@@ -127,12 +143,13 @@ export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = 
       if (removal.reference === null && removal.environment === "production" && removal.confirm !== "PRODUCTION") {
         return yield* new ConfirmationRequired({ parameter: "confirm" })
       }
-      const outcome = yield* queue.enqueue({
+      const job: NewJob = {
         organisation_id: removal.organisation_id,
         environment: removal.environment,
         payload: { _tag: "Delete", reference: removal.reference, hard: removal.hard },
         received_at: yield* Clock.currentTimeMillis
-      })
+      }
+      const [outcome] = yield* group.submit(Effect.succeed([{ job }, undefined] as const))
       if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("a delete is never replayed")
       yield* worker.wake
       const ended = yield* worker.await(outcome.id)

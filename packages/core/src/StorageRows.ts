@@ -5,16 +5,25 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Predicate, Schema } from "effect"
 import * as Automation from "./Automation.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
 import * as Tradeflow from "./Tradeflow.js"
 
-/** Maps any failure of `self` to a {@link StorageError} of `operation`. */
+/**
+ * Maps any failure of `self` to a {@link StorageError} of `operation`, and so a driver error that
+ * `@effect/sql` raises as a defect (`SqlError`): a transaction's BEGIN, COMMIT or ROLLBACK on a
+ * lost connection dies rather than fails. That is an outage to retry, not a bug in the work.
+ */
 export const storageError = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.mapError(self, (cause) => new StorageError({ operation, cause }))
+  self.pipe(
+    Effect.catchSomeDefect((defect) =>
+      Predicate.isTagged(defect, "SqlError") ? Option.some(Effect.fail(defect)) : Option.none()
+    ),
+    Effect.mapError((cause) => new StorageError({ operation, cause }))
+  )
 
 /** `items` in slices of at most `size` (multi-row statements stay under the drivers' parameter limits). */
 export const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {

@@ -41,7 +41,8 @@ const titles: Record<number, string> = {
   415: "Unsupported Media Type",
   421: "Misdirected Request",
   422: "Unprocessable Content",
-  500: "Internal Server Error"
+  500: "Internal Server Error",
+  503: "Service Unavailable"
 }
 
 /** The standard title of a status. */
@@ -57,7 +58,7 @@ export const make = (status: number, detail: string, errors?: ReadonlyArray<Prob
     ...(errors === undefined ? {} : { errors })
   })
 
-/** Renders a problem as an `application/problem+json` response. */
+/** Renders a problem as an `application/problem+json` response; a 503 says `Retry-After: 1`. */
 export const toResponse = (problem: Problem, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(
     {
@@ -67,7 +68,13 @@ export const toResponse = (problem: Problem, headers?: Record<string, string>): 
       detail: problem.detail,
       ...(problem.errors === undefined ? {} : { errors: problem.errors })
     },
-    { status: problem.status, contentType: "application/problem+json", ...(headers === undefined ? {} : { headers }) }
+    {
+      status: problem.status,
+      contentType: "application/problem+json",
+      ...(headers === undefined && problem.status !== 503
+        ? {}
+        : { headers: { ...(problem.status === 503 ? { "retry-after": "1" } : {}), ...headers } })
+    }
   )
 
 /** Documentation schemas of the problem responses, one per status. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
 import { freshId, makeMessage, storageContract } from "@tradeflow/core/test-kit"
-import { Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { Cause, Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { PgStorage } from "../src/index.js"
 import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
 
@@ -83,6 +83,26 @@ describe("PgStorage on PostgreSQL", () => {
         const ids = group.map((e) => idOf.get(e.job.payload.reference)!)
         expect(ids).toEqual([...ids].sort((x, y) => x - y))
       }
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a connection ended inside a transaction is a StorageError (retried), not a defect; the pool recovers", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const a = yield* open(test)
+      yield* a.sql`CREATE FUNCTION end_me() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$`
+      yield* a.sql`CREATE TRIGGER end_me BEFORE INSERT ON jobs FOR EACH ROW
+        WHEN (NEW.organisation_id = 'org-ended') EXECUTE FUNCTION end_me()`
+      const exit = yield* Effect.exit(a.queue.enqueueAll([{ job: job("org-kept") }, { job: job("org-ended") }]))
+      expect(exit._tag).toBe("Failure")
+      if (exit._tag === "Failure") {
+        expect(Cause.isDie(exit.cause)).toBe(false)
+        expect(Cause.failureOption(exit.cause).pipe(Option.map((e) => [e._tag, e.operation]))).toEqual(
+          Option.some(["StorageError", "JobQueue.enqueueAll"])
+        )
+      }
+      expect(yield* a.queue.pending(10)).toEqual([])
+      expect((yield* a.queue.enqueueAll([{ job: job("org-kept") }])).map((o) => o._tag)).toEqual(["Enqueued"])
     }).pipe(Effect.scoped), 30_000)
 
   it.live("claim: only each organisation's oldest pending job, leased once across processes", () =>

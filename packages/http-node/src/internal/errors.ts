@@ -102,7 +102,9 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
     case "SchemeError":
       return Effect.succeed(Problem.make(schemeStatus[error.reason], schemeTitle[error.reason], error.errors))
     case "StorageError":
-      return internalError(Cause.fail(error))
+      return Effect.logError("storage unavailable", Cause.fail(error)).pipe(
+        Effect.as(Problem.make(503, "the database is unavailable or failed; retry (with the same Idempotency-Key)"))
+      )
   }
 }
 

@@ -16,6 +16,7 @@ import {
   Gone,
   InternalServerError,
   NotFound,
+  ServiceUnavailable,
   UnprocessableContent,
   UnsupportedMediaType
 } from "./Problem.js"
@@ -138,6 +139,7 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
   .addError(UnsupportedMediaType)
   .addError(UnprocessableContent)
   .addError(InternalServerError)
+  .addError(ServiceUnavailable)
   .middleware(ApiKeyAuth)
 {}
 
@@ -153,6 +155,7 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
   )
   .addError(BadRequest)
   .addError(InternalServerError)
+  .addError(ServiceUnavailable)
   .middleware(ApiKeyAuth)
 {}
 
@@ -184,6 +187,7 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
   .addError(NotFound)
   .addError(Gone)
   .addError(InternalServerError)
+  .addError(ServiceUnavailable)
   .middleware(WidgetKeyAuth)
 {}
 
@@ -408,6 +412,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .addError(UnsupportedMediaType)
   .addError(UnprocessableContent)
   .addError(InternalServerError)
+  .addError(ServiceUnavailable)
   .middleware(ConsoleAuth)
 {}
 

@@ -89,3 +89,4 @@ export const UnsupportedMediaType = ProblemDocument.annotations(HttpApiSchema.an
 export const MisdirectedRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 421 }))
 export const UnprocessableContent = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 422 }))
 export const InternalServerError = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 500 }))
+export const ServiceUnavailable = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 503 }))

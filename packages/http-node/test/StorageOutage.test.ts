@@ -35,4 +35,17 @@ layer(appLayer, { excludeTestServices: true })("a storage outage", (it) => {
       const upstream = yield* send("GET", "/v3/upstream", { host: uat, auth: key.key })
       assert.deepStrictEqual([upstream.status, upstream.body], [200, []])
     }))
+
+  it.effect("the OpenAPI document declares the 503 on every operation", () =>
+    Effect.gen(function*() {
+      const doc = (yield* send("GET", "/openapi.json")).body as {
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+      }
+      const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses)] as const))
+      assert.isAbove(operations.length, 10)
+      for (const [name, statuses] of operations.filter(([name]) => !name.endsWith("/health"))) {
+        assert.include(statuses, "503", name)
+      }
+    }))
 })

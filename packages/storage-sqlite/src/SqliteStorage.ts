@@ -58,6 +58,8 @@ const {
   encodeTradeflow
 } = StorageRows
 
+const decodeSynchronous = Schema.decodeUnknown(Schema.Array(Schema.Struct({ synchronous: Schema.Number })))
+
 const decodeFenced = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number })))
 
 /** The columns `record` writes back to a delivery. */
@@ -107,6 +109,22 @@ export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.S
 export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* migrate
+  const synchronous = (yield* sql`PRAGMA synchronous`.pipe(Effect.flatMap(decodeSynchronous), storageError("SqliteStorage.open")))[0]
+    ?.synchronous ?? 2
+
+  /**
+   * Runs `effect` on the connection with `synchronous = NORMAL` (no fsync at its commits), holding
+   * the connection so nothing else runs meanwhile, then restores the configured level. For writes
+   * of lease state only: if an OS crash loses them, every process on the file died with them, and
+   * the first durable commit after them makes them durable too (WAL frames are synced in order).
+   */
+  const withoutSync = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    synchronous <= 1 ? effect : Effect.scoped(Effect.flatMap(sql.reserve, (connection) =>
+      Effect.acquireUseRelease(
+        connection.executeRaw("PRAGMA synchronous = NORMAL", []),
+        () => Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0]),
+        () => Effect.orDie(connection.executeRaw(`PRAGMA synchronous = ${synchronous}`, []))
+      )))
 
   const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
   const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
@@ -235,7 +253,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       const limit = Math.max(0, Math.floor(options.limit))
       if (limit === 0) return []
       const now = yield* Clock.currentTimeMillis
-      const claimed = yield* decodeClaimed(yield* sql`
+      const claimed = yield* decodeClaimed(yield* withoutSync(sql`
         UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
         WHERE id IN (
           SELECT heads.id FROM (
@@ -243,7 +261,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           ) AS heads JOIN jobs AS head ON head.id = heads.id
           WHERE head.lease_until IS NULL OR head.lease_until <= ${now}
           ORDER BY heads.id LIMIT ${limit})
-        RETURNING id, organisation_id, environment, payload, received_at, attempt`)
+        RETURNING id, organisation_id, environment, payload, received_at, attempt`))
       return [...claimed].sort((a, b) => a.id - b.id)
     }, storageError("JobQueue.claim")),
     heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {

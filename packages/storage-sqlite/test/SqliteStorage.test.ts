@@ -153,6 +153,28 @@ describe("SqliteStorage", () => {
     expect(seen).toEqual({ error: ["StorageError", "JobQueue.enqueueAll"], pendingAfterFailure: 0, retried: ["Enqueued"] })
   }))
 
+  it.effect("claims write without fsync, yet the configured synchronous level holds for everything else", () =>
+    Effect.gen(function*() {
+      const levels = (synchronous: "FULL" | "NORMAL", name: string) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const queue = yield* JobQueue.JobQueue
+          const level = Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, (rows) => rows[0]?.synchronous)
+          const seen: Array<number | undefined> = []
+          const claims = yield* Effect.all(Array.from({ length: 20 }, (_, i) =>
+            i % 2 === 0
+              ? Effect.as(
+                Effect.zipRight(queue.enqueue({ ...newJob, organisation_id: `org-${i}` }), Effect.tap(level, (l) => seen.push(l))),
+                []
+              )
+              : queue.claim({ worker: `w${i}`, limit: 5, leaseMillis: 60_000 })), { concurrency: "unbounded" })
+          const ids = [...claims.flat(), ...yield* queue.claim({ worker: "last", limit: 100, leaseMillis: 60_000 })].map((j) => j.id)
+          return { seen: [...new Set(seen)], after: yield* level, claimed: new Set(ids).size, claims: ids.length }
+        }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "sync", name), synchronous })))
+      expect(yield* levels("FULL", "full.sqlite")).toEqual({ seen: [2], after: 2, claimed: 10, claims: 10 })
+      expect(yield* levels("NORMAL", "normal.sqlite")).toEqual({ seen: [1], after: 1, claimed: 10, claims: 10 })
+    }))
+
   it.effect("0002 upgrades a 0001 database: pending jobs become claimable, stored tradeflows are not due", () =>
     Effect.gen(function*() {
       const filename = join(root, "upgrade", "db.sqlite")

@@ -1,11 +1,19 @@
 /**
  * What the benchmarks that drive the real standalone server share: starting it as a child process
  * (`node --import tsx examples/standalone/src/main.ts`, as `npm start` runs it), keep-alive HTTP
- * calls, a UAT key, and record bodies.
+ * calls, a UAT key, record bodies, a fresh database per run, and the machine line.
  */
+import { PgStorage } from "@tradeflow/storage-pg"
 import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
 import { consoleToken, freePort, main, root } from "../examples/standalone/test/Process.js"
+
+/** The PostgreSQL database the benchmarks use (`TRADEFLOW_TEST_PG_URL`). */
+export const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 
 /** A server process on a port. */
 export interface Running {
@@ -81,3 +89,38 @@ export const bodyOf = (prefix: string, size: number) =>
     port_of_loading: "CNSHA",
     port_of_discharge: "NLRTM"
   })))
+
+/** A fresh database for one benchmark run: a SQLite file in a temporary directory, or a PostgreSQL schema. */
+export interface BenchDatabase {
+  /** The server's `DATABASE_URL`. */
+  readonly url: string
+  /** The SQLite file (`sqlite`) or the schema (`postgres`). */
+  readonly file: string
+  readonly schema: string
+  /** A one-connection pool on the PostgreSQL test database (both backends, for the bare floor). */
+  readonly admin: InstanceType<typeof pg.Pool>
+}
+
+/** Runs `use` on a fresh database of `backend`, dropped (schema) or deleted (file) afterwards. */
+export const withDatabase = async <A>(
+  backend: "sqlite" | "postgres",
+  name: string,
+  use: (database: BenchDatabase) => Promise<A>
+): Promise<A> => {
+  const dir = mkdtempSync(join(tmpdir(), `tradeflow-bench-${name}-`))
+  const schema = `bench_${name}_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
+  const admin = new pg.Pool({ connectionString: pgUrl, max: 1 })
+  const file = join(dir, "server.sqlite")
+  try {
+    if (backend === "postgres") await admin.query(`CREATE SCHEMA ${schema}`)
+    return await use({ url: backend === "sqlite" ? `sqlite:${file}` : PgStorage.urlWithSchema(pgUrl, schema), file, schema, admin })
+  } finally {
+    if (backend === "postgres") await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await admin.end()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The machine and its load average, as the first line of a benchmark's output. */
+export const machineLine = () =>
+  `# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`

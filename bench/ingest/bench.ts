@@ -14,21 +14,19 @@
  * server runs with `--cpu-prof` into it), TRADEFLOW_TEST_PG_URL. Records are UAT records without
  * mock tracking. Prints a JSON line per configuration and Markdown tables.
  */
-import { PgStorage } from "@tradeflow/storage-pg"
 import Database from "better-sqlite3"
 import { mkdtempSync, rmSync } from "node:fs"
-import { cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { bodyOf, post, startServer, uatKey } from "../Harness.js"
+import { bodyOf, machineLine, pgUrl, post, startServer, uatKey, withDatabase } from "../Harness.js"
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(",").map(Number)
 const batches = list("INGEST_BATCHES", "1,50,500")
 const clientCounts = list("INGEST_CLIENTS", "1,4,16,64")
 const seconds = Number(process.env["INGEST_SECONDS"] ?? 4)
 const drain = (process.env["INGEST_DRAIN"] ?? "true") === "true"
-const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 
 interface Load {
   readonly records: number
@@ -138,14 +136,9 @@ const pgFloor = async (rows: ReadonlyArray<JobRow>, batch: number, clients: numb
 
 const results: Array<Record<string, unknown>> = []
 
-const runBackend = async (backend: Backend) => {
-  const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-ingest-"))
-  const schema = `bench_ingest_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
-  const admin = new pg.Pool({ connectionString: pgUrl, max: 1 })
-  const file = join(dir, "server.sqlite")
-  try {
-    if (backend === "postgres") await admin.query(`CREATE SCHEMA ${schema}`)
-    const server = await startServer(backend === "sqlite" ? `sqlite:${file}` : PgStorage.urlWithSchema(pgUrl, schema), {
+const runBackend = (backend: Backend) =>
+  withDatabase(backend, "ingest", async ({ admin, file, schema, url }) => {
+    const server = await startServer(url, {
       WORKER_ENABLED: process.env["INGEST_WORKER"] ?? "true"
     }, process.env["INGEST_PROFILE"])
     const sqlite = backend === "sqlite" ? new Database(file, { readonly: true }) : undefined
@@ -200,14 +193,9 @@ const runBackend = async (backend: Backend) => {
       sqlite?.close()
       await server.stop()
     }
-  } finally {
-    if (backend === "postgres") await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await admin.end()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
+  })
 
-console.log(`# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log("\n| storage | batch | clients | accepted rec/s | processed rec/s | floor, txn per request | floor, grouped | accepted / best floor |")
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -12,17 +12,11 @@
  * `npm run bench:latency [-- sqlite|postgres|both]`. Env: LATENCY_PROBES (default 200),
  * POLL_MILLIS (default 2), TRADEFLOW_TEST_PG_URL. Prints a JSON line per case and a Markdown table.
  */
-import { PgStorage } from "@tradeflow/storage-pg"
-import { mkdtempSync, rmSync } from "node:fs"
-import { cpus, loadavg, tmpdir } from "node:os"
-import { join } from "node:path"
-import pg from "pg"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { bodyOf, call, post, startServer, uatKey } from "../Harness.js"
+import { bodyOf, call, machineLine, post, startServer, uatKey, withDatabase } from "../Harness.js"
 
 const probes = Number(process.env["LATENCY_PROBES"] ?? 200)
 const pollMillis = Number(process.env["POLL_MILLIS"] ?? 2)
-const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -84,13 +78,9 @@ const background = (port: number, key: string, rate: number, stop: Promise<void>
 
 const results: Array<Record<string, unknown>> = []
 
-const runBackend = async (backend: Backend) => {
-  const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-latency-"))
-  const schema = `bench_latency_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
-  const admin = new pg.Pool({ connectionString: pgUrl, max: 1 })
-  try {
-    if (backend === "postgres") await admin.query(`CREATE SCHEMA ${schema}`)
-    const server = await startServer(backend === "sqlite" ? `sqlite:${join(dir, "server.sqlite")}` : PgStorage.urlWithSchema(pgUrl, schema))
+const runBackend = (backend: Backend) =>
+  withDatabase(backend, "latency", async (database) => {
+    const server = await startServer(database.url)
     try {
       const key = await uatKey(server.port, "Latency bench")
       await measure(server.port, key, "warmup", 5)
@@ -111,14 +101,9 @@ const runBackend = async (backend: Backend) => {
     } finally {
       await server.stop()
     }
-  } finally {
-    if (backend === "postgres") await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await admin.end()
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
+  })
 
-console.log(`# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log("\n| storage | load | background rec/s | p50 ms | p99 ms | max ms |\n|---|---|---:|---:|---:|---:|")
 for (const r of results) console.log(`| ${r["backend"]} | ${r["load"]} | ${r["rate"]} | ${r["p50"]} | ${r["p99"]} | ${r["max"]} |`)

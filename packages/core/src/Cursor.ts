@@ -29,12 +29,22 @@ export interface CursorScope {
   readonly latest?: boolean | undefined
 }
 
+/** Signs and verifies the cursors of one scope (its filter fingerprint computed once). */
+export interface ScopedSigner {
+  /** The cursor that resumes after sequence number `afterSeq` of the scope. */
+  readonly sign: (afterSeq: number) => Effect.Effect<string>
+  /** The sequence number a cursor resumes after, if it was issued for exactly the scope. */
+  readonly verify: (cursor: string) => Effect.Effect<number, InvalidCursor>
+}
+
 /** Signs and verifies cursors with one secret. */
 export interface Signer {
   /** The cursor that resumes after sequence number `afterSeq` of this scope. */
   readonly sign: (scope: CursorScope, afterSeq: number) => Effect.Effect<string>
   /** The sequence number a cursor resumes after, if it was issued for exactly this scope. */
   readonly verify: (scope: CursorScope, cursor: string) => Effect.Effect<number, InvalidCursor>
+  /** Both, bound to one scope: what one page needs (verify the request's cursor, sign the next). */
+  readonly scoped: (scope: CursorScope) => Effect.Effect<ScopedSigner>
 }
 
 /**
@@ -74,6 +84,7 @@ export const layerConfig: Layer.Layer<CursorSecret, ConfigError.ConfigError | St
 )
 
 const encoder = new TextEncoder()
+const decoder = new TextDecoder()
 
 /** Unique and sorted, so `type=A,B` and `type=B,A` select the same messages and cursors. */
 export const normaliseTypes = (types: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(types)].sort()
@@ -86,11 +97,14 @@ const filtersOf = (scope: CursorScope): string =>
     scope.latest === true
   ])
 
-const fingerprint = (scope: CursorScope): Effect.Effect<string> =>
+const fingerprintOf = (filters: string): Effect.Effect<string> =>
   Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(filtersOf(scope)))),
+    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(filters))),
     (digest) => Encoding.encodeBase64Url(new Uint8Array(digest).subarray(0, 12))
   )
+
+/** The fingerprints of the filter sets a signer saw last (they are not secret: cursors carry them). */
+const fingerprintCacheSize = 256
 
 const signedText = (payload: string, organisationId: string): Uint8Array =>
   encoder.encode(`${version}.${payload}\n${organisationId}`)
@@ -104,10 +118,20 @@ const decodeCanonical = (text: string): Option.Option<Uint8Array> => {
     : Option.none()
 }
 
-const Payload = Schema.parseJson(Schema.Struct({
-  s: Schema.Int.pipe(Schema.nonNegative()),
-  f: Schema.String
-}))
+/** The payload `{ "s": <non-negative safe integer>, "f": <string> }` (other keys ignored), or none. */
+const parsePayload = (text: string): Option.Option<{ readonly s: number; readonly f: string }> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return Option.none()
+  }
+  if (typeof value !== "object" || value === null) return Option.none()
+  const { f, s } = value as { readonly s?: unknown; readonly f?: unknown }
+  return typeof s === "number" && Number.isSafeInteger(s) && s >= 0 && typeof f === "string"
+    ? Option.some({ s, f })
+    : Option.none()
+}
 
 const malformed = new InvalidCursor({
   detail: "the cursor is malformed or truncated; pass next_cursor exactly as a previous page returned it"
@@ -121,7 +145,8 @@ const otherFilters = new InvalidCursor({
 
 /**
  * A signer over this secret. Verification is `crypto.subtle.verify`, which compares the MACs in
- * constant time.
+ * constant time. The filter fingerprint (SHA-256) of the last {@link fingerprintCacheSize} filter
+ * sets is kept, so a page costs one HMAC verification and one HMAC signature.
  */
 export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Signer> =>
   Effect.map(
@@ -134,32 +159,50 @@ export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Sig
         ["sign", "verify"]
       )
     ),
-    (key): Signer => ({
-      sign: (scope, afterSeq) =>
-        Effect.gen(function*() {
-          const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: yield* fingerprint(scope) }))
-          const mac = yield* Effect.promise(() =>
-            globalThis.crypto.subtle.sign("HMAC", key, signedText(payload, scope.organisation_id))
-          )
-          return `${version}.${payload}.${Encoding.encodeBase64Url(new Uint8Array(mac))}`
-        }),
-      verify: (scope, cursor) =>
-        Effect.gen(function*() {
-          const parts = cursor.split(".")
-          if (parts.length !== 3 || parts[0] !== version) return yield* malformed
-          const payloadText = parts[1]!
-          const payloadBytes = decodeCanonical(payloadText)
-          const mac = decodeCanonical(parts[2]!)
-          if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
-          const valid = yield* Effect.promise(() =>
-            globalThis.crypto.subtle.verify("HMAC", key, mac.value, signedText(payloadText, scope.organisation_id))
-          )
-          if (!valid) return yield* foreign
-          const payload = yield* Schema.decodeUnknown(Payload)(new TextDecoder().decode(payloadBytes.value)).pipe(
-            Effect.mapError(() => malformed)
-          )
-          if (payload.f !== (yield* fingerprint(scope))) return yield* otherFilters
-          return payload.s
-        })
-    })
+    (key): Signer => {
+      const fingerprints = new Map<string, string>()
+      const fingerprint = (scope: CursorScope): Effect.Effect<string> => {
+        const filters = filtersOf(scope)
+        const known = fingerprints.get(filters)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.tap(fingerprintOf(filters), (computed) =>
+          Effect.sync(() => {
+            if (fingerprints.size >= fingerprintCacheSize) fingerprints.clear()
+            fingerprints.set(filters, computed)
+          }))
+      }
+      const bind = (scope: CursorScope, filters: string): ScopedSigner => ({
+        sign: (afterSeq) =>
+          Effect.gen(function*() {
+            const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: filters }))
+            const mac = yield* Effect.promise(() =>
+              globalThis.crypto.subtle.sign("HMAC", key, signedText(payload, scope.organisation_id))
+            )
+            return `${version}.${payload}.${Encoding.encodeBase64Url(new Uint8Array(mac))}`
+          }),
+        verify: (cursor) =>
+          Effect.gen(function*() {
+            const parts = cursor.split(".")
+            if (parts.length !== 3 || parts[0] !== version) return yield* malformed
+            const payloadText = parts[1]!
+            const payloadBytes = decodeCanonical(payloadText)
+            const mac = decodeCanonical(parts[2]!)
+            if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
+            const valid = yield* Effect.promise(() =>
+              globalThis.crypto.subtle.verify("HMAC", key, mac.value, signedText(payloadText, scope.organisation_id))
+            )
+            if (!valid) return yield* foreign
+            const payload = parsePayload(decoder.decode(payloadBytes.value))
+            if (Option.isNone(payload)) return yield* malformed
+            if (payload.value.f !== filters) return yield* otherFilters
+            return payload.value.s
+          })
+      })
+      const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filters) => bind(scope, filters))
+      return {
+        sign: (scope, afterSeq) => Effect.flatMap(scoped(scope), (signer) => signer.sign(afterSeq)),
+        verify: (scope, cursor) => Effect.flatMap(scoped(scope), (signer) => signer.verify(cursor)),
+        scoped
+      }
+    }
   )

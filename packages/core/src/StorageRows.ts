@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Predicate, Schema } from "effect"
+import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 import * as Automation from "./Automation.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
@@ -144,8 +144,27 @@ export const decodeClaimed = rows(ClaimedRow)
 export const decodeOutcomes = rows(OutcomeRow)
 /** @since 0.1.0 */
 export const decodeTradeflows = rows(TradeflowRow)
-/** @since 0.1.0 */
-export const decodeMessages = rows(MessageRow)
+const decodeMessageRows = rows(MessageRow)
+
+const isMessageRow = (row: unknown): boolean => {
+  if (typeof row !== "object" || row === null) return false
+  const r = row as { readonly [K in keyof typeof MessageRow.Type]?: unknown }
+  return typeof r.seq === "number" && typeof r.hash === "string" && typeof r.type === "string" &&
+    typeof r.tradeflow_reference === "string" && typeof r.generated_at === "number" && typeof r.body === "string" &&
+    (r.container_reference === null || typeof r.container_reference === "string")
+}
+
+/**
+ * Rows of the messages table. The hot path of the upstream feed: the rows are checked by hand and
+ * returned as they are (a row holds only the selected columns); only when one is malformed does
+ * the Schema decode run, for its ParseError.
+ */
+export const decodeMessages = (
+  input: unknown
+): Effect.Effect<ReadonlyArray<typeof MessageRow.Type>, ParseResult.ParseError> =>
+  Array.isArray(input) && input.every(isMessageRow)
+    ? Effect.succeed(input as ReadonlyArray<typeof MessageRow.Type>)
+    : decodeMessageRows(input)
 /** @since 0.1.0 */
 export const decodeAutomations = rows(AutomationRow)
 /** @since 0.1.0 */

@@ -152,11 +152,10 @@ export const layer: Layer.Layer<Upstream, never, MessageStore | Settings> = Laye
     page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
       const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
       const filters = storeFilters(query)
-      const scope = scopeOf(query)
-      const sign = yield* signer
+      const cursors = yield* (yield* signer).scoped(scopeOf(query))
       let after = 0
       if (query.cursor !== undefined) {
-        after = yield* sign.verify(scope, query.cursor)
+        after = yield* cursors.verify(query.cursor)
       } else if (query.since !== undefined) {
         const first = yield* store.list({ ...filters, since: query.since, take: "oldest", limit: 1 })
         if (first[0] !== undefined) {
@@ -171,7 +170,7 @@ export const layer: Layer.Layer<Upstream, never, MessageStore | Settings> = Laye
       const last = data[data.length - 1]
       return {
         data: shaped(query, data),
-        next_cursor: yield* sign.sign(scope, last === undefined ? after : last.seq),
+        next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
         has_more: rows.length > perPage
       }
     })

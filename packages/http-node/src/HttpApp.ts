@@ -226,10 +226,23 @@ const upstreamFilters = (organisation_id: string, urlParams: typeof UpstreamPara
   ...(urlParams.excludes === undefined ? {} : { exclude_shipment: true })
 })
 
-const jsonArray = (messages: ReadonlyArray<{ readonly body: string }>): string => {
-  let out = "["
-  for (let i = 0; i < messages.length; i++) out += (i === 0 ? "" : ",") + messages[i]!.body
-  return out + "]"
+/**
+ * The UTF-8 bytes of `<prefix>[<body>,<body>,…]<suffix>`, written straight into one buffer from the
+ * stored JSON bodies (no page-sized string in between).
+ */
+const jsonArrayBytes = (messages: ReadonlyArray<{ readonly body: string }>, prefix = "", suffix = ""): Uint8Array => {
+  let length = Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 1 + Math.max(1, messages.length)
+  for (let i = 0; i < messages.length; i++) length += Buffer.byteLength(messages[i]!.body)
+  const out = Buffer.allocUnsafe(length)
+  let at = out.write(prefix, 0)
+  out[at++] = 0x5b
+  for (let i = 0; i < messages.length; i++) {
+    if (i > 0) out[at++] = 0x2c
+    at += out.write(messages[i]!.body, at)
+  }
+  out[at++] = 0x5d
+  at += out.write(suffix, at)
+  return at === length ? out : out.subarray(0, at)
 }
 
 const listUpstream = Effect.gen(function*() {
@@ -246,7 +259,7 @@ const listUpstream = Effect.gen(function*() {
           ])
         }
         const messages = yield* mapCoreErrors(upstream.list({ ...filters, ...since }))
-        return HttpServerResponse.text(jsonArray(messages), { contentType: "application/json" })
+        return HttpServerResponse.uint8Array(jsonArrayBytes(messages), { contentType: "application/json" })
       }
       const page = yield* mapCoreErrors(upstream.page({
         ...filters,
@@ -254,8 +267,8 @@ const listUpstream = Effect.gen(function*() {
         per_page: Number(urlParams.per_page),
         ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
       }))
-      return HttpServerResponse.text(
-        `{"data":${jsonArray(page.data)},"next_cursor":${JSON.stringify(page.next_cursor)},"has_more":${page.has_more}}`,
+      return HttpServerResponse.uint8Array(
+        jsonArrayBytes(page.data, `{"data":`, `,"next_cursor":${JSON.stringify(page.next_cursor)},"has_more":${page.has_more}}`),
         { contentType: "application/json" }
       )
     })

@@ -1,6 +1,6 @@
 /**
  * Depth benchmark of the paginated upstream feed: fills the storage (SQLite and/or PostgreSQL) with
- * BENCH_MESSAGES (default 1,000,000) messages of one organisation, then measures
+ * BENCH_MESSAGES (default 1,000,000) messages of one organisation (the fills of bench/Fill.ts), then measures
  * `GET /upstream?per_page=500` on the first page and on pages deep in the log through the real HTTP
  * server (in-process, on a port), and the same pages at the service and storage level. Keyset
  * pagination must keep the deep page within 2x of the first one.
@@ -19,14 +19,12 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
   Accounts,
-  JobQueue,
   Locations,
   MessageStore,
   Service,
   type Storage,
   type StorageError,
   TrackingConfig,
-  TradeflowStore,
   Upstream
 } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
@@ -39,6 +37,7 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Backend, selectedBackends } from "../Backends.js"
+import { bulkFill, commitFill, messageBody, messageTypes as types } from "../Fill.js"
 
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
 const repeat = Number(process.env["BENCH_REPEAT"] ?? 200)
@@ -46,7 +45,6 @@ const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
 const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
 const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const perPage = 500
-const types = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 
 const backends = selectedBackends()
 
@@ -64,21 +62,6 @@ const appOn = (storage: Layer.Layer<Storage.Storage | SqlClient.SqlClient, Stora
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )
 }
-
-const body = (i: number, type: string, generatedAt: number): string =>
-  JSON.stringify({
-    hash: `h${i}`,
-    message_generated_event_date: new Date(generatedAt).toISOString(),
-    type,
-    tradeflow_reference: `TF-${i % 1000}`,
-    payload: {
-      type: type === "CONTAINER_MILESTONE" ? "CONTAINER_MILESTONES" : type,
-      status_code: "VA",
-      event_date: new Date(generatedAt).toISOString(),
-      location: { name: "Rotterdam", unlocode: "NLRTM", timezone: "Europe/Amsterdam", country: { name: "Netherlands", iso_a2: "NL" } },
-      shipment: { containers: [{ reference: "MSCU1234565", container_type: "45G1", container_length: 40 }], transport_plan_legs: [] }
-    }
-  })
 
 interface Stats {
   readonly p50: number
@@ -109,124 +92,6 @@ const measureAll = <E, R>(cases: ReadonlyArray<readonly [string, Effect.Effect<n
       stats[name] = { p50: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, rows: rows[c]! }
     })
     return stats
-  })
-
-/** The SQLite fill: the messages go through TradeflowStore.commit, one enqueued job per batch. */
-const commitFill = (organisationId: string) =>
-  Effect.gen(function*() {
-    const queue = yield* JobQueue.JobQueue
-    const store = yield* TradeflowStore.TradeflowStore
-    const now = Date.now()
-    for (let from = 0; from < total; from += batchSize) {
-      const outcome = yield* queue.enqueue({
-        organisation_id: organisationId,
-        environment: "production",
-        payload: { _tag: "Delete", reference: null, hard: false },
-        received_at: now
-      })
-      if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
-      const batch = Array.from({ length: Math.min(batchSize, total - from) }, (_, k) => {
-        const i = from + k
-        const type = types[i % types.length]!
-        const generatedAt = now - (total - i)
-        return {
-          hash: `h${i}`,
-          type,
-          tradeflow_reference: `TF-${i % 1000}`,
-          container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
-          generated_at: generatedAt,
-          body: body(i, type, generatedAt)
-        }
-      })
-      yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
-      if ((from / batchSize) % 10 === 0) console.log(`filled ${from + batch.length} / ${total}`)
-    }
-  })
-
-const isoSql = (ms: string) =>
-  `to_char(to_timestamp(div(${ms}, 1000)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad(mod(${ms}, 1000)::text, 3, '0') || 'Z'`
-
-/**
- * The PostgreSQL fill: the same rows as {@link commitFill} (same hashes, types, references,
- * timestamps and byte-identical bodies; message i gets seq i + 1), written with bulk
- * `INSERT … SELECT generate_series` statements, then the organisation's `message_sequences`
- * counter set to the last seq, one job marked done (so the queue looks used), `VACUUM (ANALYZE)`.
- * A sample of the bodies is compared with the JavaScript ones.
- */
-const bulkFill = (organisationId: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const now = Date.now()
-    const typeAt = `(ARRAY['${types.join("','")}'])[mod(g.i, ${types.length}) + 1]`
-    const rowsSql = `
-      SELECT g.i, ${typeAt} AS type, ($2::bigint - ($3::bigint - g.i)) AS at
-      FROM generate_series($4::bigint, $5::bigint) AS g(i)`
-    const location = `{"name":"Rotterdam","unlocode":"NLRTM","timezone":"Europe/Amsterdam","country":{"name":"Netherlands","iso_a2":"NL"}}`
-    const shipment = `{"containers":[{"reference":"MSCU1234565","container_type":"45G1","container_length":40}],"transport_plan_legs":[]}`
-    const statement = `INSERT INTO messages (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
-      SELECT $1, r.i + 1, 'h' || r.i, r.type, 'TF-' || mod(r.i, 1000), CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'MSCU1234565' END,
-        r.at::float8,
-        '{"hash":"h' || r.i || '","message_generated_event_date":"' || ${isoSql("r.at")} || '","type":"' || r.type ||
-        '","tradeflow_reference":"TF-' || mod(r.i, 1000) || '","payload":{"type":"' ||
-        CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'CONTAINER_MILESTONES' ELSE r.type END ||
-        '","status_code":"VA","event_date":"' || ${isoSql("r.at")} || '","location":${location},"shipment":${shipment}}}'
-      FROM (${rowsSql}) AS r`
-    for (let from = 0; from < total; from += pgChunk) {
-      const to = Math.min(total, from + pgChunk) - 1
-      yield* sql.unsafe(statement, [organisationId, now, total, from, to])
-      console.log(`filled ${to + 1} / ${total}`)
-    }
-    yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${organisationId}, ${total})
-      ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
-    const queue = yield* JobQueue.JobQueue
-    const store = yield* TradeflowStore.TradeflowStore
-    const outcome = yield* queue.enqueue({
-      organisation_id: organisationId,
-      environment: "production",
-      payload: { _tag: "Delete", reference: null, hard: false },
-      received_at: now
-    })
-    if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
-    yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
-    console.log("VACUUM (ANALYZE) messages")
-    yield* sql.unsafe("VACUUM (ANALYZE) messages")
-    const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)
-    const stored = yield* sql.unsafe<{ seq: number; hash: string; type: string; tradeflow_reference: string; container_reference: string | null; generated_at: number; body: string }>(
-      `SELECT seq::float8 AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages
-        WHERE organisation_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
-      [organisationId, samples.map((i) => i + 1)]
-    )
-    if (stored.length !== samples.length) return yield* Effect.dieMessage(`sample: ${stored.length} rows, expected ${samples.length}`)
-    for (const row of stored) {
-      const i = row.seq - 1
-      const type = types[i % types.length]!
-      const at = now - (total - i)
-      const expected = {
-        hash: `h${i}`,
-        type,
-        tradeflow_reference: `TF-${i % 1000}`,
-        container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
-        generated_at: at,
-        body: body(i, type, at)
-      }
-      const actual = {
-        hash: row.hash,
-        type: row.type,
-        tradeflow_reference: row.tradeflow_reference,
-        container_reference: row.container_reference,
-        generated_at: row.generated_at,
-        body: row.body
-      }
-      if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-        return yield* Effect.dieMessage(`row ${i} differs from the JavaScript fill:\n${JSON.stringify(actual)}\n${JSON.stringify(expected)}`)
-      }
-    }
-    const counter = yield* sql<{ last_seq: number; count: number }>`SELECT
-      (SELECT last_seq::float8 FROM message_sequences WHERE organisation_id = ${organisationId}) AS last_seq,
-      (SELECT count(*)::float8 FROM messages WHERE organisation_id = ${organisationId}) AS count`
-    if (counter[0]?.last_seq !== total || counter[0]?.count !== total) {
-      return yield* Effect.dieMessage(`counter ${JSON.stringify(counter[0])}, expected ${total}`)
-    }
   })
 
 const program = <R>(fill: (organisationId: string) => Effect.Effect<void, unknown, R>) => Effect.gen(function*() {
@@ -315,7 +180,7 @@ type Outcome = Effect.Effect.Success<ReturnType<typeof program>>
 
 const runSqlite = Effect.scoped(Effect.flatMap(
   Layer.build(appOn(SqliteStorage.layer({ filename, synchronous: "NORMAL" }))),
-  (context) => Effect.provide(program(commitFill), context)
+  (context) => Effect.provide(program((id) => commitFill(id, { total, batchSize })), context)
 )).pipe(Effect.map((outcome) => ({
   ...outcome,
   dbBytes: statSync(filename).size + (() => {
@@ -339,7 +204,7 @@ const runPostgres = Effect.scoped(Effect.gen(function*() {
   yield* Effect.addFinalizer(() => dropSchema)
   console.log(`PostgreSQL schema ${pgSchema}`)
   const context = yield* Layer.build(appOn(PgStorage.layer({ url: pgUrl, schema: pgSchema })))
-  const outcome = yield* Effect.provide(program(bulkFill), context)
+  const outcome = yield* Effect.provide(program((id) => bulkFill(id, { total, chunk: pgChunk })), context)
   const sql = Context.get(context, SqlClient.SqlClient)
   const info = yield* sql<{ version: string; bytes: number; shared_buffers: string }>`SELECT
     current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers,
@@ -403,7 +268,7 @@ const sqliteSection = (outcome: Outcome & { readonly dbBytes: number }, pgMeasur
     `Date: ${new Date().toISOString()}`,
     `Machine: ${m.nproc} CPUs (nproc), ${m.memory} memory, ${m.cpu}; Node ${m.node}; load average at the end ${m.load} ` +
     "(the machine was shared with other work while the benchmark ran)",
-    `Data: ${total.toLocaleString("en")} messages of one organisation (4 types round-robin, ~${Math.round(body(0, "BASIC_STATUS", 0).length)} byte bodies), ` +
+    `Data: ${total.toLocaleString("en")} messages of one organisation (4 types round-robin, ~${Math.round(messageBody(0, "BASIC_STATUS", 0).length)} byte bodies), ` +
     `filled through TradeflowStore.commit in batches of ${batchSize.toLocaleString("en")} in ${outcome.fillSeconds.toFixed(1)} s ` +
     `(SQLite synchronous=NORMAL for the fill and the run); database ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB.`,
     method(),
@@ -438,7 +303,7 @@ const postgresSection = (outcome: Effect.Effect.Success<typeof runPostgres>) => 
     `Database: PostgreSQL ${outcome.version} on the same machine (127.0.0.1, default configuration, shared_buffers ` +
     `${outcome.sharedBuffers}), reached through @tradeflow/storage-pg (\`PgStorage.layer\`, pool of 10) in a fresh schema, dropped afterwards.`,
     `Data: the same ${total.toLocaleString("en")} messages of one organisation as in the SQLite run (same hashes, types, ` +
-    `references, timestamps and byte-identical ~${Math.round(body(0, "BASIC_STATUS", 0).length)} byte bodies; checked on a sample), ` +
+    `references, timestamps and byte-identical ~${Math.round(messageBody(0, "BASIC_STATUS", 0).length)} byte bodies; checked on a sample), ` +
     `written with bulk \`INSERT … SELECT generate_series\` statements of ${pgChunk.toLocaleString("en")} rows into the migrated ` +
     "schema (every index in place), the organisation's message_sequences counter set to the last seq, then " +
     `\`VACUUM (ANALYZE) messages\`; fill ${outcome.fillSeconds.toFixed(1)} s in all; schema ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB ` +

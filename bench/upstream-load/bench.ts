@@ -1,0 +1,536 @@
+/**
+ * Upstream load benchmark (issue 6): throughput of `GET /v3/upstream?per_page=500` on the real
+ * standalone server next to a bare `node:http` server answering the same bytes (goal: at least
+ * 50% of its requests/s), and the peak RSS of the real server under polling load with
+ * BENCH_MESSAGES (default 1,000,000) stored messages (goal: under 300 MB). One script for both
+ * because both run on the same filled database, and the fill is the slow part.
+ *
+ * Per backend: the database (a SQLite file in a temporary directory, or a fresh PostgreSQL schema)
+ * gets one organisation, a production API key and the messages of bench/Fill.ts, written by this
+ * process; then the real server (examples/standalone/src/main.ts) runs as a separate process,
+ * started as `node --import tsx` like `npm start` runs it (the tsx loader is part of the measured
+ * memory), with its defaults (job worker, webhook worker, SQLite synchronous=FULL, PostgreSQL pool
+ * of 10). One real page (a cursor in the middle of the log) is captured with its headers, and a
+ * bare server (`node -e`, a separate process) answers every request with those bytes and headers.
+ *
+ * Throughput: for each C of BENCH_CLIENTS, C keep-alive connections (node:http Agent, in this
+ * process) each walk the log page by page, following `next_cursor` and restarting at the first page
+ * when `has_more` is false; client k starts at sequence k/C of the log (cursors signed with the
+ * stored secret, as the server would). BENCH_WARMUP seconds unmeasured, then BENCH_SECONDS
+ * measured, on the real server and then on the bare server with the same client code (the bare
+ * server's cursor is always the same). Reported: req/s, body MB/s, latency p50/p99, ratio.
+ *
+ * Memory: a fresh real server process; VmRSS of /proc/<pid>/status every 100 ms from its start,
+ * BENCH_MEMORY_CLIENTS page walkers (spread as above) plus 2 clients polling the array form
+ * (`GET /v3/upstream`) and 1 polling `GET /v3/upstream?latest=true`, for BENCH_MEMORY_SECONDS;
+ * peak VmRSS and VmHWM at the end.
+ *
+ * `npx tsx bench/upstream-load/bench.ts [sqlite|postgres|both]`. Prints JSON lines and Markdown
+ * tables; writes nothing into the repository (RESULTS.md is written by hand from the output).
+ * Env: BENCH_STORAGE (sqlite | postgres | both, default both; a CLI argument wins),
+ * BENCH_MESSAGES, BENCH_CLIENTS (default "1,8,32"), BENCH_SECONDS (default 10), BENCH_WARMUP
+ * (default 2), BENCH_MEMORY_CLIENTS (default 32), BENCH_MEMORY_SECONDS (default 60; 0 skips the
+ * memory run), BENCH_BATCH (SQLite fill: messages per commit, default 10,000), BENCH_PG_CHUNK
+ * (PostgreSQL fill: rows per INSERT, default 100,000), BENCH_CPU_PROF (a directory: the throughput
+ * server runs with `--cpu-prof` and writes its profiles into `<dir>/<backend>/` on exit, one per
+ * thread, the main thread's named `CPU.*.0.*.cpuprofile`), BENCH_SERVER_NODE_ARGS (extra
+ * node options of the real server, space-separated, e.g. `--max-old-space-size=128`), TRADEFLOW_TEST_PG_URL
+ * (default postgres://postgres@127.0.0.1:5432/test). Temporary files and the schema are removed at
+ * the end (also on SIGINT / SIGTERM).
+ */
+import { SqlClient } from "@effect/sql"
+import { Accounts, Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
+import { PgStorage } from "@tradeflow/storage-pg"
+import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Agent, request } from "node:http"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { freePort, main as serverMain, root as repoRoot } from "../../examples/standalone/test/Process.js"
+import { type Backend, selectedBackends } from "../Backends.js"
+import { bulkFill, commitFill } from "../Fill.js"
+
+const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
+const clientCounts = (process.env["BENCH_CLIENTS"] ?? "1,8,32").split(",").map(Number)
+const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
+const warmup = Number(process.env["BENCH_WARMUP"] ?? 2)
+const memoryClients = Number(process.env["BENCH_MEMORY_CLIENTS"] ?? 32)
+const memorySeconds = Number(process.env["BENCH_MEMORY_SECONDS"] ?? 60)
+const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
+const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
+const cpuProf = process.env["BENCH_CPU_PROF"]
+const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
+const perPage = 500
+const pagePath = "/v3/upstream?per_page=500"
+
+const backends = selectedBackends()
+const tmp = mkdtempSync(join(tmpdir(), "tradeflow-bench-upstream-load-"))
+const children = new Set<ChildProcess>()
+const scope = Effect.runSync(Scope.make())
+
+interface Prepared {
+  readonly key: string
+  readonly env: Record<string, string>
+  readonly starts: ReadonlyMap<number, ReadonlyArray<string | undefined>>
+  readonly middle: string
+  readonly fillSeconds: number
+}
+
+/** Creates the organisation and its key, fills the messages, signs the start cursors of every client count. */
+const prepare = <E>(
+  storage: Layer.Layer<Storage.Storage | SqlClient.SqlClient, StorageError.StorageError>,
+  fill: (organisationId: string) => Effect.Effect<void, E, Storage.Storage | SqlClient.SqlClient>
+) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts.Accounts
+    const org = yield* accounts.createOrganisation("Bench BV")
+    const { key } = yield* accounts.createApiKey(org.id, "production")
+    const started = performance.now()
+    yield* fill(org.id)
+    const fillSeconds = (performance.now() - started) / 1000
+    const signer = yield* Effect.flatMap(Cursor.storedSecret, Cursor.makeSigner)
+    const starts = new Map<number, ReadonlyArray<string | undefined>>()
+    for (const clients of new Set([...clientCounts, memoryClients])) {
+      starts.set(clients, yield* Effect.forEach(Array.from({ length: clients }, (_, k) => k), (k) =>
+        k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, Math.floor((k * total) / clients))))
+    }
+    const middle = yield* signer.sign({ organisation_id: org.id }, Math.floor(total / 2))
+    return { key, fillSeconds, starts, middle }
+  }).pipe(
+    Effect.provide(Service.layer({ background: false }).pipe(
+      Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
+    )),
+    Effect.scoped
+  )
+
+const prepareSqlite = async (): Promise<Prepared> => {
+  const filename = join(tmp, "bench.sqlite")
+  const prepared = await Effect.runPromise(prepare(
+    SqliteStorage.layer({ filename, synchronous: "NORMAL" }),
+    (id) => commitFill(id, { total, batchSize })
+  ))
+  return { ...prepared, env: { DATABASE_URL: `sqlite:${filename}` } }
+}
+
+const preparePostgres = async (): Promise<Prepared> => {
+  const test = await Effect.runPromise(Scope.extend(makeTestSchema(), scope))
+  console.log(`PostgreSQL schema ${test.schema}`)
+  const prepared = await Effect.runPromise(prepare(
+    PgStorage.layer({ url: test.baseUrl, schema: test.schema }),
+    (id) => bulkFill(id, { total, chunk: pgChunk })
+  ))
+  return { ...prepared, env: { DATABASE_URL: test.url } }
+}
+
+interface Server {
+  readonly base: string
+  readonly child: ChildProcess
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once("exit", () => resolve())
+  })
+
+/** The standalone server as `node [nodeArgs] --import tsx main.ts`, its output in a log file of the temporary directory. */
+const startServer = async (name: string, env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []): Promise<Server> => {
+  const port = await freePort()
+  const log = openSync(join(tmp, `${name}.log`), "a")
+  const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, "--import", "tsx", serverMain], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      CONSOLE_TOKEN: "bench",
+      PRODUCTION_HOSTS: "127.0.0.1",
+      UAT_HOSTS: "uat.localhost",
+      ...env
+    },
+    stdio: ["ignore", log, log]
+  })
+  closeSync(log)
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}; see ${join(tmp, `${name}.log`)}`)
+    const up = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
+    if (up) return { base, child }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("server did not start")
+}
+
+/** SIGTERM (a graceful shutdown, which also writes a `--cpu-prof` profile), SIGKILL after 40 s. */
+const stopServer = async (server: Server) => {
+  server.child.kill("SIGTERM")
+  const timer = setTimeout(() => server.child.kill("SIGKILL"), 40_000)
+  await exited(server.child)
+  clearTimeout(timer)
+}
+
+const bareSource = `
+const http = require("node:http")
+const fs = require("node:fs")
+const body = fs.readFileSync(process.argv[1])
+const headers = JSON.parse(fs.readFileSync(process.argv[2], "utf8"))
+const server = http.createServer((req, res) => {
+  req.resume()
+  res.writeHead(200, headers)
+  res.end(body)
+})
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
+`
+
+const startBare = async (bodyFile: string, headersFile: string): Promise<Server> => {
+  const child = spawn(process.execPath, ["-e", bareSource, bodyFile, headersFile], { stdio: ["ignore", "pipe", "inherit"] })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
+    child.once("exit", (code) => reject(new Error(`bare server exited with ${code}`)))
+  })
+  return { base: `http://127.0.0.1:${port}`, child }
+}
+
+interface Answer {
+  readonly status: number
+  readonly bytes: number
+  readonly tail: string
+  readonly headers: Record<string, string | Array<string> | undefined>
+}
+
+/** One GET over `agent`: the status, the body size and its last 512 bytes. */
+const get = (agent: Agent, base: URL, path: string, key: string, keepBody = false) =>
+  new Promise<Answer & { readonly body?: Buffer }>((resolve, reject) => {
+    const req = request({ host: base.hostname, port: base.port, path, agent, headers: { authorization: key } }, (res) => {
+      let bytes = 0
+      let tail = Buffer.alloc(0)
+      const chunks: Array<Buffer> = []
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length
+        if (keepBody) chunks.push(chunk)
+        tail = tail.length + chunk.length <= 512 ? Buffer.concat([tail, chunk]) : Buffer.concat([tail, chunk]).subarray(-512)
+      })
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          bytes,
+          tail: tail.toString("latin1"),
+          headers: res.headers,
+          ...(keepBody ? { body: Buffer.concat(chunks) } : {})
+        }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end()
+  })
+
+const pageEnd = /"next_cursor":"([^"]+)","has_more":(true|false)\}$/
+
+interface Walk {
+  readonly kind: string
+  readonly clients: number
+  readonly requests: number
+  readonly bytes: number
+  readonly errors: number
+  readonly wraps: number
+  readonly seconds: number
+  readonly latencies: Array<number>
+}
+
+/**
+ * `clients` connections, each looping over `next(cursor)` paths until the deadline: page walkers
+ * follow `next_cursor` (back to the first page after `has_more: false`); pollers send the same path.
+ * Requests completing within the measured window (after `warm` seconds) are counted.
+ */
+const walk = async (options: {
+  readonly base: string
+  readonly key: string
+  readonly kind: string
+  readonly starts: ReadonlyArray<string | undefined>
+  readonly path: (cursor: string | undefined) => string
+  readonly warm: number
+  readonly measured: number
+}): Promise<Walk> => {
+  const base = new URL(options.base)
+  const clients = options.starts.length
+  const agent = new Agent({ keepAlive: true, maxSockets: clients })
+  const measureFrom = performance.now() + options.warm * 1000
+  const deadline = measureFrom + options.measured * 1000
+  let requests = 0
+  let bytes = 0
+  let errors = 0
+  let wraps = 0
+  const latencies: Array<number> = []
+  await Promise.all(options.starts.map(async (start) => {
+    let cursor = start
+    while (performance.now() < deadline) {
+      const sent = performance.now()
+      const answer = await get(agent, base, options.path(cursor), options.key)
+      const done = performance.now()
+      const end = pageEnd.exec(answer.tail)
+      if (answer.status !== 200) {
+        errors++
+        if (errors <= 3) console.error(`${options.kind}: ${answer.status} ${answer.tail.slice(-200)}`)
+      } else if (end !== null) {
+        cursor = end[2] === "true" ? end[1] : undefined
+        if (end[2] !== "true") wraps++
+      }
+      if (done >= measureFrom && done <= deadline) {
+        requests++
+        bytes += answer.bytes
+        latencies.push(done - sent)
+      }
+    }
+  }))
+  agent.destroy()
+  return { kind: options.kind, clients, requests, bytes, errors, wraps, seconds: options.measured, latencies }
+}
+
+const quantile = (values: ReadonlyArray<number>, q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+}
+
+const summary = (w: Walk) => ({
+  kind: w.kind,
+  clients: w.clients,
+  requests: w.requests,
+  errors: w.errors,
+  req_per_s: Math.round((w.requests / w.seconds) * 10) / 10,
+  mb_per_s: Math.round((w.bytes / w.seconds / 1e6) * 10) / 10,
+  p50_ms: Math.round(quantile(w.latencies, 0.5) * 10) / 10,
+  p99_ms: Math.round(quantile(w.latencies, 0.99) * 10) / 10,
+  wraps: w.wraps
+})
+
+const status = (pid: number) => {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s*(\\d+) kB`).exec(text)?.[1] ?? 0)
+  return { rssKb: kb("VmRSS"), hwmKb: kb("VmHWM") }
+}
+
+/** VmRSS of `pid` every 100 ms until stopped. */
+const sampleRss = (pid: number) => {
+  const samples: Array<{ readonly at: number; readonly rssKb: number }> = []
+  const started = performance.now()
+  const take = () => {
+    try {
+      samples.push({ at: performance.now() - started, rssKb: status(pid).rssKb })
+    } catch {
+      // the process is gone
+    }
+  }
+  take()
+  const timer = setInterval(take, 100)
+  return {
+    samples,
+    stop: () => {
+      clearInterval(timer)
+      take()
+      return Math.max(0, ...samples.map((s) => s.rssKb))
+    }
+  }
+}
+
+const mb = (kb: number) => Math.round(kb / 102.4) / 10
+
+interface ThroughputRow {
+  readonly clients: number
+  readonly real: ReturnType<typeof summary>
+  readonly bare: ReturnType<typeof summary>
+  readonly realPeakRssMb: number
+}
+
+const throughput = async (backend: Backend, prepared: Prepared) => {
+  const nodeArgs = cpuProf === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(cpuProf, backend)}`]
+  const real = await startServer(`real-${backend}`, prepared.env, nodeArgs)
+  const bodyFile = join(tmp, "page.json")
+  const headersFile = join(tmp, "headers.json")
+  const rows: Array<ThroughputRow> = []
+  let bare: Server | undefined
+  try {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const captured = await get(agent, new URL(real.base), `${pagePath}&cursor=${prepared.middle}`, prepared.key, true)
+    agent.destroy()
+    if (captured.status !== 200 || captured.body === undefined) throw new Error(`capture: ${captured.status} ${captured.tail}`)
+    const headers = Object.fromEntries(Object.entries(captured.headers).filter(([name]) =>
+      !["date", "connection", "keep-alive", "transfer-encoding"].includes(name)))
+    const rows500 = (JSON.parse(captured.body.toString("utf8")) as { data: Array<unknown> }).data.length
+    writeFileSync(bodyFile, captured.body)
+    writeFileSync(headersFile, JSON.stringify(headers))
+    console.log(JSON.stringify({ backend, captured: { bytes: captured.body.length, rows: rows500, headers } }))
+    bare = await startBare(bodyFile, headersFile)
+    const bareCursor = pageEnd.exec(captured.tail)?.[1]
+    for (const clients of clientCounts) {
+      const starts = prepared.starts.get(clients)!
+      const sampler = sampleRss(real.child.pid!)
+      const realWalk = summary(await walk({
+        base: real.base,
+        key: prepared.key,
+        kind: "real",
+        starts,
+        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+        warm: warmup,
+        measured: seconds
+      }))
+      const realPeakRssMb = mb(sampler.stop())
+      const bareWalk = summary(await walk({
+        base: bare.base,
+        key: prepared.key,
+        kind: "bare",
+        starts: starts.map(() => bareCursor),
+        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+        warm: warmup,
+        measured: seconds
+      }))
+      const row = { clients, real: realWalk, bare: bareWalk, realPeakRssMb }
+      console.log(JSON.stringify({ backend, scenario: "throughput", ...row, ratio: realWalk.req_per_s / bareWalk.req_per_s }))
+      rows.push(row)
+    }
+  } finally {
+    await stopServer(real)
+    if (bare !== undefined) {
+      bare.child.kill("SIGKILL")
+      await exited(bare.child)
+    }
+  }
+  return rows
+}
+
+const memory = async (backend: Backend, prepared: Prepared) => {
+  const real = await startServer(`memory-${backend}`, prepared.env)
+  const pid = real.child.pid!
+  const sampler = sampleRss(pid)
+  try {
+    const idleKb = status(pid).rssKb
+    const walks = await Promise.all([
+      walk({
+        base: real.base,
+        key: prepared.key,
+        kind: "per_page=500 walkers",
+        starts: prepared.starts.get(memoryClients)!,
+        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+        warm: 0,
+        measured: memorySeconds
+      }),
+      walk({
+        base: real.base,
+        key: prepared.key,
+        kind: "array form",
+        starts: [undefined, undefined],
+        path: () => "/v3/upstream",
+        warm: 0,
+        measured: memorySeconds
+      }),
+      walk({
+        base: real.base,
+        key: prepared.key,
+        kind: "latest=true",
+        starts: [undefined],
+        path: () => "/v3/upstream?latest=true",
+        warm: 0,
+        measured: memorySeconds
+      })
+    ])
+    const peakKb = sampler.stop()
+    const end = status(pid)
+    const during = sampler.samples.filter((s) => s.at > 2_000).map((s) => s.rssKb)
+    const result = {
+      backend,
+      scenario: "memory",
+      messages: total,
+      seconds: memorySeconds,
+      idle_rss_mb: mb(idleKb),
+      peak_rss_mb: mb(peakKb),
+      median_rss_mb: mb(quantile(during, 0.5)),
+      end_rss_mb: mb(end.rssKb),
+      vm_hwm_mb: mb(end.hwmKb),
+      samples: sampler.samples.length,
+      pages_walked: walks[0]!.requests,
+      log_pages: Math.ceil(total / perPage),
+      loads: walks.map(summary)
+    }
+    console.log(JSON.stringify(result))
+    return result
+  } finally {
+    sampler.stop()
+    await stopServer(real)
+  }
+}
+
+const machine = () => {
+  const cpuinfo = readFileSync("/proc/cpuinfo", "utf8")
+  return {
+    date: new Date().toISOString(),
+    nproc: cpus().length,
+    cpu: (/model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? "unknown").trim(),
+    memory_gib: Math.round(Number(/MemTotal:\s*(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024 * 10) / 10,
+    node: process.version,
+    load: loadavg().map((l) => l.toFixed(2)).join(", "),
+    postgres: (() => {
+      try {
+        return execFileSync("psql", ["-XAtc", "SHOW server_version", process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"], {
+          encoding: "utf8"
+        }).trim()
+      } catch {
+        return "unknown"
+      }
+    })()
+  }
+}
+
+const cleanup = async () => {
+  for (const child of children) child.kill("SIGKILL")
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(tmp, { recursive: true, force: true })
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.error(`${signal}: stopping the servers, removing the temporary files and the schema`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+
+const run = async () => {
+  const tables: Array<string> = []
+  const memoryRows: Array<string> = []
+  for (const backend of backends) {
+    const prepared = backend === "sqlite" ? await prepareSqlite() : await preparePostgres()
+    console.log(JSON.stringify({ backend, messages: total, fill_seconds: Math.round(prepared.fillSeconds * 10) / 10 }))
+    for (const row of await throughput(backend, prepared)) {
+      tables.push(`| ${backend} | ${row.clients} | ${row.real.req_per_s} | ${row.real.mb_per_s} | ${row.real.p50_ms} / ${row.real.p99_ms} | ${
+        row.bare.req_per_s} | ${row.bare.mb_per_s} | ${row.bare.p50_ms} / ${row.bare.p99_ms} | ${
+        (row.real.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${row.realPeakRssMb} |`)
+    }
+    if (memorySeconds > 0) {
+      const m = await memory(backend, prepared)
+      memoryRows.push(`| ${backend} | ${total.toLocaleString("en")} | ${m.idle_rss_mb} | ${m.median_rss_mb} | ${m.peak_rss_mb} | ${m.vm_hwm_mb} | ${
+        m.loads.map((l) => `${l.kind}: ${l.req_per_s} req/s`).join("; ")} | ${m.pages_walked} / ${m.log_pages} |`)
+    }
+  }
+  console.log(JSON.stringify({ machine: machine() }))
+  console.log(`\nThroughput of GET ${pagePath} (${total.toLocaleString("en")} messages, ${seconds} s per run after ${warmup} s warm-up)\n`)
+  console.log("| backend | clients | real req/s | real MB/s | real p50 / p99 ms | bare req/s | bare MB/s | bare p50 / p99 ms | real / bare | real server peak RSS MB |")
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  for (const line of tables) console.log(line)
+  if (memoryRows.length > 0) {
+    console.log(`\nMemory of the real server (node --import tsx) under polling load for ${memorySeconds} s\n`)
+    console.log("| backend | messages | idle RSS MB | median RSS MB | peak RSS MB (100 ms samples) | VmHWM MB | load | pages walked / log pages |")
+    console.log("|---|---:|---:|---:|---:|---:|---|---:|")
+    for (const line of memoryRows) console.log(line)
+  }
+}
+
+await run().then(cleanup, async (error) => {
+  console.error(error)
+  await cleanup()
+  process.exit(2)
+})

@@ -7,9 +7,8 @@
  *
  * Per backend: the database (a SQLite file in a temporary directory, or a fresh PostgreSQL schema)
  * gets one organisation, a production API key and the messages of bench/Fill.ts, written by this
- * process; then the real server (examples/standalone/src/main.ts) runs as a separate process,
- * started as `node --import tsx` like `npm start` runs it (the tsx loader is part of the measured
- * memory), with its defaults (job worker, webhook worker, SQLite synchronous=FULL, PostgreSQL pool
+ * process; then the real server runs as a separate process, as `npm start` runs it (bundled by
+ * `npm run build` into dist/server.mjs, plain node with the start script's flags), with its defaults (job worker, webhook worker, SQLite synchronous=FULL, PostgreSQL pool
  * of 10). One real page (a cursor in the middle of the log) is captured with its headers, and a
  * bare server (`node -e`, a separate process) answers every request with those bytes and headers.
  *
@@ -34,7 +33,8 @@
  * (PostgreSQL fill: rows per INSERT, default 100,000), BENCH_CPU_PROF (a directory: the throughput
  * server runs with `--cpu-prof` and writes its profiles into `<dir>/<backend>/` on exit, one per
  * thread, the main thread's named `CPU.*.0.*.cpuprofile`), BENCH_SERVER_NODE_ARGS (extra
- * node options of the real server, space-separated, e.g. `--max-old-space-size=128`), TRADEFLOW_TEST_PG_URL
+ * node options of the real server, space-separated, e.g. `--max-old-space-size=128`), BENCH_SERVER
+ * (`tsx`: run main.ts under the tsx loader instead of the bundle `npm start` runs), TRADEFLOW_TEST_PG_URL
  * (default postgres://postgres@127.0.0.1:5432/test). Temporary files and the schema are removed at
  * the end (also on SIGINT / SIGTERM).
  */
@@ -49,7 +49,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, main as serverMain, root as repoRoot } from "../../examples/standalone/test/Process.js"
+import { build, freePort, main as serverMain, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import { bulkFill, commitFill } from "../Fill.js"
 
@@ -63,10 +63,12 @@ const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
 const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
+const underTsx = process.env["BENCH_SERVER"] === "tsx"
 const perPage = 500
 const pagePath = "/v3/upstream?per_page=500"
 
 const backends = selectedBackends()
+if (!underTsx) build()
 const tmp = mkdtempSync(join(tmpdir(), "tradeflow-bench-upstream-load-"))
 const children = new Set<ChildProcess>()
 const scope = Effect.runSync(Scope.make())
@@ -136,11 +138,16 @@ const exited = (child: ChildProcess) =>
     child.once("exit", () => resolve())
   })
 
-/** The standalone server as `node [nodeArgs] --import tsx main.ts`, its output in a log file of the temporary directory. */
+/**
+ * The standalone server as `npm start` runs it (`node [nodeArgs] <the start script's node arguments>`
+ * on the bundle `npm run build` made), or with BENCH_SERVER=tsx as `node [nodeArgs] --import tsx
+ * main.ts`; its output in a log file of the temporary directory.
+ */
 const startServer = async (name: string, env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []): Promise<Server> => {
   const port = await freePort()
   const log = openSync(join(tmp, `${name}.log`), "a")
-  const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, "--import", "tsx", serverMain], {
+  const entry = underTsx ? ["--import", "tsx", serverMain] : npmStartArgs()
+  const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, ...entry], {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -522,7 +529,7 @@ const run = async () => {
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const line of tables) console.log(line)
   if (memoryRows.length > 0) {
-    console.log(`\nMemory of the real server (node --import tsx) under polling load for ${memorySeconds} s\n`)
+    console.log(`\nMemory of the real server (${underTsx ? "node --import tsx main.ts" : npmStartArgs().join(" ")}) under polling load for ${memorySeconds} s\n`)
     console.log("| backend | messages | idle RSS MB | median RSS MB | peak RSS MB (100 ms samples) | VmHWM MB | load | pages walked / log pages |")
     console.log("|---|---:|---:|---:|---:|---:|---|---:|")
     for (const line of memoryRows) console.log(line)

@@ -1,13 +1,27 @@
 /**
  * Starting and killing the standalone server as a real process, for the tests of this folder.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
 
 export const main = join(import.meta.dirname, "..", "src", "main.ts")
 export const root = join(import.meta.dirname, "..", "..", "..")
 export const consoleToken = "restart-test-console-token"
+
+/** Bundles the server into `dist/server.mjs`, as `npm run build` does. */
+export const build = () => {
+  execFileSync(process.execPath, ["--import", "tsx", join(root, "examples", "standalone", "build.ts")], { cwd: root })
+}
+
+/** Node's arguments in the root `start` script (`… && node <args>`): how `npm start` runs the bundle. */
+export const npmStartArgs = (): ReadonlyArray<string> => {
+  const script = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const node = / && node (.+)$/.exec(script)
+  if (node === null) throw new Error(`the start script does not end in "&& node <args>": ${script}`)
+  return node[1]!.split(" ")
+}
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -22,9 +36,17 @@ export interface Server {
   readonly child: ChildProcess
 }
 
-export const start = async (file: string, env: Record<string, string> = {}): Promise<Server> => {
+/**
+ * Starts the server on the SQLite `file` (or the `DATABASE_URL` of `env`) and waits for its health
+ * check. `args` are node's arguments: by default `main.ts` under the tsx loader.
+ */
+export const start = async (
+  file: string,
+  env: Record<string, string> = {},
+  args: ReadonlyArray<string> = ["--import", "tsx", main]
+): Promise<Server> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", main], {
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${file}`, CONSOLE_TOKEN: consoleToken,
       PRODUCTION_HOSTS: "localhost", UAT_HOSTS: "127.0.0.1", ...env },

@@ -528,10 +528,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
         if (query.after_seq !== undefined) where.push(sql`m.seq > ${query.after_seq}`)
         if (query.latest === true) {
-          where.push(sql`NOT EXISTS (SELECT 1 FROM messages n
+          const newer = sql`SELECT 1 FROM messages n
             WHERE n.organisation_id = m.organisation_id AND n.tradeflow_reference = m.tradeflow_reference
-              AND n.type = m.type AND n.container_reference IS NOT DISTINCT FROM m.container_reference
-              AND n.seq > m.seq)`)
+              AND n.type = m.type AND n.seq > m.seq`
+          where.push(sql`CASE WHEN m.container_reference IS NULL
+            THEN NOT EXISTS (${newer} AND n.container_reference IS NULL)
+            ELSE NOT EXISTS (${newer} AND n.container_reference = m.container_reference) END`)
         }
         const limit = Math.max(0, Math.floor(query.limit))
         const columns = sql`SELECT m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,

@@ -9,6 +9,18 @@ import { SqlClient } from "@effect/sql"
 import { JobQueue, TradeflowStore } from "@tradeflow/core"
 import { Effect } from "effect"
 
+/** Queues a job that changes nothing, for the fill's commits to complete; answers its id. */
+const markerJob = (organisationId: string, now: number) =>
+  Effect.flatMap(JobQueue.JobQueue, (queue) =>
+    queue.enqueue({
+      organisation_id: organisationId,
+      environment: "production",
+      payload: { _tag: "Delete", reference: null, hard: false },
+      received_at: now
+    })).pipe(Effect.flatMap((outcome) =>
+      outcome._tag === "Enqueued" ? Effect.succeed(outcome.id) : Effect.dieMessage("enqueue failed")
+    ))
+
 /** The message types of the fill, message i having `messageTypes[i % 4]`. */
 export const messageTypes = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 
@@ -32,17 +44,10 @@ export const messageBody = (i: number, type: string, generatedAt: number): strin
 export const commitFill = (organisationId: string, options: { readonly total: number; readonly batchSize: number }) =>
   Effect.gen(function*() {
     const { total, batchSize } = options
-    const queue = yield* JobQueue.JobQueue
     const store = yield* TradeflowStore.TradeflowStore
     const now = Date.now()
     for (let from = 0; from < total; from += batchSize) {
-      const outcome = yield* queue.enqueue({
-        organisation_id: organisationId,
-        environment: "production",
-        payload: { _tag: "Delete", reference: null, hard: false },
-        received_at: now
-      })
-      if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
+      const jobId = yield* markerJob(organisationId, now)
       const batch = Array.from({ length: Math.min(batchSize, total - from) }, (_, k) => {
         const i = from + k
         const type = messageTypes[i % messageTypes.length]!
@@ -56,7 +61,7 @@ export const commitFill = (organisationId: string, options: { readonly total: nu
           body: messageBody(i, type, generatedAt)
         }
       })
-      yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
+      yield* store.commit({ job_id: jobId, organisation_id: organisationId, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
       if ((from / batchSize) % 10 === 0) console.log(`filled ${from + batch.length} / ${total}`)
     }
   })
@@ -98,16 +103,9 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
     }
     yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${organisationId}, ${total})
       ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
-    const queue = yield* JobQueue.JobQueue
     const store = yield* TradeflowStore.TradeflowStore
-    const outcome = yield* queue.enqueue({
-      organisation_id: organisationId,
-      environment: "production",
-      payload: { _tag: "Delete", reference: null, hard: false },
-      received_at: now
-    })
-    if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("enqueue failed")
-    yield* store.commit({ job_id: outcome.id, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
+    const jobId = yield* markerJob(organisationId, now)
+    yield* store.commit({ job_id: jobId, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
     console.log("VACUUM (ANALYZE) messages")
     yield* sql.unsafe("VACUUM (ANALYZE) messages")
     const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)

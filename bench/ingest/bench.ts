@@ -6,7 +6,10 @@
  * wrote, read back and written again into a fresh database by a bare script with the same driver
  * (better-sqlite3 in WAL with `synchronous = FULL`; `pg` with PostgreSQL's defaults), once with one
  * transaction per request and once grouped as the server can at best (one transaction per round of
- * CLIENTS requests).
+ * CLIENTS requests). On SQLite it is also set next to a bare HTTP ingest server in the same run: a
+ * plain `node:http` server that parses each JSON body, inserts one job row for it with better-sqlite3
+ * (WAL, `synchronous = FULL`, one transaction per request) and answers 202 with the references, no
+ * validation, authentication or worker (the same load generator).
  *
  * `npm run bench:ingest [-- sqlite|postgres|both]`. Env: INGEST_BATCHES (default "1,50,500"),
  * INGEST_CLIENTS (default "1,4,16,64"), INGEST_SECONDS (load per configuration, default 4),
@@ -15,6 +18,7 @@
  * mock tracking. Prints a JSON line per configuration and Markdown tables.
  */
 import Database from "better-sqlite3"
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -59,6 +63,46 @@ const load = async (port: number, key: string, pending: () => Promise<number>, b
     failed,
     accept_seconds: (accepted - started) / 1000,
     processed_seconds: (performance.now() - started) / 1000
+  }
+}
+
+const bareSource = `
+const http = require("node:http")
+const Database = require("better-sqlite3")
+const db = new Database(process.argv[1])
+db.pragma("journal_mode = WAL")
+db.pragma("synchronous = FULL")
+db.exec(process.argv[2])
+const insert = db.prepare("INSERT INTO jobs (organisation_id, environment, payload, received_at, status) VALUES (?, ?, ?, ?, 'pending') RETURNING id")
+const server = http.createServer((req, res) => {
+  const parts = []
+  req.on("data", (c) => parts.push(c))
+  req.on("end", () => {
+    let records
+    try { records = JSON.parse(Buffer.concat(parts).toString()) } catch { res.writeHead(400); return res.end() }
+    if (!Array.isArray(records)) { res.writeHead(422); return res.end() }
+    insert.get("org", "uat", JSON.stringify({ _tag: "Upsert", records }), Date.now())
+    const body = JSON.stringify({ status: "queued", tradeflows: records.map((r) => ({ tradeflow_reference: r.tradeflow_reference, warnings: [] })) })
+    res.writeHead(202, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+    res.end(body)
+  })
+})
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
+`
+
+/** Runs `use` against the bare HTTP ingest server on a fresh SQLite file with the `jobs` table `ddl`. */
+const withBareServer = async <A>(ddl: string, use: (port: number) => Promise<A>): Promise<A> => {
+  const dir = mkdtempSync(join(tmpdir(), "tradeflow-bare-ingest-"))
+  const child = spawn(process.execPath, ["-e", bareSource, join(dir, "bare.sqlite"), ddl], { stdio: ["ignore", "pipe", "inherit"] })
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
+      child.once("exit", (code) => reject(new Error(`bare server exited with ${code}`)))
+    })
+    return await use(port)
+  } finally {
+    child.kill("SIGKILL")
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -174,6 +218,12 @@ const runBackend = (backend: Backend) =>
             ? sqliteFloor(written.rows, batch, clients, schemaSql)
             : await pgFloor(written.rows, batch, clients, schemaSql)
           const accepted = Math.round(measured.records / measured.accept_seconds)
+          const bare = backend === "sqlite"
+            ? await withBareServer(schemaSql, async (port) => {
+              const answered = await load(port, "bare", async () => 0, batch, clients, `bare-${tag}`)
+              return Math.round(answered.records / answered.accept_seconds)
+            })
+            : null
           const result = {
             backend,
             batch,
@@ -183,7 +233,9 @@ const runBackend = (backend: Backend) =>
             processed_per_second: measured.processed_seconds === null ? null : Math.round(measured.records / measured.processed_seconds),
             floor_per_request: floor.per_request,
             floor_grouped: floor.grouped,
-            ratio_to_floor: Number((accepted / Math.max(floor.per_request, floor.grouped)).toFixed(2))
+            ratio_to_floor: Number((accepted / Math.max(floor.per_request, floor.grouped)).toFixed(2)),
+            bare_http_per_second: bare,
+            ratio_to_bare_http: bare === null ? null : Number((accepted / bare).toFixed(2))
           }
           console.log(JSON.stringify(result))
           results.push(result)
@@ -197,9 +249,13 @@ const runBackend = (backend: Backend) =>
 
 console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
-console.log("\n| storage | batch | clients | accepted rec/s | processed rec/s | floor, txn per request | floor, grouped | accepted / best floor |")
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
+console.log(
+  "\n| storage | batch | clients | accepted rec/s | processed rec/s | floor, txn per request | floor, grouped | accepted / best floor" +
+    " | bare HTTP server rec/s | accepted / bare HTTP |"
+)
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (const r of results) {
   console.log(`| ${r["backend"]} | ${r["batch"]} | ${r["clients"]} | ${r["accepted_per_second"]} | ${r["processed_per_second"] ?? "–"} | ${
-    r["floor_per_request"]} | ${r["floor_grouped"]} | ${r["ratio_to_floor"]} |`)
+    r["floor_per_request"]} | ${r["floor_grouped"]} | ${r["ratio_to_floor"]} | ${r["bare_http_per_second"] ?? "–"} | ${
+    r["ratio_to_bare_http"] ?? "–"} |`)
 }

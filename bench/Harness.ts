@@ -1,6 +1,6 @@
 /**
  * What the benchmarks that drive the real standalone server share: starting it as a child process
- * (`node --import tsx examples/standalone/src/main.ts`, as `npm start` runs it), keep-alive HTTP
+ * (`node --import tsx examples/standalone/src/main.ts`, as `npm run start:dev` runs it), keep-alive HTTP
  * calls, a UAT key, record bodies, a fresh database per run, and the machine line.
  */
 import { PgStorage } from "@tradeflow/storage-pg"

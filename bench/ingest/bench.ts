@@ -1,6 +1,6 @@
 /**
  * Ingest benchmark: records per second accepted (answered 202) and processed end to end by the real
- * standalone server (a child process, as `npm start` runs it) over HTTP, for batches of BATCHES
+ * standalone server (a child process under tsx, as `npm run start:dev` runs it) over HTTP, for batches of BATCHES
  * records per request and CLIENTS concurrent keep-alive clients, on SQLite and PostgreSQL. Each
  * backend is set next to its raw floor, measured in the same run: the very job rows the server
  * wrote, read back and written again into a fresh database by a bare script with the same driver

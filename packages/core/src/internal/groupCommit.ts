@@ -68,9 +68,10 @@ export const make = <A, B, E>(
           const done = yield* Deferred.make<B, E>()
           preparing++
           const [, extra] = yield* Effect.onExit(prepare, (exit) =>
-            Exit.isSuccess(exit)
-              ? Effect.sync(() => preparing--).pipe(Effect.zipRight(Queue.offer(waiting, [exit.value[0], done])))
-              : Effect.sync(() => void preparing--))
+            Effect.zipRight(
+              Effect.sync(() => void preparing--),
+              Exit.isSuccess(exit) ? Queue.offer(waiting, [exit.value[0], done]) : Effect.void
+            ))
           return [yield* Deferred.await(done), extra] as const
         })
     }

@@ -118,20 +118,12 @@ const decodeCanonical = (text: string): Option.Option<Uint8Array> => {
     : Option.none()
 }
 
-/** The payload `{ "s": <non-negative safe integer>, "f": <string> }` (other keys ignored), or none. */
-const parsePayload = (text: string): Option.Option<{ readonly s: number; readonly f: string }> => {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return Option.none()
-  }
-  if (typeof value !== "object" || value === null) return Option.none()
-  const { f, s } = value as { readonly s?: unknown; readonly f?: unknown }
-  return typeof s === "number" && Number.isSafeInteger(s) && s >= 0 && typeof f === "string"
-    ? Option.some({ s, f })
-    : Option.none()
-}
+const Payload = Schema.parseJson(Schema.Struct({
+  s: Schema.Int.pipe(Schema.nonNegative()),
+  f: Schema.String
+}))
+
+const decodePayload = Schema.decodeUnknownOption(Payload)
 
 const malformed = new InvalidCursor({
   detail: "the cursor is malformed or truncated; pass next_cursor exactly as a previous page returned it"
@@ -171,10 +163,10 @@ export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Sig
             fingerprints.set(filters, computed)
           }))
       }
-      const bind = (scope: CursorScope, filters: string): ScopedSigner => ({
+      const bind = (scope: CursorScope, filterHash: string): ScopedSigner => ({
         sign: (afterSeq) =>
           Effect.gen(function*() {
-            const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: filters }))
+            const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: filterHash }))
             const mac = yield* Effect.promise(() =>
               globalThis.crypto.subtle.sign("HMAC", key, signedText(payload, scope.organisation_id))
             )
@@ -192,13 +184,13 @@ export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Sig
               globalThis.crypto.subtle.verify("HMAC", key, mac.value, signedText(payloadText, scope.organisation_id))
             )
             if (!valid) return yield* foreign
-            const payload = parsePayload(decoder.decode(payloadBytes.value))
+            const payload = decodePayload(decoder.decode(payloadBytes.value))
             if (Option.isNone(payload)) return yield* malformed
-            if (payload.value.f !== filters) return yield* otherFilters
+            if (payload.value.f !== filterHash) return yield* otherFilters
             return payload.value.s
           })
       })
-      const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filters) => bind(scope, filters))
+      const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filterHash) => bind(scope, filterHash))
       return {
         sign: (scope, afterSeq) => Effect.flatMap(scoped(scope), (signer) => signer.sign(afterSeq)),
         verify: (scope, cursor) => Effect.flatMap(scoped(scope), (signer) => signer.verify(cursor)),

@@ -1,51 +1,45 @@
 /**
  * What the benchmarks that drive the real standalone server share: starting it as a child process
  * (`node --import tsx examples/standalone/src/main.ts`, as `npm run start:dev` runs it), keep-alive HTTP
- * calls, a UAT key, record bodies, a fresh database per run, and the machine line.
+ * calls, record bodies, a fresh database per run, and the machine line.
  */
 import { PgStorage } from "@tradeflow/storage-pg"
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { consoleToken, freePort, main, root } from "../examples/standalone/test/Process.js"
+import { main, type Server, start } from "../examples/standalone/test/Process.js"
 
 /** The PostgreSQL database the benchmarks use (`TRADEFLOW_TEST_PG_URL`). */
 export const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 
-/** A server process on a port. */
-export interface Running {
+/** A server process on a port (see `Process.start`). */
+export interface Running extends Server {
   readonly port: number
-  readonly pid: number
   /** SIGTERM, then waits for the exit. */
   readonly stop: () => Promise<void>
 }
 
 /**
- * Starts the server on `databaseUrl` with webhooks off and `env` on top; with `profileDir`, it runs
- * under `--cpu-prof` and writes its profile there when it stops.
+ * Starts the server (`Process.start`) on `databaseUrl` with webhooks off and `env` on top, its
+ * stderr passed through; with `profileDir`, it runs under `--cpu-prof` and writes its profile there
+ * when it stops.
  */
 export const startServer = async (databaseUrl: string, env: Record<string, string> = {}, profileDir?: string): Promise<Running> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, [...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [], "--import", "tsx", main], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: databaseUrl, CONSOLE_TOKEN: consoleToken,
-      UAT_HOSTS: "127.0.0.1", PRODUCTION_HOSTS: "localhost", WEBHOOK_ENABLED: "false", ...env },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null || i === 300) throw new Error(`server did not start (exit code ${child.exitCode})`)
-    if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) break
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  const server = await start("", { DATABASE_URL: databaseUrl, WEBHOOK_ENABLED: "false", ...env }, [
+    ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+    "--import",
+    "tsx",
+    main
+  ])
+  server.child.stderr?.pipe(process.stderr)
   return {
-    port,
-    pid: child.pid!,
+    ...server,
+    port: Number(new URL(server.base).port),
     stop: () => new Promise((resolve) => {
-      child.once("exit", () => resolve())
-      child.kill("SIGTERM")
+      server.child.once("exit", () => resolve())
+      server.child.kill("SIGTERM")
     })
   }
 }
@@ -71,14 +65,6 @@ export const call = (port: number, method: string, path: string, headers: Record
 /** A JSON POST. */
 export const post = (port: number, path: string, body: string, headers: Record<string, string>) =>
   call(port, "POST", path, headers, body)
-
-/** A new organisation and a UAT key of it, made through the console API. */
-export const uatKey = async (port: number, name: string) => {
-  const auth = { authorization: `Bearer ${consoleToken}` }
-  const org = JSON.parse((await post(port, "/console/organisations", JSON.stringify({ name }), auth)).body)
-  const key = JSON.parse((await post(port, `/console/organisations/${org.id}/api-keys`, JSON.stringify({ environment: "uat" }), auth)).body)
-  return key.key as string
-}
 
 /** `size` records (no mock tracking) with references `<prefix>-0` … as a request body. */
 export const bodyOf = (prefix: string, size: number) =>

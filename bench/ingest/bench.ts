@@ -23,8 +23,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { bodyOf, machineLine, pgUrl, post, startServer, uatKey, withDatabase } from "../Harness.js"
+import { bodyOf, machineLine, pgUrl, post, startServer, withDatabase } from "../Harness.js"
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(",").map(Number)
 const batches = list("INGEST_BATCHES", "1,50,500")
@@ -205,7 +206,7 @@ const runBackend = (backend: Backend) =>
         CREATE INDEX jobs_pending ON jobs (id) WHERE status = 'pending';
         CREATE INDEX jobs_pending_organisation ON jobs (organisation_id, id) WHERE status = 'pending'`
     try {
-      const key = await uatKey(server.port, "Ingest bench")
+      const { key } = await uatKey(server, "Ingest bench")
       await load(server.port, key, pending, 10, 4, "warmup")
       let last = (await jobsAfter(0)).last
       for (const batch of batches) {

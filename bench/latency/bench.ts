@@ -12,8 +12,9 @@
  * `npm run bench:latency [-- sqlite|postgres|both]`. Env: LATENCY_PROBES (default 200),
  * POLL_MILLIS (default 2), TRADEFLOW_TEST_PG_URL. Prints a JSON line per case and a Markdown table.
  */
+import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { bodyOf, call, machineLine, post, startServer, uatKey, withDatabase } from "../Harness.js"
+import { bodyOf, call, machineLine, post, startServer, withDatabase } from "../Harness.js"
 
 const probes = Number(process.env["LATENCY_PROBES"] ?? 200)
 const pollMillis = Number(process.env["POLL_MILLIS"] ?? 2)
@@ -82,7 +83,7 @@ const runBackend = (backend: Backend) =>
   withDatabase(backend, "latency", async (database) => {
     const server = await startServer(database.url)
     try {
-      const key = await uatKey(server.port, "Latency bench")
+      const { key } = await uatKey(server, "Latency bench")
       await measure(server.port, key, "warmup", 5)
       const idle = await measure(server.port, key, "idle", 50)
       results.push({ backend, load: "idle", rate: 0, ...idle })

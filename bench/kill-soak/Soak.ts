@@ -47,7 +47,8 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, consoleToken, kill, type Server, start } from "../../examples/standalone/test/Process.js"
+import { uatKey } from "../../examples/standalone/test/Fixtures.js"
+import { call, kill, type Server, start } from "../../examples/standalone/test/Process.js"
 
 /** How a soak run is shaped. */
 export interface SoakOptions {
@@ -270,13 +271,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
 
   try {
     let life = await boot()
-    const auth = { authorization: `Bearer ${consoleToken}` }
     const keys: Array<{ key: string; organisation: string }> = []
     for (let o = 0; o < organisations; o++) {
-      const org = await call(life.server, "POST", "/console/organisations", { name: `Soak ${o}` }, auth)
-      const key = await call(life.server, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, auth)
-      if (key.status !== 201) throw new Error(`api key: ${key.status} ${JSON.stringify(key.body)}`)
-      keys.push({ key: key.body.key, organisation: key.body.organisation.id })
+      const created = await uatKey(life.server, `Soak ${o}`)
+      keys.push({ key: created.key, organisation: created.organisation.id })
     }
     const open = async () => {
       const db = await openDb(openLayer())

@@ -7,9 +7,11 @@
  */
 import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 import * as Automation from "./Automation.js"
+import type { InsertedMessage } from "./Delivery.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
+import type { NewMessage } from "./StoredMessage.js"
 import * as Tradeflow from "./Tradeflow.js"
 
 /**
@@ -30,6 +32,62 @@ export const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<Readonly
   const out: Array<ReadonlyArray<A>> = []
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
   return out
+}
+
+/**
+ * The rows of the messages to append after `lastSeq`: each message whose hash is neither stored
+ * (`stored`) nor earlier in `batch`, numbered on from `lastSeq` in batch order; with what was
+ * numbered (for the outbox) and the new last seq (`lastSeq` when nothing is new).
+ */
+export const numberMessages = (
+  organisation_id: string,
+  batch: ReadonlyArray<NewMessage>,
+  stored: ReadonlySet<string>,
+  lastSeq: number
+) => {
+  const seen = new Set(stored)
+  const rows: Array<Record<string, string | number | null>> = []
+  const inserted: Array<InsertedMessage> = []
+  let seq = lastSeq
+  for (const m of batch) {
+    if (seen.has(m.hash)) continue
+    seen.add(m.hash)
+    seq++
+    inserted.push({ hash: m.hash, seq, type: m.type, tradeflow_reference: m.tradeflow_reference })
+    rows.push({
+      organisation_id,
+      seq,
+      hash: m.hash,
+      type: m.type,
+      tradeflow_reference: m.tradeflow_reference,
+      container_reference: m.container_reference,
+      generated_at: m.generated_at,
+      body: m.body
+    })
+  }
+  return { rows, inserted, lastSeq: seq }
+}
+
+/**
+ * The tradeflows of a commit to write, one per organisation and reference (the last state wins, so
+ * a multi-row upsert never meets its own key twice), with the rows of their container index.
+ */
+export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, A]>) => {
+  const latest = [...new Map(upserts.map((u) => [`${u[0].organisation_id}\u0000${u[0].reference}`, u] as const)).values()]
+  const byOrganisation = new Map<string, Array<string>>()
+  for (const [t] of latest) {
+    const references = byOrganisation.get(t.organisation_id)
+    if (references === undefined) byOrganisation.set(t.organisation_id, [t.reference])
+    else references.push(t.reference)
+  }
+  const containers = latest.flatMap(([t]) =>
+    [...new Set(t.containers.map((c) => c.reference))].map((container_reference) => ({
+      organisation_id: t.organisation_id,
+      tradeflow_reference: t.reference,
+      container_reference
+    }))
+  )
+  return { latest, byOrganisation, containers }
 }
 
 /** A row of the jobs table. */

@@ -652,6 +652,25 @@ export const storageContract = (
       expect(yield* store.containers(org)).toEqual(["CSQU3054383"])
     }))
 
+    it.effect("commit: a large commit writes every tradeflow, container and message; a reference twice keeps its last state", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const reference = (i: number) => `TF-${String(i).padStart(4, "0")}`
+        const container = (i: number) => `CONT${String(i).padStart(7, "0")}`
+        const tfs = Array.from({ length: 1_100 }, (_, i) => makeTradeflow(org, reference(i), [container(2 * i), container(2 * i + 1)]))
+        const last = { ...makeTradeflow(org, reference(7), [container(9_999)], false), updated_at: 99 }
+        const messages = Array.from({ length: 1_300 }, (_, i) => makeMessage(`h${i % 1_200}`, { body: `{"i":${i}}` }))
+        yield* commitNew(org, { upserts: [...tfs, last], messages })
+        const stored = yield* store.list(org)
+        expect(stored.map((t) => t.reference)).toEqual(tfs.map((t) => t.reference))
+        expect(Option.map(yield* store.get(org, reference(7)), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(last)))
+        expect(yield* store.containers(org)).toEqual(
+          [...tfs.filter((t) => t.reference !== reference(7)).flatMap((t) => t.containers.map((c) => c.reference)), container(9_999)].sort()
+        )
+        expect((yield* logOf(org)).map((m) => [m.seq, m.body])).toEqual(messages.slice(0, 1_200).map((m, i) => [i + 1, m.body]))
+      }))
+
     it.effect("tradeflows: list by reference incl. inactive; containers distinct and sorted", () => Effect.gen(function*() {
       const { store } = yield* ports
       const org = freshId("org")

@@ -84,7 +84,9 @@ const {
   encodeAutomation,
   encodePayload,
   encodeResult,
-  encodeTradeflow
+  encodeTradeflow,
+  numberMessages,
+  tradeflowWrites
 } = StorageRows
 
 /** How to reach the database. */
@@ -397,24 +399,29 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       wakeups: Stream.fromPubSub(hub)
     }))
 
-    const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) =>
+    /** Upserts the tradeflows and replaces their container index rows, a statement per slice, not per tradeflow. */
+    const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
       Effect.gen(function*() {
-        yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, next_position_at, doc)
-          VALUES (${t.organisation_id}, ${t.reference}, ${t.active}, ${t.next_position_at}, ${doc})
-          ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active,
-            next_position_at = excluded.next_position_at, doc = excluded.doc`
-        yield* sql`DELETE FROM tradeflow_containers
-          WHERE organisation_id = ${t.organisation_id} AND tradeflow_reference = ${t.reference}`
-        const references = [...new Set(t.containers.map((c) => c.reference))]
-        for (const part of chunks(references, 1000)) {
-          yield* sql`INSERT INTO tradeflow_containers ${
-            sql.insert(part.map((container_reference) => ({
+        const { byOrganisation, containers, latest } = tradeflowWrites(upserts)
+        for (const part of chunks(latest, 1000)) {
+          yield* sql`INSERT INTO tradeflows ${
+            sql.insert(part.map(([t, doc]) => ({
               organisation_id: t.organisation_id,
-              tradeflow_reference: t.reference,
-              container_reference
+              reference: t.reference,
+              active: t.active,
+              next_position_at: t.next_position_at,
+              doc
             })))
-          }`
+          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active,
+            next_position_at = excluded.next_position_at, doc = excluded.doc`
         }
+        for (const [org, references] of byOrganisation) {
+          for (const part of chunks(references, 1000)) {
+            yield* sql`DELETE FROM tradeflow_containers
+              WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
+          }
+        }
+        for (const part of chunks(containers, 1000)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
       })
 
     /**
@@ -433,29 +440,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           for (const row of yield* decodeHashes(yield* sql`SELECT hash FROM messages
             WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`)) existing.add(row.hash)
         }
-        let seq = locked.last_seq
-        const rows: Array<Record<string, string | number | null>> = []
-        const inserted: Array<Delivery.InsertedMessage> = []
-        for (const m of batch) {
-          if (existing.has(m.hash)) continue
-          existing.add(m.hash)
-          inserted.push({ hash: m.hash, seq: seq + 1, type: m.type, tradeflow_reference: m.tradeflow_reference })
-          rows.push({
-            organisation_id: org,
-            seq: ++seq,
-            hash: m.hash,
-            type: m.type,
-            tradeflow_reference: m.tradeflow_reference,
-            container_reference: m.container_reference,
-            generated_at: m.generated_at,
-            body: m.body
-          })
+        const append = numberMessages(org, batch, existing, locked.last_seq)
+        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        if (append.lastSeq !== locked.last_seq) {
+          yield* sql`UPDATE message_sequences SET last_seq = ${append.lastSeq} WHERE organisation_id = ${org}`
         }
-        for (const part of chunks(rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
-        if (seq !== locked.last_seq) {
-          yield* sql`UPDATE message_sequences SET last_seq = ${seq} WHERE organisation_id = ${org}`
-        }
-        return inserted
+        return append.inserted
       })
 
     const tradeflows = TradeflowStore.TradeflowStore.of({
@@ -502,7 +492,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
             yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
             yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
           }
-          for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
+          yield* writeTradeflows(upserts)
           if (commit.messages.length === 0) return true
           const inserted = yield* appendMessages(org, commit.messages)
           const planned = Delivery.plan(org, commit.outbox, inserted).filter((d) => existing.has(d.automation_id))

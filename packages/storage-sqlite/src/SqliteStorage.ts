@@ -36,6 +36,7 @@ const {
   chunks,
   decodeIdempotency,
   decodeIds,
+  decodeHashes,
   decodeLastSeq,
   decodeContainers,
   decodeOrganisations,
@@ -55,7 +56,9 @@ const {
   encodeAutomation,
   encodePayload,
   encodeResult,
-  encodeTradeflow
+  encodeTradeflow,
+  numberMessages,
+  tradeflowWrites
 } = StorageRows
 
 const decodeSynchronous = Schema.decodeUnknown(Schema.Array(Schema.Struct({ synchronous: Schema.Number })))
@@ -311,20 +314,25 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     return rows.length
   })
 
-  const writeTradeflow = (t: Tradeflow.Tradeflow, doc: string) => Effect.gen(function*() {
-    yield* sql`INSERT INTO tradeflows (organisation_id, reference, active, doc, next_position_at)
-      VALUES (${t.organisation_id}, ${t.reference}, ${t.active ? 1 : 0}, ${doc}, ${t.next_position_at})
-      ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
-        next_position_at = excluded.next_position_at`
-    yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${t.organisation_id} AND tradeflow_reference = ${t.reference}`
-    const references = [...new Set(t.containers.map((c) => c.reference))]
-    for (const part of chunks(references, 300)) {
-      yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part.map((container_reference) => ({
+  /** Upserts the tradeflows and replaces their container index rows, a statement per slice, not per tradeflow. */
+  const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) => Effect.gen(function*() {
+    const { byOrganisation, containers, latest } = tradeflowWrites(upserts)
+    for (const part of chunks(latest, 200)) {
+      yield* sql`INSERT INTO tradeflows ${sql.insert(part.map(([t, doc]) => ({
         organisation_id: t.organisation_id,
-        tradeflow_reference: t.reference,
-        container_reference
-      })))}`
+        reference: t.reference,
+        active: t.active ? 1 : 0,
+        doc,
+        next_position_at: t.next_position_at
+      })))} ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
+        next_position_at = excluded.next_position_at`
     }
+    for (const [org, references] of byOrganisation) {
+      for (const part of chunks(references, 500)) {
+        yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
+      }
+    }
+    for (const part of chunks(containers, 300)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
   })
 
   const tradeflows = TradeflowStore.TradeflowStore.of({
@@ -366,26 +374,22 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
         }
-        for (const [t, doc] of upserts) yield* writeTradeflow(t, doc)
-        const inserted: Array<Delivery.InsertedMessage> = []
-        if (commit.messages.length > 0) {
-          const first = (yield* decodeLastSeq(yield* sql`SELECT last_seq FROM message_sequences
-            WHERE organisation_id = ${org}`))[0]?.last_seq ?? 0
-          let seq = first
-          for (const m of commit.messages) {
-            const rows = yield* sql`INSERT INTO messages
-              (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
-              VALUES (${org}, ${seq + 1}, ${m.hash}, ${m.type}, ${m.tradeflow_reference}, ${m.container_reference},
-                ${m.generated_at}, ${m.body})
-              ON CONFLICT (organisation_id, hash) DO NOTHING RETURNING seq`
-            if (rows.length > 0) inserted.push({ hash: m.hash, seq: ++seq, type: m.type, tradeflow_reference: m.tradeflow_reference })
-          }
-          if (seq !== first) {
-            yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${seq})
-              ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
-          }
+        yield* writeTradeflows(upserts)
+        if (commit.messages.length === 0) return 0
+        const first = (yield* decodeLastSeq(yield* sql`SELECT last_seq FROM message_sequences
+          WHERE organisation_id = ${org}`))[0]?.last_seq ?? 0
+        const stored = new Set<string>()
+        for (const part of chunks([...new Set(commit.messages.map((m) => m.hash))], 500)) {
+          for (const row of yield* decodeHashes(yield* sql`SELECT hash FROM messages
+            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`)) stored.add(row.hash)
         }
-        return yield* insertDeliveries(Delivery.plan(org, commit.outbox, inserted))
+        const append = numberMessages(org, commit.messages, stored, first)
+        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        if (append.lastSeq !== first) {
+          yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${append.lastSeq})
+            ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
+        }
+        return yield* insertDeliveries(Delivery.plan(org, commit.outbox, append.inserted))
       }))
       if (written === undefined) return false
       if (written > 0) yield* PubSub.publish(deliveryWakeups, undefined)

@@ -47,7 +47,7 @@ export const hashedContent = (message: { readonly payload: unknown }): unknown =
   return withoutKeys({ ...rest, payload: payloadRest }, volatile)
 }
 
-/** Hex SHA-256 of a UTF-8 text, with WebCrypto (`globalThis.crypto.subtle`). */
+/** Hex SHA-256 of a UTF-8 text. */
 export const sha256Hex: (text: string) => Effect.Effect<string> = digest
 
 /** The hash of a message (see {@link hashedContent}). */

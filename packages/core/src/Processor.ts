@@ -41,6 +41,7 @@ import { TradeflowDocument } from "./ApiMessage.js"
 import { AutomationStore } from "./AutomationStore.js"
 import type { Outbox } from "./Delivery.js"
 import type { Job } from "./Job.js"
+import { timeSlice } from "./internal/timeSlice.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
 import * as Positions from "./Positions.js"
@@ -349,7 +350,9 @@ const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requireme
     if (payload._tag === "Upsert") {
       const states = new Map<string, Tradeflow>()
       const messages: Array<NewMessage> = []
+      const slice = timeSlice()
       for (const group of payload.groups) {
+        yield* slice
         const known = states.get(group.tradeflow_reference)
         const previous = known !== undefined
           ? Option.some(known)

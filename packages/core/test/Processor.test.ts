@@ -3,9 +3,10 @@ import { Effect, FastCheck as fc, Random, Schema, TestClock } from "effect"
 import { ApiMessage, type ContainerMilestone, WidgetSearchResult } from "../src/ApiMessage.js"
 import * as Iso6346 from "../src/Iso6346.js"
 import * as MessageHash from "../src/MessageHash.js"
+import * as Processor from "../src/Processor.js"
 import * as Render from "../src/Render.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
-import { C1, C2, layer, messages, org, post, recordArb, run, statuses, tradeflow } from "./ProcessorKit.js"
+import { C1, C2, groups, layer, messages, org, post, recordArb, run, statuses, tradeflow } from "./ProcessorKit.js"
 
 const day = 86_400_000
 const now0 = Date.UTC(2026, 10, 22, 10)
@@ -467,4 +468,27 @@ describe("Processor: rendering properties", () => {
       }),
     { fastCheck: { numRuns: 30 } }
   )
+})
+
+describe("Processor: a long job", () => {
+  it.effect("lets the host's timers and I/O run while it is processed (an HTTP server sharing the thread answers meanwhile)", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      const job = {
+        id: 1,
+        organisation_id: org,
+        environment: "production" as const,
+        payload: {
+          _tag: "Upsert" as const,
+          groups: groups(Array.from({ length: 1_000 }, (_, i) => ({ tradeflow_reference: `PO-${i}`, container_reference: C1 })))
+        },
+        received_at: now0
+      }
+      let ran = false
+      const timer = setTimeout(() => ran = true, 0)
+      const commit = yield* Processor.processJob(job)
+      clearTimeout(timer)
+      assert.strictEqual(commit.messages.length, 1_000)
+      assert.isTrue(ran)
+    }).pipe(Effect.provide(layer())))
 })

@@ -13,7 +13,9 @@
 import { type ConfigError, Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
-import { randomToken } from "./internal/crypto.js"
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { constantTimeEqual, randomToken } from "./internal/crypto.js"
 
 /** A cursor that this server did not issue for this organisation and these filters. */
 export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
@@ -97,11 +99,7 @@ const filtersOf = (scope: CursorScope): string =>
     scope.latest === true
   ])
 
-const fingerprintOf = (filters: string): Effect.Effect<string> =>
-  Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(filters))),
-    (digest) => Encoding.encodeBase64Url(new Uint8Array(digest).subarray(0, 12))
-  )
+const fingerprintOf = (filters: string): string => Encoding.encodeBase64Url(sha256(encoder.encode(filters)).subarray(0, 12))
 
 /** The fingerprints of the filter sets a signer saw last (they are not secret: cursors carry them). */
 const fingerprintCacheSize = 256
@@ -136,65 +134,52 @@ const otherFilters = new InvalidCursor({
 })
 
 /**
- * A signer over this secret. Verification is `crypto.subtle.verify`, which compares the MACs in
- * constant time. The filter fingerprint (SHA-256) of the last {@link fingerprintCacheSize} filter
- * sets is kept, so a page costs one HMAC verification and one HMAC signature.
+ * A signer over this secret (HMAC-SHA-256, computed synchronously). Verification recomputes the MAC
+ * and compares it in constant time. The filter fingerprint (SHA-256) of the last
+ * {@link fingerprintCacheSize} filter sets is kept, so a page costs one HMAC verification and one
+ * HMAC signature.
  */
 export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Signer> =>
-  Effect.map(
-    Effect.promise(() =>
-      globalThis.crypto.subtle.importKey(
-        "raw",
-        encoder.encode(Redacted.value(secret)),
-        { name: "HMAC", hash: "SHA-256" },
-        false,
-        ["sign", "verify"]
-      )
-    ),
-    (key): Signer => {
-      const fingerprints = new Map<string, string>()
-      const fingerprint = (scope: CursorScope): Effect.Effect<string> => {
+  Effect.sync((): Signer => {
+    const key = encoder.encode(Redacted.value(secret))
+    const macOf = (payload: string, organisationId: string) =>
+      Encoding.encodeBase64Url(hmac(sha256, key, signedText(payload, organisationId)))
+    const fingerprints = new Map<string, string>()
+    const fingerprint = (scope: CursorScope): Effect.Effect<string> =>
+      Effect.sync(() => {
         const filters = filtersOf(scope)
         const known = fingerprints.get(filters)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.tap(fingerprintOf(filters), (computed) =>
-          Effect.sync(() => {
-            if (fingerprints.size >= fingerprintCacheSize) fingerprints.clear()
-            fingerprints.set(filters, computed)
-          }))
-      }
-      const bind = (scope: CursorScope, filterHash: string): ScopedSigner => ({
-        sign: (afterSeq) =>
-          Effect.gen(function*() {
-            const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: filterHash }))
-            const mac = yield* Effect.promise(() =>
-              globalThis.crypto.subtle.sign("HMAC", key, signedText(payload, scope.organisation_id))
-            )
-            return `${version}.${payload}.${Encoding.encodeBase64Url(new Uint8Array(mac))}`
-          }),
-        verify: (cursor) =>
-          Effect.gen(function*() {
-            const parts = cursor.split(".")
-            if (parts.length !== 3 || parts[0] !== version) return yield* malformed
-            const payloadText = parts[1]!
-            const payloadBytes = decodeCanonical(payloadText)
-            const mac = decodeCanonical(parts[2]!)
-            if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
-            const valid = yield* Effect.promise(() =>
-              globalThis.crypto.subtle.verify("HMAC", key, mac.value, signedText(payloadText, scope.organisation_id))
-            )
-            if (!valid) return yield* foreign
-            const payload = decodePayload(decoder.decode(payloadBytes.value))
-            if (Option.isNone(payload)) return yield* malformed
-            if (payload.value.f !== filterHash) return yield* otherFilters
-            return payload.value.s
-          })
+        if (known !== undefined) return known
+        const computed = fingerprintOf(filters)
+        if (fingerprints.size >= fingerprintCacheSize) fingerprints.clear()
+        fingerprints.set(filters, computed)
+        return computed
       })
-      const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filterHash) => bind(scope, filterHash))
-      return {
-        sign: (scope, afterSeq) => Effect.flatMap(scoped(scope), (signer) => signer.sign(afterSeq)),
-        verify: (scope, cursor) => Effect.flatMap(scoped(scope), (signer) => signer.verify(cursor)),
-        scoped
-      }
+    const bind = (scope: CursorScope, filterHash: string): ScopedSigner => ({
+      sign: (afterSeq) =>
+        Effect.sync(() => {
+          const payload = Encoding.encodeBase64Url(JSON.stringify({ s: afterSeq, f: filterHash }))
+          return `${version}.${payload}.${macOf(payload, scope.organisation_id)}`
+        }),
+      verify: (cursor) =>
+        Effect.gen(function*() {
+          const parts = cursor.split(".")
+          if (parts.length !== 3 || parts[0] !== version) return yield* malformed
+          const payloadText = parts[1]!
+          const payloadBytes = decodeCanonical(payloadText)
+          const mac = decodeCanonical(parts[2]!)
+          if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
+          if (!constantTimeEqual(parts[2]!, macOf(payloadText, scope.organisation_id))) return yield* foreign
+          const payload = decodePayload(decoder.decode(payloadBytes.value))
+          if (Option.isNone(payload)) return yield* malformed
+          if (payload.value.f !== filterHash) return yield* otherFilters
+          return payload.value.s
+        })
+    })
+    const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filterHash) => bind(scope, filterHash))
+    return {
+      sign: (scope, afterSeq) => Effect.flatMap(scoped(scope), (signer) => signer.sign(afterSeq)),
+      verify: (scope, cursor) => Effect.flatMap(scoped(scope), (signer) => signer.verify(cursor)),
+      scoped
     }
-  )
+  })

@@ -49,9 +49,10 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { build, freePort, main as serverMain, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
+import { freePort, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import { bulkFill, commitFill } from "../Fill.js"
+import { serverArgs, underTsx } from "../Harness.js"
 
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
 const clientCounts = (process.env["BENCH_CLIENTS"] ?? "1,8,32").split(",").map(Number)
@@ -63,19 +64,21 @@ const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
 const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
-const underTsx = process.env["BENCH_SERVER"] === "tsx"
 const perPage = 500
 const pagePath = "/v3/upstream?per_page=500"
 
 const backends = selectedBackends()
-if (!underTsx) build()
+const serverEntry = serverArgs()
 const tmp = mkdtempSync(join(tmpdir(), "tradeflow-bench-upstream-load-"))
 const children = new Set<ChildProcess>()
 const scope = Effect.runSync(Scope.make())
 
 interface Prepared {
   readonly key: string
+  readonly organisationId: string
   readonly env: Record<string, string>
+  /** The storage floor server's arguments: driver, database file or URL, schema. */
+  readonly floor: readonly [kind: Backend, target: string, schema: string]
   readonly starts: ReadonlyMap<number, ReadonlyArray<string | undefined>>
   readonly middle: string
   readonly fillSeconds: number
@@ -100,7 +103,7 @@ const prepare = <E>(
         k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, Math.floor((k * total) / clients))))
     }
     const middle = yield* signer.sign({ organisation_id: org.id }, Math.floor(total / 2))
-    return { key, fillSeconds, starts, middle }
+    return { key, organisationId: org.id, fillSeconds, starts, middle }
   }).pipe(
     Effect.provide(Service.layer({ background: false }).pipe(
       Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
@@ -114,7 +117,7 @@ const prepareSqlite = async (): Promise<Prepared> => {
     SqliteStorage.layer({ filename, synchronous: "NORMAL" }),
     (id) => commitFill(id, { total, batchSize })
   ))
-  return { ...prepared, env: { DATABASE_URL: `sqlite:${filename}` } }
+  return { ...prepared, env: { DATABASE_URL: `sqlite:${filename}` }, floor: ["sqlite", filename, ""] }
 }
 
 const preparePostgres = async (): Promise<Prepared> => {
@@ -124,7 +127,7 @@ const preparePostgres = async (): Promise<Prepared> => {
     PgStorage.layer({ url: test.baseUrl, schema: test.schema }),
     (id) => bulkFill(id, { total, chunk: pgChunk })
   ))
-  return { ...prepared, env: { DATABASE_URL: test.url } }
+  return { ...prepared, env: { DATABASE_URL: test.url }, floor: ["postgres", test.baseUrl, test.schema] }
 }
 
 interface Server {
@@ -146,8 +149,7 @@ const exited = (child: ChildProcess) =>
 const startServer = async (name: string, env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []): Promise<Server> => {
   const port = await freePort()
   const log = openSync(join(tmp, `${name}.log`), "a")
-  const entry = underTsx ? ["--import", "tsx", serverMain] : npmStartArgs()
-  const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, ...entry], {
+  const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, ...serverEntry], {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -181,6 +183,69 @@ const stopServer = async (server: Server) => {
   clearTimeout(timer)
 }
 
+/**
+ * The storage floor: a bare `node:http` server that answers each page as the real one does, read
+ * from the same database with the bare driver (better-sqlite3 or pg, one prepared query of
+ * `seq, body` for the 501 rows after the cursor) and written as one buffer; no authentication, and
+ * its cursor is the plain sequence number. The least any server must do per page without holding
+ * the log in memory.
+ */
+const floorSource = `
+const http = require("node:http")
+const fs = require("node:fs")
+const [kind, target, schema, org, headersFile] = process.argv.slice(1)
+const headers = JSON.parse(fs.readFileSync(headersFile, "utf8"))
+delete headers["content-length"]
+const perPage = ${perPage}
+const page = (rows, after) => {
+  const more = rows.length > perPage
+  const data = more ? rows.slice(0, perPage) : rows
+  const parts = ['{"data":[']
+  for (let i = 0; i < data.length; i++) parts.push(i === 0 ? data[i].body : "," + data[i].body)
+  const next = data.length === 0 ? after : data[data.length - 1].seq
+  parts.push('],"next_cursor":"' + next + '","has_more":' + more + '}')
+  return Buffer.from(parts.join(""), "utf8")
+}
+let read
+if (kind === "sqlite") {
+  const db = new (require("better-sqlite3"))(target, { readonly: true })
+  const select = db.prepare("SELECT seq, body FROM messages WHERE organisation_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
+  read = async (after) => page(select.all(org, after, perPage + 1), after)
+} else {
+  const pool = new (require("pg").Pool)({ connectionString: target, max: 10 })
+  pool.on("connect", (client) => client.query("SET search_path TO " + JSON.stringify(schema)))
+  read = async (after) => page((await pool.query({
+    name: "page",
+    text: "SELECT seq, body FROM messages WHERE organisation_id = $1 AND seq > $2 ORDER BY seq ASC LIMIT $3",
+    values: [org, after, perPage + 1]
+  })).rows, after)
+}
+const server = http.createServer((req, res) => {
+  req.resume()
+  const cursor = new URL(req.url, "http://x").searchParams.get("cursor")
+  read(cursor === null ? 0 : Number(cursor)).then((body) => {
+    res.writeHead(200, headers)
+    res.end(body)
+  }, (error) => {
+    res.writeHead(500)
+    res.end(String(error))
+  })
+})
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
+`
+
+/** Starts a `node -e` server that prints its port, as a child of this process. */
+const startChild = async (args: ReadonlyArray<string>, name: string): Promise<Server> => {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
+    child.once("exit", (code) => reject(new Error(`${name} server exited with ${code}`)))
+  })
+  return { base: `http://127.0.0.1:${port}`, child }
+}
+
 const bareSource = `
 const http = require("node:http")
 const fs = require("node:fs")
@@ -194,16 +259,8 @@ const server = http.createServer((req, res) => {
 server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
 `
 
-const startBare = async (bodyFile: string, headersFile: string): Promise<Server> => {
-  const child = spawn(process.execPath, ["-e", bareSource, bodyFile, headersFile], { stdio: ["ignore", "pipe", "inherit"] })
-  children.add(child)
-  child.once("exit", () => children.delete(child))
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
-    child.once("exit", (code) => reject(new Error(`bare server exited with ${code}`)))
-  })
-  return { base: `http://127.0.0.1:${port}`, child }
-}
+const startBare = (bodyFile: string, headersFile: string): Promise<Server> =>
+  startChild(["-e", bareSource, bodyFile, headersFile], "bare")
 
 interface Answer {
   readonly status: number
@@ -352,6 +409,7 @@ interface ThroughputRow {
   readonly clients: number
   readonly real: ReturnType<typeof summary>
   readonly bare: ReturnType<typeof summary>
+  readonly floor: ReturnType<typeof summary>
   readonly realPeakRssMb: number
 }
 
@@ -362,6 +420,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
   const headersFile = join(tmp, "headers.json")
   const rows: Array<ThroughputRow> = []
   let bare: Server | undefined
+  let floor: Server | undefined
   try {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const captured = await get(agent, new URL(real.base), `${pagePath}&cursor=${prepared.middle}`, prepared.key, true)
@@ -374,6 +433,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
     writeFileSync(headersFile, JSON.stringify(headers))
     console.log(JSON.stringify({ backend, captured: { bytes: captured.body.length, rows: rows500, headers } }))
     bare = await startBare(bodyFile, headersFile)
+    floor = await startChild(["-e", floorSource, ...prepared.floor, prepared.organisationId, headersFile], "floor")
     const bareCursor = pageEnd.exec(captured.tail)?.[1]
     for (const clients of clientCounts) {
       const starts = prepared.starts.get(clients)!
@@ -397,15 +457,31 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
         warm: warmup,
         measured: seconds
       }))
-      const row = { clients, real: realWalk, bare: bareWalk, realPeakRssMb }
-      console.log(JSON.stringify({ backend, scenario: "throughput", ...row, ratio: realWalk.req_per_s / bareWalk.req_per_s }))
+      const floorWalk = summary(await walk({
+        base: floor.base,
+        key: prepared.key,
+        kind: "floor",
+        starts: starts.map((_, k) => k === 0 ? undefined : String(Math.floor((k * total) / clients))),
+        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+        warm: warmup,
+        measured: seconds
+      }))
+      const row = { clients, real: realWalk, bare: bareWalk, floor: floorWalk, realPeakRssMb }
+      console.log(JSON.stringify({
+        backend,
+        scenario: "throughput",
+        ...row,
+        ratio: realWalk.req_per_s / bareWalk.req_per_s,
+        floor_ratio: floorWalk.req_per_s / bareWalk.req_per_s
+      }))
       rows.push(row)
     }
   } finally {
     await stopServer(real)
-    if (bare !== undefined) {
-      bare.child.kill("SIGKILL")
-      await exited(bare.child)
+    for (const child of [bare, floor]) {
+      if (child === undefined) continue
+      child.child.kill("SIGKILL")
+      await exited(child.child)
     }
   }
   return rows
@@ -515,7 +591,8 @@ const run = async () => {
     for (const row of await throughput(backend, prepared)) {
       tables.push(`| ${backend} | ${row.clients} | ${row.real.req_per_s} | ${row.real.mb_per_s} | ${row.real.p50_ms} / ${row.real.p99_ms} | ${
         row.bare.req_per_s} | ${row.bare.mb_per_s} | ${row.bare.p50_ms} / ${row.bare.p99_ms} | ${
-        (row.real.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${row.realPeakRssMb} |`)
+        (row.real.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${row.floor.req_per_s} | ${row.floor.p50_ms} / ${row.floor.p99_ms} | ${
+        (row.floor.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${(row.real.req_per_s / row.floor.req_per_s * 100).toFixed(1)}% | ${row.realPeakRssMb} |`)
     }
     if (memorySeconds > 0) {
       const m = await memory(backend, prepared)
@@ -525,8 +602,10 @@ const run = async () => {
   }
   console.log(JSON.stringify({ machine: machine() }))
   console.log(`\nThroughput of GET ${pagePath} (${total.toLocaleString("en")} messages, ${seconds} s per run after ${warmup} s warm-up)\n`)
-  console.log("| backend | clients | real req/s | real MB/s | real p50 / p99 ms | bare req/s | bare MB/s | bare p50 / p99 ms | real / bare | real server peak RSS MB |")
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  console.log(
+    "| backend | clients | real req/s | real MB/s | real p50 / p99 ms | bare req/s | bare MB/s | bare p50 / p99 ms | real / bare | floor req/s | floor p50 / p99 ms | floor / bare | real / floor | real server peak RSS MB |"
+  )
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const line of tables) console.log(line)
   if (memoryRows.length > 0) {
     console.log(`\nMemory of the real server (${underTsx ? "node --import tsx main.ts" : npmStartArgs().join(" ")}) under polling load for ${memorySeconds} s\n`)

@@ -1,7 +1,7 @@
 /**
  * What the benchmarks that drive the real standalone server share: starting it as a child process
- * (`node --import tsx examples/standalone/src/main.ts`, as `npm run start:dev` runs it), keep-alive HTTP
- * calls, record bodies, a fresh database per run, and the machine line.
+ * (as `npm start` runs it, or under tsx with `BENCH_SERVER=tsx`), keep-alive HTTP calls, record
+ * bodies, a fresh database per run, and the machine line.
  */
 import { PgStorage } from "@tradeflow/storage-pg"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -9,10 +9,26 @@ import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { main, type Server, start } from "../examples/standalone/test/Process.js"
+import { build, main, npmStartArgs, type Server, start } from "../examples/standalone/test/Process.js"
 
 /** The PostgreSQL database the benchmarks use (`TRADEFLOW_TEST_PG_URL`). */
 export const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+
+/** `BENCH_SERVER=tsx`: the benchmarks run main.ts under the tsx loader, as `npm run start:dev` does. */
+export const underTsx = process.env["BENCH_SERVER"] === "tsx"
+
+let built = false
+
+/**
+ * Node's arguments that run the server: the bundle with the start script's own flags, as `npm start`
+ * runs it (bundled by `npm run build` on the first call), or main.ts under tsx (`underTsx`).
+ */
+export const serverArgs = (): ReadonlyArray<string> => {
+  if (underTsx) return ["--import", "tsx", main]
+  if (!built) build()
+  built = true
+  return npmStartArgs()
+}
 
 /** A server process on a port (see `Process.start`). */
 export interface Running extends Server {
@@ -29,9 +45,7 @@ export interface Running extends Server {
 export const startServer = async (databaseUrl: string, env: Record<string, string> = {}, profileDir?: string): Promise<Running> => {
   const server = await start("", { DATABASE_URL: databaseUrl, WEBHOOK_ENABLED: "false", ...env }, [
     ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
-    "--import",
-    "tsx",
-    main
+    ...serverArgs()
   ])
   server.child.stderr?.pipe(process.stderr)
   return {

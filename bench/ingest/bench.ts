@@ -1,6 +1,6 @@
 /**
  * Ingest benchmark: records per second accepted (answered 202) and processed end to end by the real
- * standalone server (a child process under tsx, as `npm run start:dev` runs it) over HTTP, for batches of BATCHES
+ * standalone server (a child process, as `npm start` runs it; `BENCH_SERVER=tsx` for the loader) over HTTP, for batches of BATCHES
  * records per request and CLIENTS concurrent keep-alive clients, on SQLite and PostgreSQL. Each
  * backend is set next to its raw floor, measured in the same run: the very job rows the server
  * wrote, read back and written again into a fresh database by a bare script with the same driver
@@ -219,6 +219,7 @@ const runBackend = (backend: Backend) =>
             ? sqliteFloor(written.rows, batch, clients, schemaSql)
             : await pgFloor(written.rows, batch, clients, schemaSql)
           const accepted = Math.round(measured.records / measured.accept_seconds)
+          const bestFloor = Math.max(floor.per_request, floor.grouped)
           const bare = backend === "sqlite"
             ? await withBareServer(schemaSql, async (port) => {
               const answered = await load(port, "bare", async () => 0, batch, clients, `bare-${tag}`)
@@ -234,9 +235,10 @@ const runBackend = (backend: Backend) =>
             processed_per_second: measured.processed_seconds === null ? null : Math.round(measured.records / measured.processed_seconds),
             floor_per_request: floor.per_request,
             floor_grouped: floor.grouped,
-            ratio_to_floor: Number((accepted / Math.max(floor.per_request, floor.grouped)).toFixed(2)),
+            ratio_to_floor: Number((accepted / bestFloor).toFixed(3)),
             bare_http_per_second: bare,
-            ratio_to_bare_http: bare === null ? null : Number((accepted / bare).toFixed(2))
+            ratio_to_bare_http: bare === null ? null : Number((accepted / bare).toFixed(3)),
+            bare_http_to_floor: bare === null ? null : Number((bare / bestFloor).toFixed(3))
           }
           console.log(JSON.stringify(result))
           results.push(result)
@@ -252,11 +254,11 @@ console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log(
   "\n| storage | batch | clients | accepted rec/s | processed rec/s | floor, txn per request | floor, grouped | accepted / best floor" +
-    " | bare HTTP server rec/s | accepted / bare HTTP |"
+    " | bare HTTP server rec/s | accepted / bare HTTP | bare HTTP / best floor |"
 )
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (const r of results) {
   console.log(`| ${r["backend"]} | ${r["batch"]} | ${r["clients"]} | ${r["accepted_per_second"]} | ${r["processed_per_second"] ?? "–"} | ${
     r["floor_per_request"]} | ${r["floor_grouped"]} | ${r["ratio_to_floor"]} | ${r["bare_http_per_second"] ?? "–"} | ${
-    r["ratio_to_bare_http"] ?? "–"} |`)
+    r["ratio_to_bare_http"] ?? "–"} | ${r["bare_http_to_floor"] ?? "–"} |`)
 }

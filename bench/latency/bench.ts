@@ -1,7 +1,8 @@
 /**
  * Latency benchmark: the time from a 202 to the first upstream message of the record it accepted,
  * for one record at a time on an idle server, and with background load at half the maximum rate.
- * The real standalone server runs as a child process; each probe posts one record (a new tradeflow
+ * The real standalone server runs as a child process, as `npm start` runs it (`BENCH_SERVER=tsx`
+ * for the loader); each probe posts one record (a new tradeflow
  * reference) and then asks `GET /v3/upstream?tradeflow=<reference>&per_page=1` every POLL_MILLIS
  * until the message is there, so a latency is exact to about POLL_MILLIS plus one such request.
  *

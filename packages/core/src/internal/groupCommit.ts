@@ -1,4 +1,5 @@
 import { Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { turn } from "./eventLoop.js"
 
 /** Commits what its callers prepare, in groups (see {@link make}). */
 export interface GroupCommit<A, B, E> {
@@ -8,12 +9,6 @@ export interface GroupCommit<A, B, E> {
    */
   readonly submit: <X, E2, R>(prepare: Effect.Effect<readonly [A, X], E2, R>) => Effect.Effect<readonly [B, X], E | E2, R>
 }
-
-/** Lets the event loop run pending I/O once (a macrotask turn), off Effect's clock. */
-const turn = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
 
 /**
  * Group commit. Each item is committed through `commit`, and one commit takes every item that is

@@ -14,7 +14,8 @@
  * `npm run bench:ingest [-- sqlite|postgres|both]`. Env: INGEST_BATCHES (default "1,50,500"),
  * INGEST_CLIENTS (default "1,4,16,64"), INGEST_SECONDS (load per configuration, default 4),
  * INGEST_DRAIN (wait until every job is processed: default true), INGEST_PROFILE (a directory: the
- * server runs with `--cpu-prof` into it), TRADEFLOW_TEST_PG_URL. Records are UAT records without
+ * server runs with `--cpu-prof` into it; with BENCH_SERVER=tsx its files keep their names), BENCH_SERVER,
+ * TRADEFLOW_TEST_PG_URL. Records are UAT records without
  * mock tracking. Prints a JSON line per configuration and Markdown tables.
  */
 import Database from "better-sqlite3"

@@ -11,7 +11,7 @@
  * spaced) from 8 clients while the probes run.
  *
  * `npm run bench:latency [-- sqlite|postgres|both]`. Env: LATENCY_PROBES (default 200),
- * POLL_MILLIS (default 2), TRADEFLOW_TEST_PG_URL. Prints a JSON line per case and a Markdown table.
+ * POLL_MILLIS (default 2), BENCH_SERVER, TRADEFLOW_TEST_PG_URL. Prints a JSON line per case and a Markdown table.
  */
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { type Backend, selectedBackends } from "../Backends.js"

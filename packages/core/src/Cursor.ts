@@ -10,11 +10,11 @@
  *
  * @since 0.1.0
  */
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
 import { type ConfigError, Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
-import { hmac } from "@noble/hashes/hmac.js"
-import { sha256 } from "@noble/hashes/sha2.js"
 import { constantTimeEqual, randomToken } from "./internal/crypto.js"
 
 /** A cursor that this server did not issue for this organisation and these filters. */

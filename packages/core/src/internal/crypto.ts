@@ -2,8 +2,6 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 
-const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-
 /**
  * Hex SHA-256 of the UTF-8 text, computed synchronously: a WebCrypto digest is a round trip to the
  * thread pool (about 60 µs per call, awaited in turn for every message of a job), ours about 10 µs.
@@ -20,7 +18,7 @@ export const randomToken = (bytes: number): string => {
 
 /** A random identifier with a prefix, e.g. `org_3f9c…`. */
 export const randomId = (prefix: string): string =>
-  `${prefix}_${hex(globalThis.crypto.getRandomValues(new Uint8Array(12)))}`
+  `${prefix}_${bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(12)))}`
 
 /** Compares two strings in time that depends only on their lengths. */
 export const constantTimeEqual = (a: string, b: string): boolean => {

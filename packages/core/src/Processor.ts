@@ -381,7 +381,9 @@ const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requireme
     }
     const upserts: Array<Tradeflow> = []
     const messages: Array<NewMessage> = []
+    const slice = timeSlice()
     for (const t of targets) {
+      yield* slice
       const outcome = yield* deactivate(t)
       if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
       messages.push(...outcome.messages)

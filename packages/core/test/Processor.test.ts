@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Random, Schema, TestClock } from "effect"
 import { ApiMessage, type ContainerMilestone, WidgetSearchResult } from "../src/ApiMessage.js"
 import * as Iso6346 from "../src/Iso6346.js"
+import type { JobPayload } from "../src/Job.js"
 import * as MessageHash from "../src/MessageHash.js"
 import * as Processor from "../src/Processor.js"
 import * as Render from "../src/Render.js"
@@ -471,24 +472,31 @@ describe("Processor: rendering properties", () => {
 })
 
 describe("Processor: a long job", () => {
+  const timerFiresDuring = <A, E, R>(work: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      let ran = false
+      const timer = setTimeout(() => ran = true, 0)
+      const result = yield* work
+      clearTimeout(timer)
+      return [result, ran] as const
+    })
+  const job = (payload: JobPayload) => ({ id: 1, organisation_id: org, environment: "production" as const, payload, received_at: now0 })
+  const records = Array.from({ length: 1_000 }, (_, i) => ({ tradeflow_reference: `PO-${i}`, container_reference: C1 }))
+
   it.effect("lets the host's timers and I/O run while it is processed (an HTTP server sharing the thread answers meanwhile)", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(now0)
-      const job = {
-        id: 1,
-        organisation_id: org,
-        environment: "production" as const,
-        payload: {
-          _tag: "Upsert" as const,
-          groups: groups(Array.from({ length: 1_000 }, (_, i) => ({ tradeflow_reference: `PO-${i}`, container_reference: C1 })))
-        },
-        received_at: now0
-      }
-      let ran = false
-      const timer = setTimeout(() => ran = true, 0)
-      const commit = yield* Processor.processJob(job)
-      clearTimeout(timer)
+      const [commit, ran] = yield* timerFiresDuring(Processor.processJob(job({ _tag: "Upsert", groups: groups(records) })))
       assert.strictEqual(commit.messages.length, 1_000)
+      assert.isTrue(ran)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("so does deactivating every tradeflow of an organisation", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post(records, "production")
+      const [commit, ran] = yield* timerFiresDuring(Processor.processJob(job({ _tag: "Delete", reference: null, hard: false })))
+      assert.strictEqual(commit.upserts.length, 1_000)
       assert.isTrue(ran)
     }).pipe(Effect.provide(layer())))
 })

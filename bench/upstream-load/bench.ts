@@ -65,6 +65,8 @@ const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 const perPage = 500
+/** The sequence number client `k` of `clients` starts after: page walkers spread evenly over the log. */
+const startSeq = (k: number, clients: number) => Math.floor((k * total) / clients)
 const pagePath = "/v3/upstream?per_page=500"
 
 const backends = selectedBackends()
@@ -100,7 +102,7 @@ const prepare = <E>(
     const starts = new Map<number, ReadonlyArray<string | undefined>>()
     for (const clients of new Set([...clientCounts, memoryClients])) {
       starts.set(clients, yield* Effect.forEach(Array.from({ length: clients }, (_, k) => k), (k) =>
-        k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, Math.floor((k * total) / clients))))
+        k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, startSeq(k, clients))))
     }
     const middle = yield* signer.sign({ organisation_id: org.id }, Math.floor(total / 2))
     return { key, organisationId: org.id, fillSeconds, starts, middle }
@@ -258,9 +260,6 @@ const server = http.createServer((req, res) => {
 })
 server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
 `
-
-const startBare = (bodyFile: string, headersFile: string): Promise<Server> =>
-  startChild(["-e", bareSource, bodyFile, headersFile], "bare")
 
 interface Answer {
   readonly status: number
@@ -432,7 +431,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
     writeFileSync(bodyFile, captured.body)
     writeFileSync(headersFile, JSON.stringify(headers))
     console.log(JSON.stringify({ backend, captured: { bytes: captured.body.length, rows: rows500, headers } }))
-    bare = await startBare(bodyFile, headersFile)
+    bare = await startChild(["-e", bareSource, bodyFile, headersFile], "bare")
     floor = await startChild(["-e", floorSource, ...prepared.floor, prepared.organisationId, headersFile], "floor")
     const bareCursor = pageEnd.exec(captured.tail)?.[1]
     for (const clients of clientCounts) {
@@ -461,7 +460,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
         base: floor.base,
         key: prepared.key,
         kind: "floor",
-        starts: starts.map((_, k) => k === 0 ? undefined : String(Math.floor((k * total) / clients))),
+        starts: starts.map((_, k) => k === 0 ? undefined : String(startSeq(k, clients))),
         path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
         warm: warmup,
         measured: seconds

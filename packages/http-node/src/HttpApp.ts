@@ -429,19 +429,33 @@ const problems = (app: PlatformHttpApp.Default) =>
     return Effect.map(internalError(cause), (problem) => Problem.toResponse(problem))
   })
 
-/** A URL carrying U+0000 (`%00`) in its path or query is a 400: no storage keeps the character. */
-const refuseNul = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
+const readablePath = (url: string): boolean => {
+  try {
+    decodeURIComponent(url.split("?")[0] ?? "")
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A URL no route can read is a 400: one carrying U+0000 (`%00`) in its path or query (no storage
+ * keeps the character), or one whose path holds a malformed percent-encoding (`%E0%A4%A`, `%zz`).
+ */
+const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     /%00|\u0000/.test(request.url)
       ? Effect.succeed(Problem.toResponse(Problem.make(400, "the URL holds the NUL character (%00) in its path or query")))
-      : app)
+      : readablePath(request.url)
+      ? app
+      : Effect.succeed(Problem.toResponse(Problem.make(400, "the URL path holds a malformed percent-encoding"))))
 
 /**
  * Every failure as a problem response, then the widget search marked deprecated (see
  * `deprecateWidgetSearch`); URLs with `%00` are refused first.
  */
 const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => (app: PlatformHttpApp.Default) =>
-  deprecateWidgetSearch(settings)(problems(refuseNul(app)))))
+  deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app)))))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

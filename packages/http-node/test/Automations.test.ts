@@ -106,6 +106,13 @@ describe("console automations", () => {
           const body = problem(yield* create(org, { url }), 422)
           assert.deepStrictEqual(body.errors?.map((e) => e.path), ["/url"], url)
         }
+        for (const url of ["https://hooks.example.com:22/x", "https://hooks.example.com:25/x", "https://hooks.example.com:1023/x"]) {
+          const body = problem(yield* create(org, { url }), 422)
+          assert.deepStrictEqual(body.errors?.map((e) => [e.path, e.message]), [["/url", `port ${new URL(url).port} is not allowed; use 80, 443 or a port above 1023`]], url)
+        }
+        for (const url of ["https://hooks.example.com:80/x", "https://hooks.example.com:8443/x"]) {
+          assert.strictEqual((yield* create(org, { url })).status, 201, url)
+        }
         const both = problem(yield* create(org, { url: "https://10.0.0.1/x", types: ["BASIC_STATUS"] }), 422)
         assert.deepStrictEqual(both.errors?.map((e) => e.path), ["/url", "/types/0"])
       }))

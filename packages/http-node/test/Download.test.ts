@@ -43,6 +43,16 @@ describe("attachment", () => {
     )
   })
 
+  it("removes bidirectional control characters, so no name displays reversed", () => {
+    assert.strictEqual(attachment("invoice\u202efdp.exe"), `attachment; filename="invoicefdp.exe.json"`)
+    const header = attachment("Köln\u2067x\u2069\u200f\u061c")
+    assert.strictEqual(fileName(header), "Kölnx.json")
+  })
+
+  it.prop("no bidirectional control character reaches the file name", [fc.array(fc.constantFrom("a", "ö", "\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"))], ([chars]) => {
+    assert.notMatch(fileName(attachment(chars.join(""))), /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/)
+  })
+
   it.prop("always one ASCII header line whose file name ends in .json and has no separator or quote", [fc.fullUnicodeString()], ([name]) => {
     const header = attachment(name)
     assert.match(header, /^attachment; filename="[\x20-\x7e]*"(; filename\*=UTF-8''[A-Za-z0-9%\-._~#$&+^`|]+)?$/)

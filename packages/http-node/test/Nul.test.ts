@@ -25,13 +25,18 @@ layer(makeAppLayer())("U+0000, which PostgreSQL cannot store, is refused before 
       assert.deepStrictEqual(feed.body, [])
     }))
 
-  it.effect("in console bodies: 422; in a URL's path or query: 400", () =>
+  it.effect("in console bodies: 422; in a URL's path or query, and a malformed percent-encoding in a path: 400", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
       problem(yield* send("POST", "/console/organisations", { auth: consoleAuth, json: { name: "P\u0000" } }), 422)
       problem(yield* send("GET", "/upstream?tradeflow=A%00B", { auth: k.key }), 400)
       problem(yield* send("DELETE", "/downstream/tradeflows/A%00B", { auth: k.key }), 400)
       problem(yield* send("GET", "/console/automations/a%00/deliveries", { auth: consoleAuth }), 400)
+      for (const path of ["/downstream/tradeflows/%E0%A4%A", "/downstream/tradeflows/%zz", "/downstream/tradeflows/%"]) {
+        const r = problem(yield* send("DELETE", path, { auth: k.key }), 400) as { detail?: string }
+        assert.strictEqual(r.detail, "the URL path holds a malformed percent-encoding", path)
+      }
+      problem(yield* send("GET", "/console/organisations/%C0%AF/keys", { auth: consoleAuth }), 400)
       const fine = yield* send("GET", "/upstream?tradeflow=A%2500B", { auth: k.key })
       assert.strictEqual(fine.status, 200, fine.text)
     }))

@@ -203,13 +203,14 @@ export const safeLookup = (options: { readonly allowPrivate: boolean; readonly r
  */
 export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
   readonly url: string
-  readonly reason: Reason | "invalid-url" | "scheme" | "http-not-allowed" | "credentials"
+  readonly reason: Reason | "invalid-url" | "scheme" | "http-not-allowed" | "credentials" | "port"
   readonly message: string
 }> {}
 
 /**
  * Checks a destination URL when an automation is saved and before each delivery: only
- * `https:` (and `http:` when `allowHttp`, or to a host of `httpHosts`), no credentials, and unless `allowPrivate` no host
+ * `https:` (and `http:` when `allowHttp`, or to a host of `httpHosts`), no credentials, only port 80, 443 or
+ * one above 1023 (never a well-known service port such as SSH or SMTP), and unless `allowPrivate` no host
  * that is a non-public address literal (in any form) or a `localhost` name.
  *
  * @since 0.1.0
@@ -239,6 +240,10 @@ export const checkUrl = (
     return refuse("http-not-allowed", "plain http is not allowed; use https (or list the host in WEBHOOK_HTTP_ALLOWLIST)")
   }
   if (parsed.username !== "" || parsed.password !== "") return refuse("credentials", "credentials in the URL are not allowed")
+  const port = parsed.port === "" ? undefined : Number(parsed.port)
+  if (port !== undefined && port !== 80 && port !== 443 && port <= 1023) {
+    return refuse("port", `port ${port} is not allowed; use 80, 443 or a port above 1023`)
+  }
   if (options.allowPrivate) return Either.right(parsed)
   const host = parseHost(parsed.hostname)
   switch (host._tag) {

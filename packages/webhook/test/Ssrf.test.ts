@@ -195,6 +195,19 @@ describe("Ssrf.checkUrl", () => {
     assert.strictEqual(reason("https://user:pw@127.0.0.1/hook", { allowPrivate: true, allowHttp: true }), "credentials")
   })
 
+  it("allows only ports 80, 443 and those above 1023, even to private destinations when those are allowed", () => {
+    const loose = { allowPrivate: true, allowHttp: true }
+    for (const port of [1, 22, 25, 110, 445, 636, 1023]) {
+      assert.strictEqual(reason(`https://example.com:${port}/hook`), "port", String(port))
+      assert.strictEqual(reason(`http://127.0.0.1:${port}/hook`, loose), "port", String(port))
+    }
+    for (const url of ["https://example.com:443/hook", "https://example.com:80/hook", "https://example.com:1024/hook", "https://example.com:65535/hook", "https://example.com/hook"]) {
+      assert.strictEqual(reason(url), "ok", url)
+    }
+    assert.strictEqual(reason("http://127.0.0.1:80/hook", loose), "ok")
+    assert.strictEqual(reason("http://127.0.0.1/hook", loose), "ok")
+  })
+
   it("allows plain http to the hosts of the allowlist only, and still refuses non-public addresses there", () => {
     const listed = { ...strict, httpHosts: ["hooks.example.com", "127.0.0.1"] }
     assert.strictEqual(reason("http://hooks.example.com/in", listed), "ok")

@@ -57,7 +57,7 @@ const appOn = (storage: Layer.Layer<Storage.Storage | SqlClient.SqlClient, Stora
     Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
   )
   return HttpApp.layer.pipe(
-    Layer.provide(HttpConfig.layer({ consoleToken: "bench" })),
+    Layer.provide(HttpConfig.layer({ consoleToken: "bench-console-token-0123456789abcdef" })),
     Layer.provideMerge(services),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )

@@ -157,7 +157,7 @@ const startServer = async (name: string, env: Record<string, string>, nodeArgs: 
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",
-      CONSOLE_TOKEN: "bench",
+      CONSOLE_TOKEN: "bench-console-token-0123456789abcdef",
       PRODUCTION_HOSTS: "127.0.0.1",
       UAT_HOSTS: "uat.localhost",
       ...env

@@ -611,7 +611,7 @@ describe("hostile input over HTTP", () => {
   it("SQLite: 500 generated hostile requests: no 5xx, no crash, health stays green, valid requests still work", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-hostile-"))
     const file = join(dir, "tracking.sqlite")
-    const server = await start(file, { MAX_BODY_BYTES: String(maxBodyBytes) })
+    const server = await start(file, { MAX_BODY_BYTES: String(maxBodyBytes), CONSOLE_AUTH_FAILURES: "1000000" })
     try {
       await scenario(server, SqliteStorage.layer({ filename: file }))
     } finally {
@@ -625,7 +625,7 @@ describe("hostile input over HTTP", () => {
     let server: Server | undefined
     try {
       const test = await Effect.runPromise(Scope.extend(makeTestSchema(), scope))
-      server = await start("", { DATABASE_URL: test.url, MAX_BODY_BYTES: String(maxBodyBytes), PG_MAX_CONNECTIONS: "4" })
+      server = await start("", { DATABASE_URL: test.url, MAX_BODY_BYTES: String(maxBodyBytes), PG_MAX_CONNECTIONS: "4", CONSOLE_AUTH_FAILURES: "1000000" })
       await scenario(server, PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2 }))
     } finally {
       if (server !== undefined) await kill(server)

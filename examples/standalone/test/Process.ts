@@ -8,7 +8,7 @@ import { join } from "node:path"
 
 export const main = join(import.meta.dirname, "..", "src", "main.ts")
 export const root = join(import.meta.dirname, "..", "..", "..")
-export const consoleToken = "restart-test-console-token"
+export const consoleToken = "restart-test-console-token-0123456789"
 
 /** Bundles the server into `dist/server.mjs`, as `npm run build` does. */
 export const build = () => {

@@ -17,7 +17,7 @@ describe("README", () => {
   it("the UAT walk-through works as printed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-readme-"))
     const server = await start(join(dir, "tracking.sqlite"), {
-      CONSOLE_TOKEN: "dev-console-token",
+      CONSOLE_TOKEN: "dev-console-token-0123456789abcdef",
       PRODUCTION_HOSTS: "localhost,127.0.0.1",
       UAT_HOSTS: "uat.localhost"
     })

@@ -35,6 +35,7 @@ import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyA
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
 import { readBytes, readJson } from "./internal/body.js"
+import { consoleGuard } from "./internal/consoleGuard.js"
 import { attachment } from "./internal/contentDisposition.js"
 import { internalError, mapCoreErrors } from "./internal/errors.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
@@ -452,10 +453,12 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
 
 /**
  * Every failure as a problem response, then the widget search marked deprecated (see
- * `deprecateWidgetSearch`); URLs with `%00` are refused first.
+ * `deprecateWidgetSearch`) and the console's door (`consoleGuard`); unreadable URLs are refused first.
  */
-const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => (app: PlatformHttpApp.Default) =>
-  deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app)))))
+const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
+  const guard = consoleGuard(settings)
+  return (app: PlatformHttpApp.Default) => guard(deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app))))
+}))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

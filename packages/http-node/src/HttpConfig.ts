@@ -1,12 +1,14 @@
 /**
- * Configuration of the HTTP API: which hosts are which environment, the console token, proxy
- * trust, the request body limit, whether webhook destinations may be private and the sunset of the
- * widget search (DECISIONS.md §1).
+ * Configuration of the HTTP API: which hosts are which environment, the console token and where
+ * the console is served, proxy trust, the request body limit, whether webhook destinations may be
+ * private and the sunset of the widget search (DECISIONS.md §1).
  *
  * @since 0.1.0
  */
 import { TradeflowRecord } from "@tradeflow/core"
 import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 
 /** @since 0.1.0 */
 export interface HttpSettings {
@@ -14,8 +16,12 @@ export interface HttpSettings {
   readonly productionHosts: ReadonlyArray<string>
   /** Host names of the UAT environment. */
   readonly uatHosts: ReadonlyArray<string>
-  /** The operator token of the console API (`Authorization: Bearer <token>`). */
+  /** The operator token of the console API (`Authorization: Bearer <token>`), at least 32 characters. */
   readonly consoleToken: Redacted.Redacted<string>
+  /** Host names on which the console is served (404 on any other); empty: every host. */
+  readonly consoleHosts: ReadonlyArray<string>
+  /** Failed console authentications a client may make per window before it gets 429. */
+  readonly consoleFailures: { readonly failures: number; readonly windowMillis: number }
   /** Read the host from `X-Forwarded-Host` instead of `Host`. */
   readonly trustProxy: boolean
   /** The largest accepted request body in bytes. */
@@ -37,10 +43,16 @@ export const defaultProductionHosts: ReadonlyArray<string> = ["localhost", "127.
 export const defaultUatHosts: ReadonlyArray<string> = ["uat.localhost"]
 /** Default body limit: 5 MiB. */
 export const defaultMaxBodyBytes = 5 * 1024 * 1024
+/** The shortest console token accepted. */
+export const minConsoleTokenLength = 32
+/** Default limit of failed console authentications: 10 per client per minute. */
+export const defaultConsoleFailures = { failures: 10, windowMillis: 60_000 } as const
 
 /** Options of {@link layer}; everything but the console token has a default. */
 export interface Options {
   readonly consoleToken: Redacted.Redacted<string> | string
+  readonly consoleHosts?: ReadonlyArray<string>
+  readonly consoleFailures?: { readonly failures: number; readonly windowMillis: number }
   readonly productionHosts?: ReadonlyArray<string>
   readonly uatHosts?: ReadonlyArray<string>
   readonly trustProxy?: boolean
@@ -61,6 +73,8 @@ export const make = (options: Options): HttpSettings => ({
   consoleToken: Redacted.isRedacted(options.consoleToken)
     ? options.consoleToken
     : Redacted.make(options.consoleToken),
+  consoleHosts: options.consoleHosts ?? [],
+  consoleFailures: options.consoleFailures ?? defaultConsoleFailures,
   trustProxy: options.trustProxy ?? false,
   maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
   webhookAllowPrivate: options.webhookAllowPrivate ?? false,
@@ -77,8 +91,21 @@ export const parseSunset = (value: string): Either.Either<Date, string> =>
     ? Either.right(new Date(TradeflowRecord.parseIsoDateTime(value)))
     : Either.left(`expected an ISO 8601 date-time such as 2027-06-30T00:00:00Z, got ${JSON.stringify(value)}`)
 
-/** @since 0.1.0 */
-export const layer = (options: Options): Layer.Layer<HttpConfig> => Layer.succeed(HttpConfig, make(options))
+const shortToken = (token: string): string | undefined =>
+  token.length < minConsoleTokenLength
+    ? `the console token must be at least ${minConsoleTokenLength} characters long (got ${token.length})`
+    : undefined
+
+/** The settings of `options`; a console token shorter than 32 characters stops the layer (a defect). */
+export const layer = (options: Options): Layer.Layer<HttpConfig> =>
+  Layer.effect(
+    HttpConfig,
+    Effect.suspend(() => {
+      const settings = make(options)
+      const refused = shortToken(Redacted.value(settings.consoleToken))
+      return refused === undefined ? Effect.succeed(settings) : Effect.dieMessage(refused)
+    })
+  )
 
 const randomToken = (): string => {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(24))
@@ -86,9 +113,39 @@ const randomToken = (): string => {
 }
 
 /**
- * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `TRUST_PROXY`, `MAX_BODY_BYTES`,
- * `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid date-time is a configuration error).
- * Without `CONSOLE_TOKEN` a random token is generated and logged once.
+ * The generated console token kept in `file`: read when the file exists, else created there with
+ * mode 0600 (its directory too). A file others may read is narrowed to 0600 first.
+ */
+const tokenFile = (file: string) =>
+  Effect.gen(function*() {
+    const path = Path.resolve(file)
+    const existing = yield* Effect.try(() => {
+      const stat = Fs.statSync(path, { throwIfNoEntry: false })
+      if (stat === undefined) return undefined
+      if ((stat.mode & 0o077) !== 0) Fs.chmodSync(path, 0o600)
+      return Fs.readFileSync(path, "utf8").trim()
+    })
+    if (existing !== undefined && existing !== "") return { path, token: existing, created: false }
+    const token = randomToken()
+    yield* Effect.try(() => {
+      Fs.mkdirSync(Path.dirname(path), { recursive: true })
+      Fs.writeFileSync(path, token + "\n", { mode: 0o600 })
+      Fs.chmodSync(path, 0o600)
+    })
+    return { path, token, created: true }
+  }).pipe(
+    Effect.mapError((error) =>
+      ConfigError.InvalidData(["CONSOLE_TOKEN_FILE"], `cannot keep the console token in ${file}: ${String(error.error)}`)
+    )
+  )
+
+/**
+ * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `CONSOLE_TOKEN_FILE`, `CONSOLE_HOSTS`,
+ * `CONSOLE_AUTH_FAILURES` (failed console authentications per client per minute), `TRUST_PROXY`, `MAX_BODY_BYTES`, `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid
+ * date-time is a configuration error). A `CONSOLE_TOKEN` shorter than 32 characters is a
+ * configuration error. Without `CONSOLE_TOKEN` the token is the one kept in `CONSOLE_TOKEN_FILE`
+ * (default `./data/console-token`), generated there with mode 0600 on first start; the log names
+ * the file, never the token, which only an interactive terminal (stderr) is shown.
  */
 export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Layer.effect(
   HttpConfig,
@@ -96,6 +153,12 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
     const productionHosts = yield* Config.string("PRODUCTION_HOSTS").pipe(Config.withDefault(defaultProductionHosts.join(",")))
     const uatHosts = yield* Config.string("UAT_HOSTS").pipe(Config.withDefault(defaultUatHosts.join(",")))
     const token = yield* Config.option(Config.redacted("CONSOLE_TOKEN"))
+    const tokenPath = yield* Config.string("CONSOLE_TOKEN_FILE").pipe(Config.withDefault("./data/console-token"))
+    const consoleHosts = yield* Config.string("CONSOLE_HOSTS").pipe(Config.withDefault(""))
+    const consoleAuthFailures = yield* Config.integer("CONSOLE_AUTH_FAILURES").pipe(
+      Config.withDefault(defaultConsoleFailures.failures),
+      Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
+    )
     const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
     const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
     const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
@@ -108,16 +171,30 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
           : Either.mapLeft(parseSunset(value), (message) => ConfigError.InvalidData(["WIDGET_SUNSET"], message))
       )
     )
-    const consoleToken = Option.isSome(token) && Redacted.value(token.value).length > 0
-      ? token.value
-      : yield* Effect.sync(randomToken).pipe(
-        Effect.tap((t) => Effect.logWarning(`CONSOLE_TOKEN is not set; the console token of this process is ${t}`)),
-        Effect.map(Redacted.make)
-      )
+    const given = Option.filter(token, (t) => Redacted.value(t).length > 0)
+    if (Option.isSome(given)) {
+      const refused = shortToken(Redacted.value(given.value))
+      if (refused !== undefined) return yield* Effect.fail(ConfigError.InvalidData(["CONSOLE_TOKEN"], refused))
+    }
+    const consoleToken = Option.isSome(given) ? given.value : yield* tokenFile(tokenPath).pipe(
+      Effect.tap(({ created, path, token }) =>
+        Effect.zipRight(
+          Effect.logWarning(
+            `CONSOLE_TOKEN is not set; the console token is in ${path} (readable by its owner only${created ? ", created now" : ""})`
+          ),
+          Effect.sync(() => {
+            if (process.stderr.isTTY) process.stderr.write(`console token: ${token}\n`)
+          })
+        )
+      ),
+      Effect.map(({ token }) => Redacted.make(token))
+    )
     return make({
       productionHosts: parseHosts(productionHosts),
       uatHosts: parseHosts(uatHosts),
       consoleToken,
+      consoleHosts: parseHosts(consoleHosts),
+      consoleFailures: { failures: consoleAuthFailures, windowMillis: defaultConsoleFailures.windowMillis },
       trustProxy,
       maxBodyBytes,
       webhookAllowPrivate,

@@ -41,6 +41,7 @@ const titles: Record<number, string> = {
   415: "Unsupported Media Type",
   421: "Misdirected Request",
   422: "Unprocessable Content",
+  429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable"
 }
@@ -88,5 +89,6 @@ export const ContentTooLarge = ProblemDocument.annotations(HttpApiSchema.annotat
 export const UnsupportedMediaType = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 415 }))
 export const MisdirectedRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 421 }))
 export const UnprocessableContent = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 422 }))
+export const TooManyRequests = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 429 }))
 export const InternalServerError = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 500 }))
 export const ServiceUnavailable = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 503 }))

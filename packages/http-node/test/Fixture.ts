@@ -8,14 +8,18 @@ import { Service } from "@tradeflow/core"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
 
-export const consoleToken = "console-token-for-tests"
+export const consoleToken = "console-token-for-tests-0123456789abcdef"
 export const production = "localhost:8080"
 export const uat = "uat.localhost"
 
-/** The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it. */
+/**
+ * The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it.
+ * Every test client shares one address, so failed console authentications are not limited unless
+ * a test asks for it (`consoleFailures`).
+ */
 export const makeAppLayer = (options: Partial<HttpConfig.Options> = {}) =>
   HttpApp.layer.pipe(
-    Layer.provide(HttpConfig.layer({ consoleToken, ...options })),
+    Layer.provide(HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })),
     Layer.provideMerge(Service.layerMemory),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )

@@ -96,7 +96,7 @@ describe("WIDGET_SUNSET", () => {
   const read = (env: Record<string, string>) =>
     HttpConfig.HttpConfig.pipe(
       Effect.provide(HttpConfig.layerConfig.pipe(
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ CONSOLE_TOKEN: "t", ...env })))))
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ CONSOLE_TOKEN: "t".repeat(32), ...env })))))
       )),
       Effect.either
     )

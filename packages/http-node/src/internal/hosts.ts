@@ -32,3 +32,21 @@ export const hostEnvironment = (settings: HttpSettings, host: string | undefined
   if (settings.uatHosts.some((h) => normaliseHost(h) === name)) return Option.some("uat")
   return Option.none()
 }
+
+/**
+ * The address of the client: the last `X-Forwarded-For` entry (the one the trusted proxy added)
+ * when the proxy is trusted, else the socket's remote address.
+ */
+export const clientAddress = (
+  settings: HttpSettings,
+  headers: Readonly<Record<string, string | undefined>>,
+  remoteAddress: Option.Option<string>
+): string => {
+  const forwarded = settings.trustProxy ? headers["x-forwarded-for"]?.split(",").at(-1)?.trim() : undefined
+  return forwarded !== undefined && forwarded !== "" ? forwarded : Option.getOrElse(remoteAddress, () => "unknown")
+}
+
+/** Whether the console is served on a host: on every host when no console host is configured. */
+export const consoleHost = (settings: HttpSettings, host: string | undefined): boolean =>
+  settings.consoleHosts.length === 0 ||
+  (host !== undefined && settings.consoleHosts.some((h) => normaliseHost(h) === normaliseHost(host)))

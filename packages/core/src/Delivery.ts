@@ -88,6 +88,65 @@ export interface AttemptResult {
   readonly disable: string | null
 }
 
+/**
+ * The longest receiver answer an attempt keeps, in bytes of UTF-8.
+ *
+ * @since 0.1.0
+ */
+export const maxResponseBodyBytes = 4096
+
+/**
+ * The longest error text an attempt keeps, in bytes of UTF-8.
+ *
+ * @since 0.1.0
+ */
+export const maxErrorBytes = 1024
+
+/**
+ * How many attempts of a delivery, the newest, keep the receiver's answer; older attempts keep
+ * their status, error and time, and lose `response_body`.
+ *
+ * @since 0.1.0
+ */
+export const keptResponseBodies = 3
+
+const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * Text from outside (a receiver's answer, an error message) as every storage keeps it: U+0000,
+ * which PostgreSQL refuses in text, and lone surrogates, which are not UTF-8, become U+FFFD; the
+ * result is cut to at most `maxBytes` bytes of UTF-8 on a character boundary.
+ *
+ * @since 0.1.0
+ */
+export const storableText = (text: string, maxBytes: number): string => {
+  const clean = text.replace(unstorable, "\uFFFD")
+  const limit = Math.max(0, Math.floor(maxBytes))
+  if (clean.length * 3 <= limit) return clean
+  let size = 0
+  for (let i = 0; i < clean.length;) {
+    const point = clean.codePointAt(i) as number
+    const width = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4
+    if (size + width > limit) return clean.slice(0, i)
+    size += width
+    i += point > 0xffff ? 2 : 1
+  }
+  return clean
+}
+
+/**
+ * An attempt's result as storage keeps it: its texts made {@link storableText}, the answer cut
+ * to {@link maxResponseBodyBytes}, the error and the disable reason to {@link maxErrorBytes}.
+ *
+ * @since 0.1.0
+ */
+export const storableResult = (r: AttemptResult): AttemptResult => ({
+  ...r,
+  response_body: r.response_body === null ? null : storableText(r.response_body, maxResponseBodyBytes),
+  error: r.error === null ? null : storableText(r.error, maxErrorBytes),
+  disable: r.disable === null ? null : storableText(r.disable, maxErrorBytes)
+})
+
 /** One entry of an automation's delivery log: one attempt. */
 export interface DeliveryLogEntry {
   /** The delivery (what `retry` takes). */

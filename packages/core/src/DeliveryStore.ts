@@ -5,8 +5,15 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option, type Stream } from "effect"
-import type { AttemptResult, ClaimedDelivery, Delivery, DeliveryLogEntry, NewDelivery } from "./Delivery.js"
+import { Context, Effect, type Option, type Stream } from "effect"
+import {
+  type AttemptResult,
+  type ClaimedDelivery,
+  type Delivery,
+  type DeliveryLogEntry,
+  type NewDelivery,
+  storableResult
+} from "./Delivery.js"
 import type { StorageError } from "./StorageError.js"
 
 /** @since 0.1.0 */
@@ -26,12 +33,14 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
     readonly now: number
   }) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, StorageError>
   /**
-   * Records attempts in one transaction, each only if its delivery is still pending, at that
-   * claim, and not yet recorded for it (see `Delivery.afterAttempt`): recording releases the
-   * lease (`lease_until` becomes null), and only a leased delivery records. Each recorded
-   * attempt is appended to the log. For a
-   * non-test delivery its automation follows (see `Delivery.automationAfter`). Answers, per
-   * result, whether it was recorded.
+   * Records attempts, each only if its delivery is still pending, at that claim, and not yet
+   * recorded for it (see `Delivery.afterAttempt`): recording releases the lease (`lease_until`
+   * becomes null), and only a leased delivery records. Each recorded attempt is appended to the
+   * log with its texts made storable (`Delivery.storableResult`), and only the newest
+   * `Delivery.keptResponseBodies` attempts of a delivery keep their `response_body`. For a
+   * non-test delivery its automation follows (see `Delivery.automationAfter`). One result never
+   * keeps another from being recorded (see {@link recordIndependently}). Answers, per result,
+   * whether it was recorded.
    */
   readonly record: (results: ReadonlyArray<AttemptResult>) => Effect.Effect<ReadonlyArray<boolean>, StorageError>
   /** Writes one delivery (a test send), pending and due at its `created_at`. */
@@ -53,3 +62,39 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
    */
   readonly wakeups: Stream.Stream<void, StorageError>
 }>() {}
+
+/**
+ * The error an attempt is recorded with when its result could not be stored as it was.
+ *
+ * @since 0.1.0
+ */
+export const unstoredError = "the result of this attempt could not be stored as it was"
+
+/**
+ * `DeliveryStore.record` over an adapter's batch write (one transaction for all of `results`),
+ * with what every adapter owes: each result made `Delivery.storableResult` first, and each
+ * recorded independently of the others. When the batch fails, its results are recorded one at a
+ * time; one that still fails is recorded without the texts from outside (no `response_body`,
+ * {@link unstoredError} as its error), so it holds up neither its delivery nor the batch. Only
+ * when that fails too, which no text of the result causes, does `record` fail; what was recorded
+ * before stays recorded.
+ *
+ * @since 0.1.0
+ */
+export const recordIndependently = <E>(
+  batch: (results: ReadonlyArray<AttemptResult>) => Effect.Effect<ReadonlyArray<boolean>, E>
+) =>
+(results: ReadonlyArray<AttemptResult>): Effect.Effect<ReadonlyArray<boolean>, E> => {
+  const rows = results.map(storableResult)
+  if (rows.length === 0) return Effect.succeed([])
+  const bare = (r: AttemptResult) =>
+    batch([{ ...r, response_body: null, error: unstoredError }]).pipe(
+      Effect.tap(() => Effect.logWarning("DeliveryStore.record: a result was recorded without its texts", r.delivery_id))
+    )
+  const alone = (r: AttemptResult) =>
+    Effect.map(rows.length === 1 ? bare(r) : Effect.catchAll(batch([r]), () => bare(r)), (answer) => answer[0] === true)
+  return Effect.catchAll(batch(rows), (error) =>
+    Effect.logWarning("DeliveryStore.record: the batch failed; recording its results one at a time", error).pipe(
+      Effect.zipRight(Effect.forEach(rows, alone))
+    ))
+}

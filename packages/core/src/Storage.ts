@@ -10,7 +10,7 @@ import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
 import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import * as Delivery from "./Delivery.js"
-import { DeliveryStore } from "./DeliveryStore.js"
+import { DeliveryStore, recordIndependently } from "./DeliveryStore.js"
 import type { Enqueue, EnqueueOutcome, Job } from "./Job.js"
 import { type ClaimedJob, JobQueue, type JobOutcome, withEnqueue } from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
@@ -341,7 +341,7 @@ export const makeMemory = Effect.gen(function*() {
       }
       return claimed
     }),
-    record: (results) => Effect.sync(() => results.map((r) => {
+    record: recordIndependently((results) => Effect.sync(() => results.map((r) => {
       const d = deliveries.get(r.delivery_id)
       if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
       const next = Delivery.afterAttempt(d, r)
@@ -361,7 +361,7 @@ export const makeMemory = Effect.gen(function*() {
       const automation = automationsById.get(d.automation_id)
       if (!d.test && automation !== undefined) automationsById.set(automation.id, Delivery.automationAfter(automation, r))
       return true
-    })),
+    }))),
     enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),
     list: (automationId, limit) => Effect.sync(() =>

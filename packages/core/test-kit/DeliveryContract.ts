@@ -296,6 +296,32 @@ export const deliveryContract = (
       yield* teardown(automations)
     }))
 
+  it.effect("record: texts from outside are stored neutralised, and a batch with them records every result", () =>
+    Effect.gen(function*() {
+      const { deliveries } = yield* ports
+      const { automations, org } = yield* setup(1)
+      const [a] = automations as [Automation]
+      yield* commitWith(org, [milestone("x1", "TF-1"), milestone("y1", "TF-2")], outboxOf([a]))
+      const [x1, y1] = yield* claimOf([a], at)
+      if (x1 === undefined || y1 === undefined) throw new Error("no claims")
+      const answers = yield* deliveries.record([
+        result(x1, {
+          status: "failed", at: at + 1, retry_at: at + 5_000, response_status: 500,
+          error: "HTTP 500 \u0000\uDC00", response_body: `ok\u0000\uD800${"\u00e9".repeat(3_000)}`
+        }),
+        result(y1, { status: "delivered", at: at + 2, response_status: 200, response_body: "fine \uD83D\uDE00" })
+      ])
+      expect(answers).toEqual([true, true])
+      const log = yield* deliveries.log(a.id, 10)
+      expect(log.map((e) => [e.id, e.status, e.error])).toEqual([[y1.id, "delivered", null], [x1.id, "failed", "HTTP 500 \uFFFD\uFFFD"]])
+      expect(log[0]?.response_body).toBe("fine \uD83D\uDE00")
+      expect(log[1]?.response_body).toBe(`ok\uFFFD\uFFFD${"\u00e9".repeat(2_044)}`)
+      expect(new TextEncoder().encode(log[1]?.response_body ?? "").length).toBe(4_096)
+      expect(Option.getOrThrow(yield* deliveries.get(x1.id))).toMatchObject({ status: "pending", attempt: 1, next_attempt_at: at + 5_000 })
+      expect(Option.getOrThrow(yield* deliveries.get(y1.id))).toMatchObject({ status: "delivered", attempt: 1 })
+      yield* teardown(automations)
+    }))
+
   it.effect("record: test deliveries leave the automation's health alone", () => Effect.gen(function*() {
     const { automations: store, deliveries } = yield* ports
     const { automations, org } = yield* setup(1, { enabled: false })

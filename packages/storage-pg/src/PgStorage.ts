@@ -584,6 +584,60 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         ${release ? sql.literal(", leased_by = NULL, lease_until = NULL") : sql.literal("")}
         WHERE id = ${d.id}`
 
+    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => {
+      const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
+      return sql.withTransaction(Effect.gen(function*() {
+        const owners = (yield* decodeTextIds(yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
+          WHERE ${sql.in("id", ids)} AND NOT test`)).map((r) => r.id).sort()
+        const automations = new Map<string, Automation.Automation>()
+        if (owners.length > 0) {
+          for (const row of yield* decodeAutomations(yield* sql`SELECT doc FROM automations
+            WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`)) automations.set(row.doc.id, row.doc)
+        }
+        const rows = yield* decodeFencedDeliveries(yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
+          WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
+          ORDER BY d.id FOR UPDATE`)
+        const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
+        const claims = new Map(rows.map((d) => [d.id, d.claim]))
+        const written = new Map<number, Delivery.Delivery>()
+        const changed = new Map<string, Automation.Automation>()
+        const attempts: Array<Record<string, string | number | null>> = []
+        const answers = results.map((r) => {
+          const d = current.get(r.delivery_id)
+          if (d === undefined || claims.get(d.id) !== r.claim) return false
+          const next = Delivery.afterAttempt(d, r)
+          current.set(d.id, next)
+          claims.delete(d.id)
+          written.set(d.id, next)
+          attempts.push({
+            delivery_id: d.id,
+            attempt: next.attempt,
+            automation_id: d.automation_id,
+            at: r.at,
+            status: r.status,
+            response_status: r.response_status,
+            error: r.error,
+            response_body: r.response_body
+          })
+          const automation = d.test ? undefined : automations.get(d.automation_id)
+          if (automation !== undefined) {
+            const after = Delivery.automationAfter(automation, r)
+            if (after !== automation) {
+              automations.set(after.id, after)
+              changed.set(after.id, after)
+            }
+          }
+          return true
+        })
+        for (const d of written.values()) yield* writeDelivery(d, true)
+        for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+        for (const a of changed.values()) {
+          yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(a)} WHERE id = ${a.id}`
+        }
+        return answers
+      }))
+    }
+
     const deliveries = DeliveryStore.DeliveryStore.of({
       claim: Effect.fn("DeliveryStore.claim")(function*(options: {
         readonly worker: string
@@ -617,58 +671,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           ORDER BY c.id`)
       }, storageError("DeliveryStore.claim")),
       record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
-        if (results.length === 0) return []
-        const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const owners = (yield* decodeTextIds(yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
-            WHERE ${sql.in("id", ids)} AND NOT test`)).map((r) => r.id).sort()
-          const automations = new Map<string, Automation.Automation>()
-          if (owners.length > 0) {
-            for (const row of yield* decodeAutomations(yield* sql`SELECT doc FROM automations
-              WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`)) automations.set(row.doc.id, row.doc)
-          }
-          const rows = yield* decodeFencedDeliveries(yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
-            WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
-            ORDER BY d.id FOR UPDATE`)
-          const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
-          const claims = new Map(rows.map((d) => [d.id, d.claim]))
-          const written = new Map<number, Delivery.Delivery>()
-          const changed = new Map<string, Automation.Automation>()
-          const attempts: Array<Record<string, string | number | null>> = []
-          const answers = results.map((r) => {
-            const d = current.get(r.delivery_id)
-            if (d === undefined || claims.get(d.id) !== r.claim) return false
-            const next = Delivery.afterAttempt(d, r)
-            current.set(d.id, next)
-            claims.delete(d.id)
-            written.set(d.id, next)
-            attempts.push({
-              delivery_id: d.id,
-              attempt: next.attempt,
-              automation_id: d.automation_id,
-              at: r.at,
-              status: r.status,
-              response_status: r.response_status,
-              error: r.error,
-              response_body: r.response_body
-            })
-            const automation = d.test ? undefined : automations.get(d.automation_id)
-            if (automation !== undefined) {
-              const after = Delivery.automationAfter(automation, r)
-              if (after !== automation) {
-                automations.set(after.id, after)
-                changed.set(after.id, after)
-              }
-            }
-            return true
-          })
-          for (const d of written.values()) yield* writeDelivery(d, true)
-          for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
-          for (const a of changed.values()) {
-            yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(a)} WHERE id = ${a.id}`
-          }
-          return answers
-        }))
+        return yield* DeliveryStore.recordIndependently(recordBatch)(results)
       }, storageError("DeliveryStore.record")),
       enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
         return yield* sql.withTransaction(Effect.gen(function*() {

@@ -184,6 +184,37 @@ describe("PgStorage deliveries on PostgreSQL", () => {
       expect((yield* b!.deliveries.list(automation.id, 10)).map((d) => d.message_hash)).toEqual(["m1", "t1"])
     }).pipe(Effect.scoped), 30_000)
 
+  it.live("a row the database refuses costs no other tenant its record; it is recorded without its texts", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const instance = yield* open(test)
+      const { automations, deliveries, sql } = instance
+      yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.response_body = 'poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+      yield* sql`CREATE TRIGGER refuse_poison BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`
+      const tenants = [freshId("org"), freshId("org"), freshId("org")]
+      const own = tenants.map((org) => makeAutomation(org, { enabled: true }))
+      for (const [i, org] of tenants.entries()) {
+        yield* automations.put(own[i]!)
+        yield* commitWith(instance, org, [milestone(`m${i}`, "TF-1")], [own[i]!])
+      }
+      const claimed = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
+      expect(claimed.map((d) => d.organisation_id)).toEqual(tenants)
+      const answers = yield* deliveries.record(claimed.map((d, i) => ({
+        ...outcome(d, i === 1 ? "failed" : "delivered"),
+        response_body: i === 1 ? "poison" : "ok"
+      })))
+      expect(answers).toEqual([true, true, true])
+      const logs = yield* Effect.forEach(own, (a) => deliveries.log(a.id, 10))
+      expect(logs.map((log) => log.map((e) => [e.status, e.error, e.response_body]))).toEqual([
+        [["delivered", null, "ok"]],
+        [["failed", "the result of this attempt could not be stored as it was", null]],
+        [["delivered", null, "ok"]]
+      ])
+      const again = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
+      expect(again.map((d) => [d.organisation_id, d.attempt])).toEqual([[tenants[1], 1]])
+    }).pipe(Effect.scoped), 30_000)
+
   it.live("remove racing commits and attempts in other processes leaves no delivery behind", () =>
     Effect.gen(function*() {
       const test = yield* makeTestSchema()

@@ -558,8 +558,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       return [...claimed].sort((a, b) => a.id - b.id)
     }, storageError("DeliveryStore.claim")),
     record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
-      if (results.length === 0) return []
-      return yield* sql.withTransaction(recordBatch(results))
+      return yield* DeliveryStore.recordIndependently((batch) => sql.withTransaction(recordBatch(batch)))(results)
     }, storageError("DeliveryStore.record")),
     enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
       const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRow(delivery))}

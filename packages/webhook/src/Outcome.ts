@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { Delivery } from "@tradeflow/core"
 import { Data, Duration, Option } from "effect"
 import * as RetrySchedule from "./RetrySchedule.js"
 
@@ -21,7 +22,7 @@ export const deliveryTimeout: Duration.Duration = Duration.seconds(15)
  *
  * @since 0.1.0
  */
-export const maxLoggedBodyBytes = 4096
+export const maxLoggedBodyBytes: number = Delivery.maxResponseBodyBytes
 
 /**
  * What happened on the wire: a response (status, time to its headers, its `Retry-After`), or

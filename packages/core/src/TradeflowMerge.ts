@@ -13,6 +13,11 @@
  *   (name, role), a known link takes a new reference only when one is sent, and links are never
  *   removed (see {@link mergeLinks}).
  *
+ * Every merge is linear: lists are indexed by identity (reference, event key, partner name and
+ * role) once, never searched per item. The merges of whole records and mock releases are
+ * {@link Steps}: they pause every {@link pauseEvery} items, so that a caller can let the event
+ * loop turn inside one large group.
+ *
  * @since 0.1.0
  */
 import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
@@ -61,13 +66,76 @@ const scalarKeys = [
   "incoterms"
 ] as const satisfies ReadonlyArray<keyof TradeflowDetails & keyof TradeflowRecord>
 
+/**
+ * A merge that pauses (yields) every {@link pauseEvery} items it handles; {@link run} completes it
+ * at once.
+ */
+export type Steps<A> = Generator<void, A, undefined>
+
+/** How many items a {@link Steps} merge handles between two pauses. */
+export const pauseEvery = 256
+
+/** Completes a {@link Steps} merge without pausing. */
+export const run = <A>(steps: Steps<A>): A => {
+  for (;;) {
+    const next = steps.next()
+    if (next.done === true) return next.value
+  }
+}
+
+/** A counter of handled items that tells when to pause. */
+const pacer = () => {
+  let handled = 0
+  return (): boolean => ++handled % pauseEvery === 0
+}
+
+/** The position of each identity in a list: its first occurrence. */
+const indexBy = <A>(items: ReadonlyArray<A>, identity: (a: A) => string): Map<string, number> => {
+  const at = new Map<string, number>()
+  items.forEach((item, i) => at.has(identity(item)) || at.set(identity(item), i))
+  return at
+}
+
+/** A union of strings in first-seen order: the initial list as it is, then each new string once. */
+const stringUnion = (initial: ReadonlyArray<string>) => {
+  const seen = new Set(initial)
+  let out: Array<string> | undefined
+  return {
+    add: (x: string) => {
+      if (seen.has(x)) return
+      seen.add(x)
+      ;(out ??= [...initial]).push(x)
+    },
+    result: (): ReadonlyArray<string> => out ?? initial
+  }
+}
+
 /** Unions two lists of strings, first-seen order, no duplicates. */
 export const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string> | undefined): ReadonlyArray<string> => {
-  if (b === undefined || b.length === 0) return a
-  const seen = new Set(a)
-  const out = [...a]
-  for (const x of b) if (!seen.has(x)) (seen.add(x), out.push(x))
-  return out
+  const u = stringUnion(a)
+  for (const x of b ?? []) u.add(x)
+  return u.result()
+}
+
+/** A union of container entries by reference; a known one takes the incoming `custom_properties` key by key. */
+const containerUnion = (initial: ReadonlyArray<ContainerEntry>) => {
+  const at = indexBy(initial, (c) => c.reference)
+  let out: Array<ContainerEntry> | undefined
+  return {
+    add: (entry: ContainerEntry) => {
+      const i = at.get(entry.reference)
+      if (i === undefined) {
+        out ??= [...initial]
+        at.set(entry.reference, out.length)
+        out.push(entry)
+      } else if (entry.custom_properties !== undefined) {
+        out ??= [...initial]
+        const old = out[i]!
+        out[i] = { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } }
+      }
+    },
+    result: (): ReadonlyArray<ContainerEntry> => out ?? initial
+  }
 }
 
 /** Unions container entries by reference, merging `custom_properties`. */
@@ -75,17 +143,9 @@ export const unionContainers = (
   a: ReadonlyArray<ContainerEntry>,
   b: ReadonlyArray<ContainerEntry> | undefined
 ): ReadonlyArray<ContainerEntry> => {
-  if (b === undefined || b.length === 0) return a
-  const out = [...a]
-  for (const entry of b) {
-    const i = out.findIndex((c) => c.reference === entry.reference)
-    if (i < 0) out.push(entry)
-    else if (entry.custom_properties !== undefined) {
-      const old = out[i]!
-      out[i] = { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } }
-    }
-  }
-  return out
+  const u = containerUnion(a)
+  for (const entry of b ?? []) u.add(entry)
+  return u.result()
 }
 
 const unlocodePattern = /^[A-Z]{2}[A-Z2-9]{3}$/
@@ -157,50 +217,66 @@ const withVessel = <A extends object>(a: A, vessel: string | undefined): A & { r
   vessel === undefined ? a : { ...a, vessel }
 
 /**
- * Merges one event into a list. A new key is appended (an undated one is dated `fallbackDate`);
- * a known key with another date, actual flag or vessel becomes a new prediction; otherwise the
- * list is returned as it was.
+ * Merges events into a list, in order: a new key is appended (an undated one is dated
+ * `fallbackDate`); a known key with another date, actual flag or vessel becomes a new prediction;
+ * otherwise the event changes nothing. The list itself comes back when nothing changed.
  */
+export function* mergeEvents(
+  events: ReadonlyArray<TrackedEvent>,
+  incoming: Iterable<IncomingEvent>,
+  now: number,
+  fallbackDate: number
+): Steps<ReadonlyArray<TrackedEvent>> {
+  const at = indexBy(events, (e) => e.key)
+  const pause = pacer()
+  let out: Array<TrackedEvent> | undefined
+  for (const e of incoming) {
+    const key = eventKey(e)
+    const i = at.get(key)
+    const existing = i === undefined ? undefined : (out ?? events)[i]
+    if (existing === undefined) {
+      const date = e.event_date ?? fallbackDate
+      out ??= [...events]
+      at.set(key, out.length)
+      out.push(withVessel({
+        key,
+        message: e.message,
+        status_code: e.status_code,
+        container_reference: e.container_reference,
+        location: e.location,
+        event_date: date,
+        actual: e.actual,
+        source: e.source,
+        predicted_at: now,
+        history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now }]
+      }, e.vessel))
+    } else {
+      const date = e.event_date ?? existing.event_date ?? fallbackDate
+      if (date !== existing.event_date || e.actual !== existing.actual || e.vessel !== existing.vessel) {
+        const { vessel: _vessel, ...rest } = existing
+        out ??= [...events]
+        out[i!] = withVessel({
+          ...rest,
+          message: e.message,
+          event_date: date,
+          actual: e.actual,
+          predicted_at: now,
+          history: [...existing.history, { actual: e.actual, source: e.source, event_date: date, predicted_at: now }]
+        }, e.vessel)
+      }
+    }
+    if (pause()) yield
+  }
+  return out ?? events
+}
+
+/** Merges one event into a list (see {@link mergeEvents}). */
 export const mergeEvent = (
   events: ReadonlyArray<TrackedEvent>,
   incoming: IncomingEvent,
   now: number,
   fallbackDate: number
-): ReadonlyArray<TrackedEvent> => {
-  const key = eventKey(incoming)
-  const i = events.findIndex((e) => e.key === key)
-  const existing = events[i]
-  if (existing === undefined) {
-    const date = incoming.event_date ?? fallbackDate
-    return [...events, withVessel({
-      key,
-      message: incoming.message,
-      status_code: incoming.status_code,
-      container_reference: incoming.container_reference,
-      location: incoming.location,
-      event_date: date,
-      actual: incoming.actual,
-      source: incoming.source,
-      predicted_at: now,
-      history: [{ actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
-    }, incoming.vessel)]
-  }
-  const date = incoming.event_date ?? existing.event_date ?? fallbackDate
-  if (date === existing.event_date && incoming.actual === existing.actual && incoming.vessel === existing.vessel) {
-    return events
-  }
-  const out = [...events]
-  const { vessel: _vessel, ...rest } = existing
-  out[i] = withVessel({
-    ...rest,
-    message: incoming.message,
-    event_date: date,
-    actual: incoming.actual,
-    predicted_at: now,
-    history: [...existing.history, { actual: incoming.actual, source: incoming.source, event_date: date, predicted_at: now }]
-  }, incoming.vessel)
-  return out
-}
+): ReadonlyArray<TrackedEvent> => run(mergeEvents(events, [incoming], now, fallbackDate))
 
 /** Keeps imported events before mock events (stable). */
 export const orderEvents = (events: ReadonlyArray<TrackedEvent>): ReadonlyArray<TrackedEvent> => [
@@ -229,7 +305,27 @@ export const recordLinks = (r: TradeflowRecord): ReadonlyArray<PartnerLink> => {
   ]
 }
 
-const sameLink = (a: PartnerLink, b: PartnerLink): boolean => a.name === b.name && a.role === b.role
+const linkIdentity = (l: PartnerLink): string => JSON.stringify([l.name, l.role])
+
+/** A list of links keyed by (name, role) (see {@link mergeLinks}). */
+const linkUnion = (initial: ReadonlyArray<PartnerLink>) => {
+  const at = indexBy(initial, linkIdentity)
+  let out: Array<PartnerLink> | undefined
+  return {
+    add: (link: PartnerLink) => {
+      const i = at.get(linkIdentity(link))
+      if (i === undefined) {
+        out ??= [...initial]
+        at.set(linkIdentity(link), out.length)
+        out.push(link)
+      } else if (link.reference !== null) {
+        out ??= [...initial]
+        out[i] = { ...out[i]!, reference: link.reference }
+      }
+    },
+    result: (): ReadonlyArray<PartnerLink> => out ?? initial
+  }
+}
 
 /**
  * Merges links into a list keyed by (name, role): a new key is appended, a known one takes the
@@ -239,37 +335,64 @@ export const mergeLinks = (
   links: ReadonlyArray<PartnerLink>,
   incoming: ReadonlyArray<PartnerLink>
 ): ReadonlyArray<PartnerLink> => {
-  if (incoming.length === 0) return links
-  const out = [...links]
-  for (const link of incoming) {
-    const i = out.findIndex((l) => sameLink(l, link))
-    if (i < 0) out.push(link)
-    else if (link.reference !== null) out[i] = { ...out[i]!, reference: link.reference }
+  const u = linkUnion(links)
+  for (const link of incoming) u.add(link)
+  return u.result()
+}
+
+/** Folds the fields of records into the state, in order (not their events: see {@link applyRecords}). */
+function* foldFields(t: Tradeflow, records: ReadonlyArray<TradeflowRecord>, options: ApplyOptions): Steps<Tradeflow> {
+  const details: Mutable<TradeflowDetails> = { ...t.details }
+  const containers = containerUnion(t.containers)
+  const bills = stringUnion(t.bill_of_lading_references)
+  const bookings = stringUnion(t.booking_references)
+  const partners = linkUnion(t.partners)
+  const pause = pacer()
+  let active = t.active
+  for (const r of records) {
+    for (const key of scalarKeys) {
+      const value = r[key]
+      if (value === undefined) continue
+      if (key === "customer_name" && !options.keepCustomerName) continue
+      ;(details as Record<string, unknown>)[key] = value
+    }
+    if (r.configuration !== undefined) details.configuration = { ...details.configuration, ...r.configuration }
+    if (r.references !== undefined) details.references = { ...details.references, ...r.references }
+    active = r.active !== false
+    for (const entry of r.container_reference ?? []) {
+      containers.add(entry)
+      if (pause()) yield
+    }
+    for (const x of r.bill_of_lading_reference ?? []) {
+      bills.add(x)
+      if (pause()) yield
+    }
+    for (const x of r.booking_reference ?? []) {
+      bookings.add(x)
+      if (pause()) yield
+    }
+    if (options.keepCustomerName) {
+      for (const link of recordLinks(r)) {
+        partners.add(link)
+        if (pause()) yield
+      }
+    }
+    if (pause()) yield
   }
-  return out
+  return {
+    ...t,
+    active,
+    containers: containers.result(),
+    bill_of_lading_references: bills.result(),
+    booking_references: bookings.result(),
+    details,
+    partners: partners.result()
+  }
 }
 
 /** Folds the fields of one record into the state (not its events: see {@link applyRecords}). */
-export const applyRecord = (t: Tradeflow, r: TradeflowRecord, options: ApplyOptions): Tradeflow => {
-  const details: Mutable<TradeflowDetails> = { ...t.details }
-  for (const key of scalarKeys) {
-    const value = r[key]
-    if (value === undefined) continue
-    if (key === "customer_name" && !options.keepCustomerName) continue
-    ;(details as Record<string, unknown>)[key] = value
-  }
-  if (r.configuration !== undefined) details.configuration = { ...details.configuration, ...r.configuration }
-  if (r.references !== undefined) details.references = { ...details.references, ...r.references }
-  return {
-    ...t,
-    active: r.active !== false,
-    containers: unionContainers(t.containers, r.container_reference),
-    bill_of_lading_references: union(t.bill_of_lading_references, r.bill_of_lading_reference),
-    booking_references: union(t.booking_references, r.booking_reference),
-    details,
-    partners: options.keepCustomerName ? mergeLinks(t.partners, recordLinks(r)) : t.partners
-  }
-}
+export const applyRecord = (t: Tradeflow, r: TradeflowRecord, options: ApplyOptions): Tradeflow =>
+  run(foldFields(t, [r], options))
 
 /**
  * The imported events of several records, one per key in first-seen order: a later input of the
@@ -290,22 +413,32 @@ export const collectEvents = (records: ReadonlyArray<TradeflowRecord>): Readonly
 }
 
 /** Folds the records of one group into the state: every record's fields in order, then their events. */
-export const applyRecords = (t: Tradeflow, records: ReadonlyArray<TradeflowRecord>, options: ApplyOptions): Tradeflow => {
-  const folded = records.reduce((state, r) => applyRecord(state, r, options), t)
-  let events = folded.events
-  for (const e of collectEvents(records)) events = mergeEvent(events, e, options.now, options.receivedAt)
+export function* applyRecordsSteps(
+  t: Tradeflow,
+  records: ReadonlyArray<TradeflowRecord>,
+  options: ApplyOptions
+): Steps<Tradeflow> {
+  const folded = yield* foldFields(t, records, options)
+  const events = yield* mergeEvents(folded.events, collectEvents(records), options.now, options.receivedAt)
   return { ...folded, events: orderEvents(events) }
 }
+
+/** {@link applyRecordsSteps} at once. */
+export const applyRecords = (t: Tradeflow, records: ReadonlyArray<TradeflowRecord>, options: ApplyOptions): Tradeflow =>
+  run(applyRecordsSteps(t, records, options))
 
 /**
  * Releases mock events into the state, in order: each is merged into the mock sequence (a new key
  * appended, a known key with a new date, actual flag or vessel a new prediction).
  */
-export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Tradeflow => {
-  let mock: ReadonlyArray<TrackedEvent> = t.events.filter((e) => e.source === "mock")
-  for (const e of events) mock = mergeEvent(mock, fromMock(e), now, now)
+export function* releaseMockEventsSteps(t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Steps<Tradeflow> {
+  const mock = yield* mergeEvents(t.events.filter((e) => e.source === "mock"), events.map(fromMock), now, now)
   return { ...t, events: [...t.events.filter((e) => e.source === "import"), ...mock] }
 }
+
+/** {@link releaseMockEventsSteps} at once. */
+export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Tradeflow =>
+  run(releaseMockEventsSteps(t, events, now))
 
 /**
  * Starts a newly generated mock sequence whose events will have these keys (in this order): mock
@@ -338,7 +471,10 @@ export const applyMockJourney = (
 /** A short description of what changed between two states (for TRADEFLOW_UPDATED), empty if nothing. */
 export const describeChanges = (before: Tradeflow, after: Tradeflow): string => {
   const parts: Array<string> = []
-  const added = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => b.filter((x) => !a.includes(x))
+  const added = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
+    const known = new Set(a)
+    return b.filter((x) => !known.has(x))
+  }
   const containers = added(before.containers.map((c) => c.reference), after.containers.map((c) => c.reference))
   if (containers.length > 0) parts.push(`containers added ${containers.join(", ")}`)
   const bls = added(before.bill_of_lading_references, after.bill_of_lading_references)
@@ -350,9 +486,15 @@ export const describeChanges = (before: Tradeflow, after: Tradeflow): string => 
   )
   if (keys.length > 0) parts.push(`changed ${keys.join(", ")}`)
   const label = (l: PartnerLink) => l.role === null ? l.name : `${l.name} (${l.role})`
-  const linked = after.partners.filter((l) => !before.partners.some((b) => sameLink(b, l)))
+  const beforeLinks = new Map<string, Array<PartnerLink>>()
+  for (const b of before.partners) {
+    const same = beforeLinks.get(linkIdentity(b))
+    if (same === undefined) beforeLinks.set(linkIdentity(b), [b])
+    else same.push(b)
+  }
+  const linked = after.partners.filter((l) => !beforeLinks.has(linkIdentity(l)))
   if (linked.length > 0) parts.push(`partners linked ${linked.map(label).join(", ")}`)
-  const referenced = after.partners.filter((l) => before.partners.some((b) => sameLink(b, l) && b.reference !== l.reference))
+  const referenced = after.partners.filter((l) => (beforeLinks.get(linkIdentity(l)) ?? []).some((b) => b.reference !== l.reference))
   if (referenced.length > 0) parts.push(`partner references changed ${referenced.map(label).join(", ")}`)
   const beforeEvents = new Map(before.events.map((e) => [e.key, e.history.length] as const))
   const events = after.events.filter((e) => beforeEvents.get(e.key) !== e.history.length).length

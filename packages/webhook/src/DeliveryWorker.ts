@@ -72,14 +72,6 @@ export const failingLimit: Duration.Duration = Duration.days(5)
 export const failingReason = "every delivery has failed for 5 days"
 
 /**
- * The shortest wait a `Retry-After` can ask for: a receiver answering `Retry-After: 0` is not
- * retried in a loop.
- *
- * @since 0.1.0
- */
-export const minRetryAfter: Duration.Duration = Duration.seconds(1)
-
-/**
  * The secrets that sign a delivery at `now`: every valid one not expired, the current first.
  *
  * @since 0.1.0
@@ -173,11 +165,7 @@ export const layer = (
       Effect.gen(function*() {
         const at = base.at
         const started = d.schedule_started_at ?? at
-        const delay = Option.isSome(retryAfter)
-          ? Option.some(Duration.max(retryAfter.value, minRetryAfter)).pipe(
-            Option.filter((wait) => at + Duration.toMillis(wait) <= started + Duration.toMillis(RetrySchedule.horizon))
-          )
-          : yield* RetrySchedule.nextDelay(d.retries + 1, started, at)
+        const delay = yield* RetrySchedule.nextDelay(d.retries + 1, started, at, retryAfter)
         const failingFor = automation.failing_since === null ? 0 : at - automation.failing_since
         const disable = gone ?? (!d.test && failingFor >= Duration.toMillis(failingLimit) ? failingReason : null)
         return {

@@ -1,8 +1,8 @@
 /**
  * What one delivery attempt came to (issue 4): delivered on a 2xx within 15 s; redirects are
- * failures (never followed); 410 disables the automation; 429 and 503 honour `Retry-After`
- * (capped at 1 hour); everything else, including timeouts, resets, DNS errors and SSRF blocks,
- * is a failure retried on the schedule. Also the truncation of receiver bodies for the log.
+ * failures (never followed); 410 disables the automation; 429 and 503 may wait longer than the
+ * schedule by `Retry-After` (capped at 1 hour); everything else, including timeouts, resets, DNS
+ * errors and SSRF blocks, is a failure retried on the schedule. Also the truncation of receiver bodies for the log.
  *
  * @since 0.1.0
  */
@@ -40,8 +40,8 @@ export type Attempt =
   | { readonly _tag: "Error"; readonly error: unknown }
 
 /**
- * The classified result of an attempt. `Failed` is retried: after `retryAfter` when the
- * receiver asked for it, otherwise on the retry schedule. `Gone` (410) disables the automation.
+ * The classified result of an attempt. `Failed` is retried on the retry schedule, or after
+ * `retryAfter` when the receiver asked for a longer wait. `Gone` (410) disables the automation.
  *
  * @since 0.1.0
  */

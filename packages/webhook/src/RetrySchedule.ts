@@ -1,7 +1,8 @@
 /**
  * The delivery retry schedule of DECISIONS.md §6: about 5 s, 30 s, 2 min, 10 min, 30 min,
  * 1 h, 3 h, 6 h, then every 6 h up to 3 days after the first attempt, then dead; each delay
- * jittered by ±20 %. Also the `Retry-After` reading for 429 and 503 answers.
+ * jittered by ±20 %. Also the `Retry-After` reading for 429 and 503 answers: a lower bound on the
+ * wait (at most {@link maxRetryAfter}), never shorter than the schedule.
  *
  * @since 0.1.0
  */
@@ -38,7 +39,7 @@ export const horizon: Duration.Duration = Duration.days(3)
 export const jitter = 0.2
 
 /**
- * The longest wait a `Retry-After` header can impose.
+ * The longest wait a `Retry-After` header can impose (a longer one counts as this long).
  *
  * @since 0.1.0
  */
@@ -56,14 +57,24 @@ export const baseDelay = (attempt: number): Duration.Duration => {
 
 /**
  * The wait before the next attempt after `attempt` failed attempts, the first made at
- * `firstAttemptAt` and the last failing at `now` (epoch milliseconds). `None` when the next
- * attempt would fall after {@link horizon}: the delivery is dead.
+ * `firstAttemptAt` and the last failing at `now` (epoch milliseconds): the jittered delay of the
+ * schedule, or the receiver's `retryAfter` when that is longer (a `Retry-After` never shortens the
+ * schedule). `None` when the next attempt would fall after {@link horizon}: the delivery is dead.
  *
  * @since 0.1.0
  */
-export const nextDelay = (attempt: number, firstAttemptAt: number, now: number): Effect.Effect<Option.Option<Duration.Duration>> =>
+export const nextDelay = (
+  attempt: number,
+  firstAttemptAt: number,
+  now: number,
+  retryAfter: Option.Option<Duration.Duration> = Option.none()
+): Effect.Effect<Option.Option<Duration.Duration>> =>
   Effect.map(Random.nextRange(1 - jitter, 1 + jitter), (factor) => {
-    const delay = Math.round(Duration.toMillis(baseDelay(attempt)) * factor)
+    const scheduled = Math.round(Duration.toMillis(baseDelay(attempt)) * factor)
+    const delay = Option.match(retryAfter, {
+      onNone: () => scheduled,
+      onSome: (asked) => Math.max(scheduled, Duration.toMillis(asked))
+    })
     return now + delay > firstAttemptAt + Duration.toMillis(horizon)
       ? Option.none()
       : Option.some(Duration.millis(delay))

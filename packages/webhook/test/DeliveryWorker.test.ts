@@ -344,6 +344,25 @@ describe("DeliveryWorker", () => {
       ])
     }).pipe(Effect.provide(TestLayer())))
 
+  it.scoped("503 with Retry-After: 0 waits the backoff schedule: 6 attempts in the first hour, not one a second", () =>
+    Effect.gen(function*() {
+      const t0 = yield* start
+      const receiver = yield* LocalReceiver.make(() => ({ status: 503, headers: { "retry-after": "0" }, body: "busy" }))
+      const created = yield* automation(receiver.url(), { format: "tradeflow" })
+      yield* submit("TF-1")
+      for (let i = 0; i < 4_000; i++) {
+        yield* drain
+        const [d] = yield* deliveries(created.id)
+        if (d === undefined || d.status !== "pending" || d.next_attempt_at > t0 + hour) break
+        yield* TestClock.setTime(Math.max(d.next_attempt_at, (yield* now) + 1))
+      }
+      assert.strictEqual(receiver.received.length, 6)
+      const entries = yield* log(created.id)
+      entries.slice(1).forEach((e, i) => {
+        assert.isAtLeast(e.at - entries[i]!.at, Duration.toMillis(RetrySchedule.baseDelay(i + 1)) * (1 - RetrySchedule.jitter), `gap ${i + 1}`)
+      })
+    }).pipe(Effect.provide(TestLayer())))
+
   it.scoped("a delivery failing past the 3-day horizon is dead, after attempts on the schedule", () =>
     Effect.gen(function*() {
       const t0 = yield* start

@@ -47,6 +47,22 @@ describe("RetrySchedule", () => {
       if (Option.isSome(delay)) assert.isAtMost(elapsed + Duration.toMillis(delay.value), 3 * DAY)
     })
 
+  it.prop("a Retry-After is a lower bound: the wait is the schedule's, or the Retry-After when longer", [
+    fc.integer({ min: 1, max: 40 }),
+    fc.integer({ min: 0, max: 4 * DAY }),
+    fc.integer({ min: 0, max: 2 * HOUR }),
+    fc.integer()
+  ], ([attempt, elapsed, asked, seed]) => {
+    const scheduled = run(RetrySchedule.nextDelay(attempt, 0, elapsed), seed)
+    const delay = run(RetrySchedule.nextDelay(attempt, 0, elapsed, Option.some(Duration.millis(asked))), seed)
+    if (Option.isNone(scheduled)) return assert.isTrue(Option.isNone(delay))
+    const wait = Math.max(Duration.toMillis(scheduled.value), asked)
+    assert.deepStrictEqual(
+      Option.map(delay, Duration.toMillis),
+      elapsed + wait <= 3 * DAY ? Option.some(wait) : Option.none()
+    )
+  })
+
   it.prop("a delivery failing forever spans about 3 days and then is dead", [fc.integer(), fc.integer({ min: 0, max: 1e12 })], ([seed, start]) =>
     {
       const instants = run(simulate(start), seed)

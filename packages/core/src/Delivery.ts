@@ -110,6 +110,23 @@ export const maxErrorBytes = 1024
  */
 export const keptResponseBodies = 3
 
+/**
+ * Which attempts lose their `response_body` once these deliveries have recorded their newest
+ * attempt: per delivery, those numbered `up_to` or lower (only deliveries past
+ * {@link keptResponseBodies} attempts are listed).
+ *
+ * @since 0.1.0
+ */
+export const expiredBodies = (
+  recorded: Iterable<Pick<Delivery, "id" | "attempt">>
+): Array<{ readonly delivery_id: number; readonly up_to: number }> => {
+  const expired: Array<{ readonly delivery_id: number; readonly up_to: number }> = []
+  for (const d of recorded) {
+    if (d.attempt > keptResponseBodies) expired.push({ delivery_id: d.id, up_to: d.attempt - keptResponseBodies })
+  }
+  return expired
+}
+
 const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /**

@@ -346,6 +346,11 @@ export const makeMemory = Effect.gen(function*() {
       if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
       const next = Delivery.afterAttempt(d, r)
       deliveries.set(d.id, { ...next, claim: d.claim, lease_until: null })
+      for (const { delivery_id, up_to } of Delivery.expiredBodies([next])) {
+        attempts.forEach((a, i) => {
+          if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) attempts[i] = { ...a, response_body: null }
+        })
+      }
       attempts.push({
         id: d.id,
         automation_id: d.automation_id,

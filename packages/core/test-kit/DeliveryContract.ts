@@ -322,6 +322,33 @@ export const deliveryContract = (
       yield* teardown(automations)
     }))
 
+  it.effect("record: only the newest 3 attempts of a delivery keep the receiver's answer; older ones keep the rest", () =>
+    Effect.gen(function*() {
+      const { deliveries } = yield* ports
+      const { automations, org } = yield* setup(1)
+      const [a] = automations as [Automation]
+      yield* commitWith(org, [milestone("x1", "TF-1"), milestone("y1", "TF-2")], outboxOf([a]))
+      for (let n = 1; n <= 5; n++) {
+        const claimed = yield* claimOf([a], at + n * 10)
+        expect(claimed.length).toBe(n <= 2 ? 2 : 1)
+        yield* deliveries.record(claimed.map((d) => result(d, {
+          status: "failed", at: at + n * 10, retry_at: d.message_hash === "x1" || n === 1 ? at + n * 10 + 1 : at + 1_000_000,
+          response_status: 500 + n, error: `HTTP ${500 + n}`, response_body: `answer ${n} to ${d.message_hash}`
+        })))
+      }
+      const log = [...(yield* deliveries.log(a.id, 100))].reverse()
+      expect(log.map((e) => [e.message_hash, e.attempt, e.status, e.response_status, e.error, e.at, e.response_body])).toEqual([
+        ["x1", 1, "failed", 501, "HTTP 501", at + 10, null],
+        ["y1", 1, "failed", 501, "HTTP 501", at + 10, "answer 1 to y1"],
+        ["x1", 2, "failed", 502, "HTTP 502", at + 20, null],
+        ["y1", 2, "failed", 502, "HTTP 502", at + 20, "answer 2 to y1"],
+        ["x1", 3, "failed", 503, "HTTP 503", at + 30, "answer 3 to x1"],
+        ["x1", 4, "failed", 504, "HTTP 504", at + 40, "answer 4 to x1"],
+        ["x1", 5, "failed", 505, "HTTP 505", at + 50, "answer 5 to x1"]
+      ])
+      yield* teardown(automations)
+    }))
+
   it.effect("record: test deliveries leave the automation's health alone", () => Effect.gen(function*() {
     const { automations: store, deliveries } = yield* ports
     const { automations, org } = yield* setup(1, { enabled: false })

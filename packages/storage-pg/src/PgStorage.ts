@@ -631,6 +631,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         })
         for (const d of written.values()) yield* writeDelivery(d, true)
         for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+        const expired = Delivery.expiredBodies(written.values())
+        if (expired.length > 0) {
+          yield* sql`UPDATE delivery_attempts a SET response_body = NULL
+            FROM json_to_recordset(${JSON.stringify(expired)}::json) AS k(delivery_id bigint, up_to integer)
+            WHERE a.delivery_id = k.delivery_id AND a.attempt <= k.up_to AND a.response_body IS NOT NULL`
+        }
         for (const a of changed.values()) {
           yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(a)} WHERE id = ${a.id}`
         }

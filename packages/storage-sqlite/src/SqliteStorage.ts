@@ -517,6 +517,12 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       next_attempt_at = j.value ->> 'next_attempt_at', leased_by = NULL, lease_until = NULL
       FROM json_each(${JSON.stringify(updates.map(stateOf))}) AS j WHERE deliveries.id = j.value ->> 'id'`
     for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+    const expired = Delivery.expiredBodies(updates)
+    if (expired.length > 0) {
+      yield* sql`UPDATE delivery_attempts SET response_body = NULL FROM json_each(${JSON.stringify(expired)}) AS j
+        WHERE delivery_attempts.delivery_id = j.value ->> 'delivery_id' AND delivery_attempts.attempt <= j.value ->> 'up_to'
+          AND delivery_attempts.response_body IS NOT NULL`
+    }
     for (const ids of chunks([...health.keys()], 500)) {
       for (const { doc } of yield* decodeAutomations(yield* sql`${selectAutomation} WHERE ${sql.in("id", ids)}`)) {
         const after = (health.get(doc.id) ?? []).reduce(Delivery.automationAfter, doc)

@@ -114,8 +114,18 @@ const unavailable = JSON.stringify({
  * closed, a request arriving on an open connection is answered 503 with `Connection: close` and
  * `Retry-After: 1`, and the requests in flight finish, answered with `Connection: close`. After
  * `graceMillis` every connection left is closed (its request is interrupted: no answer).
+ *
+ * It holds at most `maxConnections` connections (more are closed as they arrive), and a connection
+ * on which nothing is read or written for `idleTimeoutMillis` is closed: a client that stops
+ * sending, or stops reading its answer, holds no memory for longer than that.
  */
-export const gracefulServer = (options: { readonly port: number; readonly host: string; readonly graceMillis: number }) =>
+export const gracefulServer = (options: {
+  readonly port: number
+  readonly host: string
+  readonly graceMillis: number
+  readonly maxConnections?: number | undefined
+  readonly idleTimeoutMillis?: number | undefined
+}) =>
   Effect.gen(function*() {
     let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
     let closing = false
@@ -143,6 +153,8 @@ export const gracefulServer = (options: { readonly port: number; readonly host: 
       })
       handler(request, response)
     })
+    if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections
+    if (options.idleTimeoutMillis !== undefined) server.setTimeout(options.idleTimeoutMillis, (socket) => socket.destroy())
     yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
       const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
       server.once("error", onError)
@@ -183,7 +195,9 @@ export const gracefulServer = (options: { readonly port: number; readonly host: 
   })
 
 /**
- * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080). Storage and services
+ * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080), with at most
+ * `MAX_CONNECTIONS` (default 1024) connections and `SOCKET_IDLE_TIMEOUT_MILLIS` (default 60000) of
+ * inactivity per connection (see {@link gracefulServer}). Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
  * cannot answer it yet.
  *
@@ -196,10 +210,12 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const port = yield* Config.port("PORT").pipe(Config.withDefault(8080))
   const host = yield* Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
   const graceMillis = yield* Config.integer("SHUTDOWN_GRACE_MILLIS").pipe(Config.withDefault(30_000))
+  const maxConnections = yield* Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(1024))
+  const idleTimeoutMillis = yield* Config.integer("SOCKET_IDLE_TIMEOUT_MILLIS").pipe(Config.withDefault(60_000))
   return HttpApp.layer.pipe(
     HttpServer.withLogAddress,
     Layer.provide(Layer.merge(
-      Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis })),
+      Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis, maxConnections, idleTimeoutMillis })),
       NodeHttpServer.layerContext
     )),
     Layer.provide(HttpConfig.layerConfig),

@@ -34,10 +34,11 @@ import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, Up
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"
-import { readBytes, readJson } from "./internal/body.js"
+import { RequestBodies } from "./internal/body.js"
 import { consoleGuard } from "./internal/consoleGuard.js"
 import { attachment } from "./internal/contentDisposition.js"
 import { internalError, mapCoreErrors } from "./internal/errors.js"
+import { inFlightLimit } from "./internal/inFlight.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { allowedMethods, routeTable } from "./internal/routes.js"
@@ -154,12 +155,12 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Ef
 
 const submit = (form: "array" | "any") =>
   Effect.gen(function*() {
-    const settings = yield* HttpConfig
+    const bodies = yield* RequestBodies
     const ingest = yield* Ingest.Ingest
     return Effect.gen(function*() {
       const { caller, environment } = yield* CurrentCaller
       const request = yield* HttpServerRequest.HttpServerRequest
-      const body = yield* readJson(settings.maxBodyBytes)
+      const body = yield* bodies.readJson
       if (Array.isArray(body) && body.length > maxRecords) {
         return yield* Problem.make(413, `at most ${maxRecords} records per request (got ${body.length})`)
       }
@@ -175,14 +176,14 @@ const submit = (form: "array" | "any") =>
   })
 
 const submitScheme = Effect.gen(function*() {
-  const settings = yield* HttpConfig
+  const bodies = yield* RequestBodies
   const ingest = yield* Ingest.Ingest
   const schemes = yield* Schemes.Schemes
   return ({ path }: { readonly path: { readonly scheme: string } }) =>
     Effect.gen(function*() {
       const { caller, environment } = yield* CurrentCaller
       const request = yield* HttpServerRequest.HttpServerRequest
-      const body = yield* readBytes(settings.maxBodyBytes)
+      const body = yield* bodies.readBytes
       const query = Object.fromEntries(new URL(request.url, "http://localhost").searchParams)
       const records = yield* mapCoreErrors(schemes.decode(path.scheme, {
         contentType: request.headers["content-type"] ?? "",
@@ -310,10 +311,11 @@ const widgetGroup = (api: typeof Api | typeof ApiV3) =>
  */
 const createAutomation = Effect.gen(function*() {
   const settings = yield* HttpConfig
+  const bodies = yield* RequestBodies
   const automations = yield* Automations.Automations
   return (organisationId: string) =>
     Effect.gen(function*() {
-      const input = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewAutomation, body))
+      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewAutomation, body))
       const rules = yield* Effect.either(Automations.validate(input))
       const issues = Either.isLeft(rules) ? rules.left.errors : []
       const destination = Ssrf.checkUrl(input.url, {
@@ -333,7 +335,7 @@ const createAutomation = Effect.gen(function*() {
 
 const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
   Effect.gen(function*() {
-    const settings = yield* HttpConfig
+    const bodies = yield* RequestBodies
     const accounts = yield* Accounts.Accounts
     const documents = yield* Documents.Documents
     const automations = yield* Automations.Automations
@@ -343,14 +345,14 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     return handlers
       .handleRaw("createOrganisation", () =>
         Effect.gen(function*() {
-          const { name } = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewOrganisation, body))
+          const { name } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewOrganisation, body))
           const organisation = yield* mapCoreErrors(accounts.createOrganisation(name))
           return { id: organisation.id, name: organisation.name }
         }))
       .handle("listOrganisations", () => mapCoreErrors(accounts.listOrganisations))
       .handleRaw("createApiKey", ({ path }) =>
         Effect.gen(function*() {
-          const { environment } = yield* Effect.flatMap(readJson(settings.maxBodyBytes), (body) => decodeBody(NewApiKey, body))
+          const { environment } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewApiKey, body))
           return yield* mapCoreErrors(accounts.createApiKey(path.id, environment))
         }))
       .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
@@ -457,7 +459,9 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
  */
 const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
   const guard = consoleGuard(settings)
-  return (app: PlatformHttpApp.Default) => guard(deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app))))
+  const limit = inFlightLimit(settings)
+  return (app: PlatformHttpApp.Default) =>
+    guard(limit(deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app)))))
 }))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>
@@ -476,7 +480,7 @@ const groups = Layer.mergeAll(
   widgetGroup(Api),
   widgetGroup(ApiV3),
   consoleGroup
-).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer]))
+).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer, RequestBodies.layer]))
 
 /**
  * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an

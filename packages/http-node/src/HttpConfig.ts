@@ -26,6 +26,14 @@ export interface HttpSettings {
   readonly trustProxy: boolean
   /** The largest accepted request body in bytes. */
   readonly maxBodyBytes: number
+  /** How long a request body may take to arrive (408 after). */
+  readonly bodyTimeoutMillis: number
+  /** Request body bytes the application holds at once across all requests (503 beyond). */
+  readonly maxBufferedBodyBytes: number
+  /** Requests one credential (the `Authorization` value) may have in flight at once (429 beyond). */
+  readonly maxInFlightPerKey: number
+  /** Upstream requests (`GET /upstream`) one credential may have in flight at once (429 beyond). */
+  readonly maxUpstreamInFlightPerKey: number
   /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
   readonly webhookAllowPrivate: boolean
   /** Host names webhook destinations may reach over plain http (`WEBHOOK_HTTP_ALLOWLIST`). */
@@ -43,6 +51,14 @@ export const defaultProductionHosts: ReadonlyArray<string> = ["localhost", "127.
 export const defaultUatHosts: ReadonlyArray<string> = ["uat.localhost"]
 /** Default body limit: 5 MiB. */
 export const defaultMaxBodyBytes = 5 * 1024 * 1024
+/** Default body timeout: 30 s. */
+export const defaultBodyTimeoutMillis = 30_000
+/** Default budget of buffered request body bytes: 128 MiB. */
+export const defaultMaxBufferedBodyBytes = 128 * 1024 * 1024
+/** Default requests in flight per credential. */
+export const defaultMaxInFlightPerKey = 16
+/** Default upstream requests in flight per credential. */
+export const defaultMaxUpstreamInFlightPerKey = 4
 /** The shortest console token accepted. */
 export const minConsoleTokenLength = 32
 /** Default limit of failed console authentications: 10 per client per minute. */
@@ -57,6 +73,10 @@ export interface Options {
   readonly uatHosts?: ReadonlyArray<string>
   readonly trustProxy?: boolean
   readonly maxBodyBytes?: number
+  readonly bodyTimeoutMillis?: number
+  readonly maxBufferedBodyBytes?: number
+  readonly maxInFlightPerKey?: number
+  readonly maxUpstreamInFlightPerKey?: number
   readonly webhookAllowPrivate?: boolean
   readonly webhookHttpHosts?: ReadonlyArray<string>
   readonly widgetSunset?: Date | null
@@ -77,6 +97,10 @@ export const make = (options: Options): HttpSettings => ({
   consoleFailures: options.consoleFailures ?? defaultConsoleFailures,
   trustProxy: options.trustProxy ?? false,
   maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+  bodyTimeoutMillis: options.bodyTimeoutMillis ?? defaultBodyTimeoutMillis,
+  maxBufferedBodyBytes: options.maxBufferedBodyBytes ?? defaultMaxBufferedBodyBytes,
+  maxInFlightPerKey: options.maxInFlightPerKey ?? defaultMaxInFlightPerKey,
+  maxUpstreamInFlightPerKey: options.maxUpstreamInFlightPerKey ?? defaultMaxUpstreamInFlightPerKey,
   webhookAllowPrivate: options.webhookAllowPrivate ?? false,
   webhookHttpHosts: (options.webhookHttpHosts ?? []).map((h) => h.toLowerCase()),
   widgetSunset: options.widgetSunset ?? null
@@ -105,6 +129,12 @@ export const layer = (options: Options): Layer.Layer<HttpConfig> =>
       const refused = shortToken(Redacted.value(settings.consoleToken))
       return refused === undefined ? Effect.succeed(settings) : Effect.dieMessage(refused)
     })
+  )
+
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
   )
 
 const randomToken = (): string => {
@@ -141,7 +171,9 @@ const tokenFile = (file: string) =>
 
 /**
  * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `CONSOLE_TOKEN_FILE`, `CONSOLE_HOSTS`,
- * `CONSOLE_AUTH_FAILURES` (failed console authentications per client per minute), `TRUST_PROXY`, `MAX_BODY_BYTES`, `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid
+ * `CONSOLE_AUTH_FAILURES` (failed console authentications per client per minute), `TRUST_PROXY`,
+ * `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`, `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`,
+ * `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`, `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid
  * date-time is a configuration error). A `CONSOLE_TOKEN` shorter than 32 characters is a
  * configuration error. Without `CONSOLE_TOKEN` the token is the one kept in `CONSOLE_TOKEN_FILE`
  * (default `./data/console-token`), generated there with mode 0600 on first start; the log names
@@ -155,12 +187,13 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
     const token = yield* Config.option(Config.redacted("CONSOLE_TOKEN"))
     const tokenPath = yield* Config.string("CONSOLE_TOKEN_FILE").pipe(Config.withDefault("./data/console-token"))
     const consoleHosts = yield* Config.string("CONSOLE_HOSTS").pipe(Config.withDefault(""))
-    const consoleAuthFailures = yield* Config.integer("CONSOLE_AUTH_FAILURES").pipe(
-      Config.withDefault(defaultConsoleFailures.failures),
-      Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
-    )
+    const consoleAuthFailures = yield* positive("CONSOLE_AUTH_FAILURES", defaultConsoleFailures.failures)
     const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
     const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
+    const bodyTimeoutMillis = yield* positive("BODY_TIMEOUT_MILLIS", defaultBodyTimeoutMillis)
+    const maxBufferedBodyBytes = yield* positive("MAX_BUFFERED_BODY_BYTES", defaultMaxBufferedBodyBytes)
+    const maxInFlightPerKey = yield* positive("MAX_IN_FLIGHT_PER_KEY", defaultMaxInFlightPerKey)
+    const maxUpstreamInFlightPerKey = yield* positive("MAX_UPSTREAM_IN_FLIGHT_PER_KEY", defaultMaxUpstreamInFlightPerKey)
     const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
     const webhookHttpHosts = yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault(""))
     const widgetSunset = yield* Config.string("WIDGET_SUNSET").pipe(
@@ -197,6 +230,10 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
       consoleFailures: { failures: consoleAuthFailures, windowMillis: defaultConsoleFailures.windowMillis },
       trustProxy,
       maxBodyBytes,
+      bodyTimeoutMillis,
+      maxBufferedBodyBytes,
+      maxInFlightPerKey,
+      maxUpstreamInFlightPerKey,
       webhookAllowPrivate,
       webhookHttpHosts: parseHosts(webhookHttpHosts),
       widgetSunset

@@ -34,6 +34,11 @@
  * renders the positions due (from the first one again when the releases changed the voyage);
  * `result.count` is the number of messages rendered, and a duplicate renders nothing.
  *
+ * Budget: a job renders within one `Render.Budget` (its messages, and its webhook documents):
+ * past a cap the job dies with `Render.RenderCapExceeded` before anything of it is committed, and
+ * positions only take what room is left (the rest stay due for the next Advance). The merges and
+ * renders of a group let the event loop turn every 2 ms, as the loop over groups does.
+ *
  * @since 0.1.0
  */
 import { Clock, Effect, Option, Schema } from "effect"
@@ -41,7 +46,7 @@ import { TradeflowDocument } from "./ApiMessage.js"
 import { AutomationStore } from "./AutomationStore.js"
 import type { Outbox } from "./Delivery.js"
 import type { Job } from "./Job.js"
-import { timeSlice } from "./internal/eventLoop.js"
+import { drive } from "./internal/eventLoop.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
 import * as Positions from "./Positions.js"
@@ -60,8 +65,14 @@ type Requirements = TradeflowStore | Locations | TrackingConfig
 const encodeDocument = Schema.encode(Schema.parseJson(TradeflowDocument))
 
 /** The body of a `tradeflow` webhook delivery: the V3 document of the state, without `vessels`, as JSON text. */
-export const deliveryDocument = (t: Tradeflow): Effect.Effect<string, StorageError, Locations | TrackingConfig> =>
-  Effect.flatMap(Render.tradeflowDocument(t, { vessels: false }), (document) => Effect.orDie(encodeDocument(document)))
+export const deliveryDocument = (
+  t: Tradeflow,
+  spend: Render.Budget = Render.budget()
+): Effect.Effect<string, StorageError, Locations | TrackingConfig> =>
+  Render.tradeflowDocument(t, { vessels: false }).pipe(
+    Effect.flatMap((document) => Effect.orDie(encodeDocument(document))),
+    Effect.tap((text) => spend.take(text, 0))
+  )
 
 /**
  * The outbox of a commit: the organisation's automations enabled now (when the job is processed)
@@ -69,7 +80,8 @@ export const deliveryDocument = (t: Tradeflow): Effect.Effect<string, StorageErr
  * tradeflow that has messages.
  */
 export const outboxOf = (
-  commit: Commit
+  commit: Commit,
+  spend: Render.Budget = Render.budget()
 ): Effect.Effect<Outbox | undefined, StorageError, Requirements | AutomationStore> =>
   Effect.gen(function* () {
     if (commit.messages.length === 0) return undefined
@@ -80,7 +92,7 @@ export const outboxOf = (
       const changed = new Set(commit.messages.map((m) => m.tradeflow_reference))
       for (const t of commit.upserts) {
         if (!changed.has(t.reference)) continue
-        documents.set(t.reference, yield* deliveryDocument(t))
+        documents.set(t.reference, yield* deliveryDocument(t, spend))
       }
     }
     return {
@@ -135,11 +147,15 @@ export const withoutRepeats = (events: ReadonlyArray<MockEvent>): ReadonlyArray<
 }
 
 /** The states after releasing each group of mock events in turn; the state itself when there is none. */
-const stagesOf = (t: Tradeflow, groups: ReadonlyArray<ReadonlyArray<MockEvent>>, now: number): ReadonlyArray<Tradeflow> => {
+function* stagesOf(
+  t: Tradeflow,
+  groups: ReadonlyArray<ReadonlyArray<MockEvent>>,
+  now: number
+): TradeflowMerge.Steps<ReadonlyArray<Tradeflow>> {
   const stages: Array<Tradeflow> = []
   let state = t
   for (const group of groups) {
-    state = TradeflowMerge.releaseMockEvents(state, group, now)
+    state = yield* TradeflowMerge.releaseMockEventsSteps(state, group, now)
     stages.push(state)
   }
   return stages.length === 0 ? [t] : stages
@@ -153,7 +169,8 @@ export const applyMock = (
   t: Tradeflow,
   scenarioName: string,
   speed: MockSpeed,
-  now: number
+  now: number,
+  pause: Effect.Effect<void> = Effect.void
 ): Effect.Effect<ReadonlyArray<Tradeflow>, StorageError, TradeflowStore | Locations> =>
   Effect.gen(function* () {
     const scenario = Scenarios.lookup(scenarioName)
@@ -181,7 +198,8 @@ export const applyMock = (
     const mock_signature = yield* mockSignature(scenarioName, restarted, speed)
     const mock_release = speed === "instant" ? null : { speed, started_at: startedAt, pending: journey.events.slice(count) }
     const groups = speed === "instant" ? withoutRepeats(released) : Scenarios.steps(released)
-    return stagesOf(restarted, groups, now).map((s) => ({ ...s, mock_signature, mock_release }))
+    const stages = yield* drive(stagesOf(restarted, groups, now), pause)
+    return stages.map((s) => ({ ...s, mock_signature, mock_release }))
   })
 
 /** When the next step of the tradeflow's mock journey is due; null when none is pending or it is deactivated. */
@@ -197,17 +215,14 @@ export const nextReleaseAt = (t: Tradeflow): number | null => {
  * Releases the steps of the tradeflow's mock journey due at `now`: the states after each step,
  * none when nothing is due.
  */
-export const releaseDue = (t: Tradeflow, now: number): ReadonlyArray<Tradeflow> => {
+export function* releaseDue(t: Tradeflow, now: number): TradeflowMerge.Steps<ReadonlyArray<Tradeflow>> {
   const release = t.mock_release
   if (!t.active || release === null) return []
   const count = Scenarios.releasedCount(release.pending, release.speed, release.started_at, now)
   if (count === 0) return []
   const rest = { ...release, pending: release.pending.slice(count) }
-  return stagesOf(t, Scenarios.steps(release.pending.slice(0, count)), now).map((s) => ({
-    ...s,
-    mock_release: rest,
-    updated_at: now
-  }))
+  const stages = yield* stagesOf(t, Scenarios.steps(release.pending.slice(0, count)), now)
+  return stages.map((s) => ({ ...s, mock_release: rest, updated_at: now }))
 }
 
 /** Where position rendering continues: `next_location_at` (`next_position_at` in documents stored before it). */
@@ -227,38 +242,40 @@ const renderStages = (
   stages: ReadonlyArray<Tradeflow>,
   lifecycle: ReadonlyArray<Render.Lifecycle>,
   updateSummary: string | undefined,
-  now: number
+  now: number,
+  budget: Render.Budget
 ): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function* () {
     const out: Array<NewMessage> = []
     let before = previous
     for (const [i, next] of stages.entries()) {
       out.push(...yield* Render.render(i === 0
-        ? { previous: before, next, lifecycle, updateSummary, now }
-        : { previous: before, next, lifecycle: [], now }))
+        ? { previous: before, next, lifecycle, updateSummary, now, budget }
+        : { previous: before, next, lifecycle: [], now, budget }))
       before = next
     }
     return out
   })
 
-/** Folds a group of records into a tradeflow's state and renders what changed. */
+/** Folds a group of records into a tradeflow's state and renders what changed, within the job's budget. */
 export const processGroup = (
   job: Job,
   group: RecordGroup,
-  previous: Option.Option<Tradeflow>
+  previous: Option.Option<Tradeflow>,
+  budget: Render.Budget = Render.budget()
 ): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const uat = job.environment === "uat"
     const start = Option.getOrElse(previous, () => TradeflowMerge.empty(job.organisation_id, group.tradeflow_reference, now))
     const options = { now, receivedAt: job.received_at, keepCustomerName: !uat }
-    const merged = TradeflowMerge.applyRecords(start, group.records, options)
+    const merged = yield* drive(TradeflowMerge.applyRecordsSteps(start, group.records, options), budget.pause)
     const tracking = uat
       ? group.records.reduce<MockTracking | undefined>((m, r) => r.mock_tracking ?? m, undefined)
       : undefined
     let stages = tracking === undefined
       ? [merged]
-      : yield* applyMock(merged, tracking.scenario, tracking.speed ?? "instant", now)
+      : yield* applyMock(merged, tracking.scenario, tracking.speed ?? "instant", now, budget.pause)
     let next = stages[stages.length - 1]!
 
     const lifecycle: Array<Render.Lifecycle> = []
@@ -279,9 +296,9 @@ export const processGroup = (
       stages = stages.map((s) => ({ ...s, updated_at: now }))
       next = stages[stages.length - 1]!
     }
-    const messages = yield* renderStages(Option.getOrUndefined(previous), stages, lifecycle, summary, now)
+    const messages = yield* renderStages(Option.getOrUndefined(previous), stages, lifecycle, summary, now, budget)
     const fresh = Option.isNone(previous) || !previous.value.active || previous.value.mock_signature !== next.mock_signature
-    const moved = yield* advancePositions(next, next.active ? fresh ? "start" : locationCursor(next) : null, now)
+    const moved = yield* advancePositions(next, next.active ? fresh ? "start" : locationCursor(next) : null, now, budget)
     return { upsert: Option.some(moved.next), messages: [...messages, ...moved.messages] }
   })
 
@@ -292,11 +309,12 @@ export const processGroup = (
 export const advancePositions = (
   t: Tradeflow,
   from: number | "start" | null,
-  now: number
+  now: number,
+  budget: Render.Budget = Render.budget()
 ): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
   from === null
     ? Effect.succeed({ next: schedule(t, null), messages: [] })
-    : Effect.map(Render.positionUpdates(t, from, now), (p) => ({
+    : Effect.map(Render.positionUpdates(t, from, now, Positions.maxPositionsPerJob, budget), (p) => ({
       next: schedule(t, p.next_position_at),
       messages: p.messages
     }))
@@ -310,23 +328,24 @@ const sameVoyage = (a: Tradeflow, b: Tradeflow): boolean =>
  */
 export const advance = (
   t: Tradeflow,
-  now: number
+  now: number,
+  budget: Render.Budget = Render.budget()
 ): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
   Effect.gen(function* () {
-    const stages = releaseDue(t, now)
+    const stages = yield* drive(releaseDue(t, now), budget.pause)
     const released = stages[stages.length - 1] ?? t
-    const messages = yield* renderStages(t, stages, [], undefined, now)
+    const messages = yield* renderStages(t, stages, [], undefined, now, budget)
     const from = !released.active ? null : sameVoyage(t, released) ? locationCursor(t) : "start"
-    const moved = yield* advancePositions(released, from, now)
+    const moved = yield* advancePositions(released, from, now, budget)
     return { next: moved.next, messages: [...messages, ...moved.messages] }
   })
 
-const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirements> =>
+const deactivate = (t: Tradeflow, budget: Render.Budget): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function* () {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
     const next = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
-    const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now })
+    const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now, budget })
     return { upsert: Option.some(next), messages }
   })
 
@@ -334,30 +353,32 @@ const deactivate = (t: Tradeflow): Effect.Effect<Outcome, StorageError, Requirem
  * Computes everything a job changes, with the webhook deliveries of its messages (see
  * {@link outboxOf}); the caller commits it with `TradeflowStore.commit`.
  */
-export const processJob: (job: Job) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
+export const processJob: (
+  job: Job,
+  budget?: Render.Budget
+) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
   "Processor.processJob"
-)(function* (job: Job) {
-  const commit = yield* computeCommit(job)
-  const outbox = yield* outboxOf(commit)
+)(function* (job: Job, budget: Render.Budget = Render.budget()) {
+  const commit = yield* computeCommit(job, budget)
+  const outbox = yield* outboxOf(commit, budget)
   return outbox === undefined ? commit : { ...commit, outbox }
 })
 
-const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fnUntraced(
-  function* (job: Job) {
+const computeCommit: (job: Job, budget: Render.Budget) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fnUntraced(
+  function* (job: Job, budget: Render.Budget) {
     const store = yield* TradeflowStore
     const payload = job.payload
     const base = { job_id: job.id, organisation_id: job.organisation_id }
     if (payload._tag === "Upsert") {
       const states = new Map<string, Tradeflow>()
       const messages: Array<NewMessage> = []
-      const slice = timeSlice()
       for (const group of payload.groups) {
-        yield* slice
+        yield* budget.pause
         const known = states.get(group.tradeflow_reference)
         const previous = known !== undefined
           ? Option.some(known)
           : yield* store.get(job.organisation_id, group.tradeflow_reference)
-        const outcome = yield* processGroup(job, group, previous)
+        const outcome = yield* processGroup(job, group, previous, budget)
         if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
         messages.push(...outcome.messages)
       }
@@ -370,7 +391,7 @@ const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requireme
       if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
         return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
       }
-      const moved = yield* advance(t, now)
+      const moved = yield* advance(t, now, budget)
       return { ...base, upserts: [moved.next], deletes: [], messages: moved.messages, result: { count: moved.messages.length } }
     }
     const targets = payload.reference === null
@@ -381,10 +402,9 @@ const computeCommit: (job: Job) => Effect.Effect<Commit, StorageError, Requireme
     }
     const upserts: Array<Tradeflow> = []
     const messages: Array<NewMessage> = []
-    const slice = timeSlice()
     for (const t of targets) {
-      yield* slice
-      const outcome = yield* deactivate(t)
+      yield* budget.pause
+      const outcome = yield* deactivate(t, budget)
       if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
       messages.push(...outcome.messages)
     }

@@ -31,9 +31,13 @@
  *   the name of the tradeflow's vessel. A voyage whose port the directory does not know has no
  *   positions.
  *
+ * What one job renders is bounded by a {@link Budget}: at most {@link maxMessagesPerJob} messages
+ * and {@link maxBytesPerJob} bytes (message bodies and webhook documents, UTF-8). Rendering lets the
+ * event loop turn every few milliseconds, inside a tradeflow too, not only between tradeflows.
+ *
  * @since 0.1.0
  */
-import { Effect, Option, Schema } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
 import {
   ApiMessage,
   type Arrival,
@@ -52,6 +56,7 @@ import {
   type WidgetMove,
   type WidgetSearchResult
 } from "./ApiMessage.js"
+import { timeSlice } from "./internal/eventLoop.js"
 import { vesselNamed } from "./internal/vessel.js"
 import type { Location } from "./Location.js"
 import { Locations } from "./Locations.js"
@@ -73,6 +78,92 @@ export type Lifecycle = Exclude<BasicStatusKind, "EVENT">
 
 /** Resolves a stored location (a UN/LOCODE or free text) to a Location; null stays null. */
 export type Resolve = (location: string | null) => Location | null
+
+/** At most this many messages are rendered by one job. */
+export const maxMessagesPerJob = 100_000
+
+/** At most this many bytes (UTF-8) of message bodies and webhook documents are rendered by one job: 64 MiB. */
+export const maxBytesPerJob = 64 * 1024 * 1024
+
+/**
+ * A job rendered more than its {@link Budget} allows. It is raised as a defect: the ingest refuses
+ * what would come near the caps, so this is the safety net, and the worker fails the job without
+ * committing anything of it.
+ */
+export class RenderCapExceeded extends Data.TaggedError("RenderCapExceeded")<{
+  readonly cap: "messages" | "bytes"
+  readonly limit: number
+}> {
+  override get message(): string {
+    return `rendering exceeded the per-job cap of ${this.limit.toLocaleString("en")} ${this.cap}; nothing of the job was committed`
+  }
+}
+
+/** What one job may render, and its share of the thread (see {@link budget}). */
+export interface Budget {
+  /**
+   * Counts rendered text (`messages`: 1 for a message, 0 for a webhook document) against the caps,
+   * dying with {@link RenderCapExceeded} past one, then lets the event loop turn when the time
+   * slice is used up.
+   */
+  readonly take: (text: string, messages: 0 | 1) => Effect.Effect<void>
+  /** Lets the event loop turn when the time slice is used up (for loops that render nothing). */
+  readonly pause: Effect.Effect<void>
+  /** How many more messages of `bytesEach` bytes fit under both caps. */
+  readonly room: (bytesEach: number) => number
+  /** Messages and bytes rendered so far. */
+  readonly used: () => { readonly messages: number; readonly bytes: number }
+}
+
+/** The options of {@link budget}. */
+export interface BudgetOptions {
+  /** Default {@link maxMessagesPerJob}. */
+  readonly maxMessages?: number
+  /** Default {@link maxBytesPerJob}. */
+  readonly maxBytes?: number
+  /** The event loop turns once this many milliseconds of work have passed since the last turn (default 2). */
+  readonly sliceMillis?: number
+  /** How the event loop turns (default: one `setImmediate`); tests count turns with it. */
+  readonly turn?: Effect.Effect<void>
+}
+
+const nonAscii = /[^\u0000-\u007f]/
+
+/** The UTF-8 length of a string, without encoding it. */
+export const utf8Length = (text: string): number => {
+  if (!nonAscii.test(text)) return text.length
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) (bytes += 4, i++)
+    else bytes += 3
+  }
+  return bytes
+}
+
+/** A fresh budget for one job. */
+export const budget = (options: BudgetOptions = {}): Budget => {
+  const maxMessages = options.maxMessages ?? maxMessagesPerJob
+  const maxBytes = options.maxBytes ?? maxBytesPerJob
+  const pause = timeSlice(options.sliceMillis, options.turn)
+  let messages = 0
+  let bytes = 0
+  return {
+    take: (text, count) =>
+      Effect.suspend(() => {
+        messages += count
+        bytes += utf8Length(text)
+        if (messages > maxMessages) return Effect.die(new RenderCapExceeded({ cap: "messages", limit: maxMessages }))
+        if (bytes > maxBytes) return Effect.die(new RenderCapExceeded({ cap: "bytes", limit: maxBytes }))
+        return pause
+      }),
+    pause,
+    room: (bytesEach) => Math.max(0, Math.min(maxMessages - messages, Math.floor((maxBytes - bytes) / bytesEach))),
+    used: () => ({ messages, bytes })
+  }
+}
 
 /** ISO 8601 (UTC, milliseconds) of epoch milliseconds. */
 export const iso = (ms: number): string => new Date(ms).toISOString()
@@ -267,22 +358,33 @@ export const shipment = (t: Tradeflow, resolve: Resolve): Shipment => {
   }
 }
 
-/** When demurrage and detention start for a container: UV + demurrage free days, GT + detention free days. */
-export const dwellDetails = (t: Tradeflow, containerReference: string, settings: TrackingSettings): DwellDetails => {
-  const dateOf = (code: string): number | undefined => {
-    const events = t.events.filter((e) =>
-      e.container_reference === containerReference && e.status_code === code && e.event_date !== null
-    )
-    const chosen = events.filter((e) => e.actual).pop() ?? events.pop()
-    return chosen?.event_date ?? undefined
+/**
+ * When demurrage and detention start for each container of a tradeflow: UV + demurrage free days,
+ * GT + detention free days (the last actual such event, else the last one). Indexed once, so a
+ * render looks each container up in constant time.
+ */
+export const dwellIndex = (t: Tradeflow, settings: TrackingSettings): (containerReference: string) => DwellDetails => {
+  const chosen = new Map<string, { uv?: number; uvActual?: boolean; gt?: number; gtActual?: boolean }>()
+  for (const e of t.events) {
+    if (e.container_reference === null || e.event_date === null || (e.status_code !== "UV" && e.status_code !== "GT")) continue
+    const c = chosen.get(e.container_reference) ?? {}
+    if (e.status_code === "UV") {
+      if (e.actual || c.uvActual !== true) (c.uv = e.event_date, c.uvActual = e.actual)
+    } else if (e.actual || c.gtActual !== true) (c.gt = e.event_date, c.gtActual = e.actual)
+    chosen.set(e.container_reference, c)
   }
-  const uv = dateOf("UV")
-  const gt = dateOf("GT")
-  return {
-    demurrage_free_time_expires: uv === undefined ? null : iso(uv + settings.demurrageFreeDays * day),
-    detention_free_time_expires: gt === undefined ? null : iso(gt + settings.detentionFreeDays * day)
+  return (containerReference) => {
+    const c = chosen.get(containerReference)
+    return {
+      demurrage_free_time_expires: c?.uv === undefined ? null : iso(c.uv + settings.demurrageFreeDays * day),
+      detention_free_time_expires: c?.gt === undefined ? null : iso(c.gt + settings.detentionFreeDays * day)
+    }
   }
 }
+
+/** When demurrage and detention start for a container (see {@link dwellIndex}). */
+export const dwellDetails = (t: Tradeflow, containerReference: string, settings: TrackingSettings): DwellDetails =>
+  dwellIndex(t, settings)(containerReference)
 
 const samePrediction = (a: TrackedEvent, b: TrackedEvent): boolean =>
   a.event_date === b.event_date && a.actual === b.actual && a.history.length === b.history.length &&
@@ -337,6 +439,8 @@ export interface RenderInput {
   /** Optional detail appended to the TRADEFLOW_UPDATED message. */
   readonly updateSummary?: string | undefined
   readonly now: number
+  /** The job's budget (default: a fresh one). */
+  readonly budget?: Budget | undefined
 }
 
 /** The messages of a tradeflow change: lifecycle first, then the changed events in event-date order. */
@@ -350,11 +454,18 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
     const base = { message_generated_event_date: generated, tradeflow_reference: t.reference }
     const booking = t.booking_references[0] ?? null
     const billOfLading = t.bill_of_lading_references[0] ?? null
+    const dwell = dwellIndex(t, settings)
+    const spend = input.budget ?? budget()
     const out: Array<NewMessage> = []
+    const emit = (message: Unhashed, containerReference: string | null) =>
+      Effect.flatMap(finalise(message, containerReference, now), (m) => {
+        out.push(m)
+        return spend.take(m.body, 1)
+      })
 
     for (const status of input.lifecycle) {
       const summary = status === "TRADEFLOW_UPDATED" && input.updateSummary ? `: ${input.updateSummary}` : ""
-      out.push(yield* finalise({
+      yield* emit({
         ...base,
         type: "BASIC_STATUS",
         payload: {
@@ -368,7 +479,7 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
           location: null,
           predicted_at: generated
         }
-      }, null, now))
+      }, null)
     }
 
     const entries = new Map(t.containers.map((c) => [c.reference, c] as const))
@@ -379,7 +490,7 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
       const code = e.status_code ?? unclassified
       if (e.container_reference !== null) {
         const details = container(entries.get(e.container_reference) ?? { reference: e.container_reference })
-        out.push(yield* finalise({
+        yield* emit({
           ...base,
           type: "CONTAINER_MILESTONE",
           payload: {
@@ -396,14 +507,14 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
             booking_reference: booking,
             bill_of_lading_reference: billOfLading,
             shipment: fullShipment,
-            dwell_details: dwellDetails(t, e.container_reference, settings)
+            dwell_details: dwell(e.container_reference)
           }
-        }, e.container_reference, now))
+        }, e.container_reference)
       }
       if ((e.status_code === "VD" || e.status_code === "VA") && (e.container_reference === null || e.source === "import")) {
         const isPol = e.location !== null && e.location === t.details.port_of_loading
         const isPod = e.location !== null && e.location === t.details.port_of_discharge
-        out.push(yield* finalise({
+        yield* emit({
           ...base,
           type: "SHIPMENT_CHANGE",
           payload: {
@@ -426,9 +537,9 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
             },
             shipment: fullShipment
           }
-        }, null, now))
+        }, null)
       }
-      out.push(yield* finalise({
+      yield* emit({
         ...base,
         type: "BASIC_STATUS",
         payload: {
@@ -442,7 +553,7 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
           location,
           predicted_at: predictedAt
         }
-      }, e.container_reference, now))
+      }, e.container_reference)
     }
     return out
   }).pipe(Effect.withSpan("Render.render"))
@@ -523,19 +634,24 @@ export interface PositionUpdates {
 
 const noPositions: PositionUpdates = { messages: [], next_position_at: null }
 
+/** A bound on the body of one LOCATION_UPDATE (about 330 bytes with a long vessel name). */
+const maxLocationUpdateBytes = 512
+
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6 + 0
 
 /**
  * The positions of a tradeflow's mock voyage (each leg of `Positions.voyagesOf` whose ports the
  * directory knows, named after the leg's vessel) at or after `from` (or from the first one,
- * `"start"`) up to `now`, at most `limit`, as LOCATION_UPDATE messages. The same position always
- * renders with the same hash.
+ * `"start"`) up to `now`, at most `limit` and at most as many as still fit in the job's budget
+ * (the rest stay due), as LOCATION_UPDATE messages. The same position always renders with the same
+ * hash.
  */
 export const positionUpdates = (
   t: Tradeflow,
   from: number | "start",
   now: number,
-  limit: number = Positions.maxPositionsPerJob
+  limit: number = Positions.maxPositionsPerJob,
+  spend: Budget = budget()
 ): Effect.Effect<PositionUpdates, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function* () {
     const locations = yield* Locations
@@ -550,13 +666,14 @@ export const positionUpdates = (
       legs.push({ timing, from: pol.value, to: pod.value, vessel: eventVessel(t, v).name })
     }
     if (legs.length === 0) return noPositions
-    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? -Infinity : from, now, limit)
+    const fits = Math.min(limit, Math.max(0, spend.room(maxLocationUpdateBytes) - legs.length))
+    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? -Infinity : from, now, fits)
     const generated = iso(now)
     const messages: Array<NewMessage> = []
     for (const { instant, leg: i } of due.instants) {
       const leg = legs[i]!
       const p = Positions.positionAt(leg.timing, leg.from.coordinates, leg.to.coordinates, instant)
-      messages.push(yield* finalise({
+      const message = yield* finalise({
         message_generated_event_date: generated,
         type: "LOCATION_UPDATE",
         tradeflow_reference: t.reference,
@@ -567,7 +684,9 @@ export const positionUpdates = (
           event_date: Positions.formatEventDate(instant),
           vessel_name: leg.vessel
         }
-      }, null, now))
+      }, null, now)
+      messages.push(message)
+      yield* spend.take(message.body, 1)
     }
     return { messages, next_position_at: due.next }
   }).pipe(Effect.withSpan("Render.positionUpdates"))
@@ -609,6 +728,7 @@ export const tradeflowDocument = (
     const entries = new Map(t.containers.map((c) => [c.reference, c] as const))
     const booking = t.booking_references[0] ?? null
     const billOfLading = t.bill_of_lading_references[0] ?? null
+    const dwell = dwellIndex(t, settings)
     const locations = new Map<string, Location>()
     const note = (l: Location | null): Location | null => {
       if (l !== null && l.unlocode !== "" && !locations.has(l.unlocode)) locations.set(l.unlocode, l)
@@ -633,7 +753,7 @@ export const tradeflowDocument = (
         container_details: reference === null ? null : container(entries.get(reference) ?? { reference }),
         booking_reference: booking,
         bill_of_lading_reference: billOfLading,
-        dwell_details: reference === null ? null : dwellDetails(t, reference, settings)
+        dwell_details: reference === null ? null : dwell(reference)
       }
     })
     const vessel = vesselOf(t)

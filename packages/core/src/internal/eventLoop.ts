@@ -8,13 +8,27 @@ export const turn: Effect.Effect<void> = Effect.async<void>((resume) => {
 
 /**
  * A step to run between units of synchronous work: once `sliceMillis` have passed since the last
- * turn, it lets the event loop {@link turn}, so that a long job does not hold back I/O sharing the
- * thread (an HTTP server answering its 202s); otherwise it does nothing. One per loop.
+ * turn, it lets the event loop {@link turn} (or runs `turnWith`), so that a long job does not hold
+ * back I/O sharing the thread (an HTTP server answering its 202s); otherwise it does nothing. One
+ * per loop.
  */
-export const timeSlice = (sliceMillis = 2): Effect.Effect<void> => {
+export const timeSlice = (sliceMillis = 2, turnWith: Effect.Effect<void> = turn): Effect.Effect<void> => {
   let since = performance.now()
-  const turned = Effect.tap(turn, () => {
+  const turned = Effect.tap(turnWith, () => {
     since = performance.now()
   })
   return Effect.suspend(() => performance.now() - since < sliceMillis ? Effect.void : turned)
 }
+
+/**
+ * Runs a generator of synchronous work that yields between units of it (see `TradeflowMerge.Steps`)
+ * to its end, running `pause` at each yield.
+ */
+export const drive = <A>(steps: Generator<void, A, undefined>, pause: Effect.Effect<void>): Effect.Effect<A> =>
+  Effect.gen(function*() {
+    for (;;) {
+      const next = steps.next()
+      if (next.done === true) return next.value
+      yield* pause
+    }
+  })

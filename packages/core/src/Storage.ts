@@ -233,6 +233,14 @@ export const makeMemory = Effect.gen(function*() {
   const store = TradeflowStore.of({
     get: (o, r) => Effect.sync(() => Option.fromNullable(tradeflows.get(tfKey(o, r)))),
     list: (o) => Effect.sync(() => orgTradeflows(o)),
+    sizes: (o, references) => Effect.sync(() => {
+      const sizes = new Map<string, { readonly containers: number; readonly events: number }>()
+      for (const r of references) {
+        const t = tradeflows.get(tfKey(o, r))
+        if (t !== undefined) sizes.set(r, { containers: t.containers.length, events: t.events.length })
+      }
+      return sizes
+    }),
     containers: (o) => Effect.sync(() =>
       [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
     due: (now, limit) => Effect.sync(() =>

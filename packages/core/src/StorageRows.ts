@@ -188,6 +188,14 @@ export const decodeValues = rows(Schema.Struct({ value: Schema.String }))
 export const decodeContainers = rows(Schema.Struct({ container_reference: Schema.String }))
 /** @since 0.1.0 */
 export const decodeDue = rows(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String }))
+/** Rows of `reference, container_count, event_count` into `TradeflowStore.sizes`' answer. */
+export const decodeSizes = (raw: unknown) =>
+  Effect.map(
+    rows(Schema.Struct({ reference: Schema.String, container_count: Schema.Number, event_count: Schema.Number }))(raw),
+    (found) => new Map(found.map((r) => [r.reference, { containers: r.container_count, events: r.event_count }] as const))
+  )
+/** The size columns of a tradeflow row (see `TradeflowStore.sizes`). */
+export const sizeColumns = (t: Tradeflow.Tradeflow) => ({ container_count: t.containers.length, event_count: t.events.length })
 /** @since 0.1.0 */
 export const decodeOrganisations = rows(Organisation.Organisation)
 /** @since 0.1.0 */

@@ -34,11 +34,26 @@ export interface Commit {
   readonly outbox?: Outbox
 }
 
+/** How much a stored tradeflow holds, as the stored caps count it. */
+export interface TradeflowSize {
+  readonly containers: number
+  /** Imported and mock events. */
+  readonly events: number
+}
+
 /** @since 0.1.0 */
 export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore")<TradeflowStore, {
   readonly get: (organisationId: string, reference: string) => Effect.Effect<Option.Option<Tradeflow>, StorageError>
   /** Every tradeflow of the organisation (active or not), by reference. */
   readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<Tradeflow>, StorageError>
+  /**
+   * The sizes of the named tradeflows that exist (the others are left out), by reference, read
+   * without decoding a document: what the ingest checks the stored caps against.
+   */
+  readonly sizes: (
+    organisationId: string,
+    references: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, TradeflowSize>, StorageError>
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**

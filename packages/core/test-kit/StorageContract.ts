@@ -687,6 +687,41 @@ export const storageContract = (
       expect(yield* store.containers(freshId("org"))).toEqual([])
     }))
 
+    it.effect("tradeflows: sizes count the containers and events of the named tradeflows that exist", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const event = (i: number): Tradeflow["events"][number] => ({
+          key: `k${i}`,
+          message: "Gate out empty",
+          status_code: "GE",
+          container_reference: null,
+          location: "NLRTM",
+          event_date: i,
+          actual: true,
+          source: i % 2 === 0 ? "import" : "mock",
+          predicted_at: 0,
+          history: [{ actual: true, source: "import", event_date: i, predicted_at: 0 }]
+        })
+        const withEvents = (t: Tradeflow, n: number): Tradeflow => ({ ...t, events: Array.from({ length: n }, (_, i) => event(i)) })
+        yield* commitNew(org, {
+          upserts: [
+            withEvents(makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"]), 3),
+            withEvents(makeTradeflow(org, "TF-2", [], false), 0)
+          ]
+        })
+        const other = freshId("org")
+        yield* commitNew(other, { upserts: [withEvents(makeTradeflow(other, "TF-3", ["MSCU1234565"]), 1)] })
+        const many = [...Array.from({ length: 1_200 }, (_, i) => `TF-x${i}`), "TF-2", "TF-1", "TF-1"]
+        expect([...(yield* store.sizes(org, many))].sort()).toEqual([
+          ["TF-1", { containers: 2, events: 3 }],
+          ["TF-2", { containers: 0, events: 0 }]
+        ])
+        yield* commitNew(org, { upserts: [withEvents(makeTradeflow(org, "TF-2", ["CSQU3054383"]), 1_001)], deletes: ["TF-1"] })
+        expect([...(yield* store.sizes(org, ["TF-1", "TF-2", "TF-3"]))]).toEqual([["TF-2", { containers: 1, events: 1_001 }]])
+        expect((yield* store.sizes(org, [])).size).toBe(0)
+      }))
+
     it.effect.prop("tradeflows: any tradeflow comes back as it was stored", [arbitraryTradeflow], ([tradeflow]) =>
       Effect.gen(function*() {
         const { store } = yield* ports

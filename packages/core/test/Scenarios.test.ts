@@ -17,6 +17,7 @@ const storeWith = (containers: ReadonlyArray<string>) =>
   Layer.succeed(TradeflowStore, TradeflowStore.of({
     get: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([]),
+    sizes: () => Effect.succeed(new Map()),
     containers: () => Effect.succeed(containers),
     due: () => Effect.succeed([]),
     commit: () => Effect.succeed(true)

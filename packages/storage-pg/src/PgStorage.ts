@@ -68,6 +68,7 @@ const {
   decodeHashes,
   decodeValues,
   decodeContainers,
+  decodeSizes,
   decodeDue,
   decodeOrganisations,
   decodeApiKeys,
@@ -86,6 +87,7 @@ const {
   encodeResult,
   encodeTradeflow,
   numberMessages,
+  sizeColumns,
   tradeflowWrites
 } = StorageRows
 
@@ -410,10 +412,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
               reference: t.reference,
               active: t.active,
               next_position_at: t.next_position_at,
-              doc
+              doc,
+              ...sizeColumns(t)
             })))
           } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active,
-            next_position_at = excluded.next_position_at, doc = excluded.doc`
+            next_position_at = excluded.next_position_at, doc = excluded.doc,
+            container_count = excluded.container_count, event_count = excluded.event_count`
         }
         for (const [org, references] of byOrganisation) {
           for (const part of chunks(references, 1000)) {
@@ -459,6 +463,16 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           WHERE organisation_id = ${organisationId} ORDER BY reference`)
         return rows.map((r) => r.doc)
       }, storageError("TradeflowStore.list")),
+      sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
+        const sizes = new Map<string, TradeflowStore.TradeflowSize>()
+        for (const part of chunks([...new Set(references)], 1000)) {
+          for (const [reference, size] of yield* decodeSizes(yield* sql`SELECT reference, container_count, event_count
+            FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`)) {
+            sizes.set(reference, size)
+          }
+        }
+        return sizes
+      }, storageError("TradeflowStore.sizes")),
       containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
         const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
           FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)

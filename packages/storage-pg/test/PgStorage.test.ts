@@ -43,7 +43,7 @@ describe("PgStorage on PostgreSQL", () => {
       const test = yield* makeTestSchema({ create: false })
       const instances = yield* Effect.all(Array.from({ length: 4 }, () => open(test)), { concurrency: "unbounded" })
       const applied = yield* instances[0]!.sql<{ migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
-      expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
+      expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 }])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)
     }).pipe(Effect.scoped), 30_000)

@@ -45,6 +45,7 @@ const {
   decodeJobs,
   decodeClaimed,
   decodeDue,
+  decodeSizes,
   decodeValues,
   decodeOutcomes,
   decodeTradeflows,
@@ -58,6 +59,7 @@ const {
   encodeResult,
   encodeTradeflow,
   numberMessages,
+  sizeColumns,
   tradeflowWrites
 } = StorageRows
 
@@ -323,9 +325,11 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         reference: t.reference,
         active: t.active ? 1 : 0,
         doc,
-        next_position_at: t.next_position_at
+        next_position_at: t.next_position_at,
+        ...sizeColumns(t)
       })))} ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
-        next_position_at = excluded.next_position_at`
+        next_position_at = excluded.next_position_at, container_count = excluded.container_count,
+        event_count = excluded.event_count`
     }
     for (const [org, references] of byOrganisation) {
       for (const part of chunks(references, 500)) {
@@ -346,6 +350,14 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         WHERE organisation_id = ${organisationId} ORDER BY reference`)
       return rows.map((r) => r.doc)
     }, storageError("TradeflowStore.list")),
+    sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
+      const sizes = new Map<string, TradeflowStore.TradeflowSize>()
+      for (const part of chunks([...new Set(references)], 500)) {
+        for (const [reference, size] of yield* decodeSizes(yield* sql`SELECT reference, container_count, event_count
+          FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`)) sizes.set(reference, size)
+      }
+      return sizes
+    }, storageError("TradeflowStore.sizes")),
     containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
       const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
         FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)

@@ -46,7 +46,7 @@ describe("SqliteStorage", () => {
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
       migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }]
+        { migration_id: 6 }, { migration_id: 7 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -175,7 +175,7 @@ describe("SqliteStorage", () => {
       expect(yield* levels("NORMAL", "normal.sqlite")).toEqual({ seen: [1], after: 1, claimed: 10, claims: 10 })
     }))
 
-  it.effect("0002 upgrades a 0001 database: pending jobs become claimable, stored tradeflows are not due", () =>
+  it.effect("0002 and 0007 upgrade a 0001 database: pending jobs become claimable, stored tradeflows are not due and have their sizes", () =>
     Effect.gen(function*() {
       const filename = join(root, "upgrade", "db.sqlite")
       yield* ensureParent(filename)
@@ -203,15 +203,17 @@ describe("SqliteStorage", () => {
           migrations: yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM tradeflow_migrations ORDER BY 1`,
           claimed: (yield* queue.claim({ worker: "w", limit: 10, leaseMillis: 1_000 })).map((j) => [j.organisation_id, j.attempt]),
           next: Option.map(yield* store.get("org-old", "TF-old"), (t) => t.next_position_at),
-          due: yield* store.due(Number.MAX_SAFE_INTEGER, 10)
+          due: yield* store.due(Number.MAX_SAFE_INTEGER, 10),
+          sizes: [...yield* store.sizes("org-old", ["TF-old"])]
         }
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(seen).toEqual({
         migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }],
+        { migration_id: 6 }, { migration_id: 7 }],
         claimed: [["org-old", 1]],
         next: Option.some(null),
-        due: []
+        due: [],
+        sizes: [["TF-old", { containers: 1, events: (doc["events"] as ReadonlyArray<unknown>).length }]]
       })
     }))
 

@@ -159,5 +159,11 @@ export const loader = PgMigrator.fromRecord({
       created_at double precision NOT NULL,
       revoked_at double precision
     )`
+  ),
+  "0005_tradeflow_sizes": statements(
+    `ALTER TABLE tradeflows ADD COLUMN container_count integer NOT NULL DEFAULT 0,
+      ADD COLUMN event_count integer NOT NULL DEFAULT 0`,
+    `UPDATE tradeflows SET container_count = json_array_length(doc::json -> 'containers'),
+      event_count = json_array_length(doc::json -> 'events')`
   )
 })

@@ -157,6 +157,12 @@ export const migrations = {
   ),
   "0006_deliveries_pending": statements(
     `CREATE INDEX deliveries_pending ON deliveries (id) WHERE status = 'pending'`
+  ),
+  "0007_tradeflow_sizes": statements(
+    `ALTER TABLE tradeflows ADD COLUMN container_count INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE tradeflows ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0`,
+    `UPDATE tradeflows SET container_count = json_array_length(doc, '$.containers'),
+      event_count = json_array_length(doc, '$.events')`
   )
 }
 

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { StorageError } from "./StorageError.js"
 
 /** @since 0.1.0 */
@@ -14,4 +14,8 @@ export class Settings extends Context.Tag("@tradeflow/core/Settings")<Settings, 
    * process racing on the same name gets the one value that was stored first.
    */
   readonly getOrCreate: (name: string, initial: string) => Effect.Effect<string, StorageError>
+  /** The stored value of `name`, if any. */
+  readonly get: (name: string) => Effect.Effect<Option.Option<string>, StorageError>
+  /** Stores `value` under `name`, replacing any value stored before. */
+  readonly set: (name: string, value: string) => Effect.Effect<void, StorageError>
 }>() {}

@@ -305,7 +305,9 @@ export const makeMemory = Effect.gen(function*() {
       if (stored !== undefined) return stored
       settings.set(name, initial)
       return initial
-    })
+    }),
+    get: (name) => Effect.sync(() => Option.fromNullable(settings.get(name))),
+    set: (name, value) => Effect.sync(() => void settings.set(name, value))
   })
 
   const ofOrganisation = (organisationId: string, enabledOnly: boolean) =>

@@ -981,6 +981,18 @@ export const storageContract = (
       expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
     }))
 
+    it.effect("settings: get reads without creating; set replaces", () => Effect.gen(function*() {
+      const { settings } = yield* ports
+      const name = freshId("setting")
+      expect(yield* settings.get(name)).toEqual(Option.none())
+      expect(yield* settings.get(name)).toEqual(Option.none())
+      yield* settings.set(name, "first")
+      expect(yield* settings.get(name)).toEqual(Option.some("first"))
+      yield* settings.set(name, "second")
+      expect(yield* settings.get(name)).toEqual(Option.some("second"))
+      expect(yield* settings.getOrCreate(name, "third")).toBe("second")
+    }))
+
     it.effect("due: tradeflows whose next_position_at has come, soonest first, following upserts and deletes", () =>
       Effect.gen(function*() {
         const { store } = yield* ports

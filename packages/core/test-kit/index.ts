@@ -4,5 +4,6 @@
  * @since 0.1.0
  */
 export * from "./DeliveryContract.js"
+export * from "./SecretsContract.js"
 export * from "./StorageContract.js"
 export * from "./UpstreamContract.js"

@@ -441,7 +441,15 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
       const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
       return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
-    }, storageError("Settings.getOrCreate"))
+    }, storageError("Settings.getOrCreate")),
+    get: Effect.fn("Settings.get")(function*(name: string) {
+      const rows = yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`)
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.value)
+    }, storageError("Settings.get")),
+    set: Effect.fn("Settings.set")(function*(name: string, value: string) {
+      yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${value})
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+    }, storageError("Settings.set"))
   })
 
   const selectAutomation = sql`SELECT doc FROM automations`

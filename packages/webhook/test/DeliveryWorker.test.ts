@@ -10,6 +10,7 @@ import {
   Locations,
   MessageStore,
   OrganisationStore,
+  SecretsAtRest,
   Service,
   Storage,
   StorageError,
@@ -33,12 +34,17 @@ const iso = (ms: number) => new Date(ms).toISOString()
  */
 const TestLayer = (
   worker: DeliveryWorker.DeliveryWorkerOptions = {},
-  client: Partial<WebhookClient.Options> = {}
+  client: Partial<WebhookClient.Options> = {},
+  secretsKey: Option.Option<Uint8Array> = Option.none()
 ) =>
   DeliveryWorker.layer({ background: false, allowPrivate: true, allowHttp: true, ...worker }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate: worker.allowPrivate ?? true, ...client })),
     Layer.provideMerge(Service.layer({ background: false })),
-    Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+    Layer.provideMerge(Layer.mergeAll(
+      SecretsAtRest.layer(secretsKey).pipe(Layer.provideMerge(Storage.layerMemory)),
+      Locations.layerBuiltin,
+      TrackingConfig.layer()
+    ))
   )
 
 /** A `DeliveryStore` whose first claim fails with a storage error, counting claims. */
@@ -193,6 +199,24 @@ describe("DeliveryWorker", () => {
       yield* drain
       assert.strictEqual(receiver.received.length, 19)
     }).pipe(Effect.provide(TestLayer())))
+
+  it.scoped("with a secrets key, deliveries are signed with the secret answered at creation and with a rotated one", () =>
+    Effect.gen(function*() {
+      yield* start
+      const receiver = yield* LocalReceiver.make(() => ok)
+      const created = yield* automation(receiver.url(), { format: "tradeflow" })
+      yield* submit("TF-1")
+      yield* drain
+      const rotated = yield* Effect.flatMap(Automations.Automations, (a) => a.rotateSecret(created.id))
+      yield* submit("TF-2")
+      yield* drain
+      const [first, second] = receiver.received
+      assert.isTrue(verified(created.secret, first!))
+      assert.strictEqual(signatures(first).length, 1)
+      assert.isTrue(verified(rotated.secret, second!) && signedBy(created.secret, second!))
+      const stored = Option.getOrThrow(yield* Effect.flatMap(AutomationStore.AutomationStore, (s) => s.get(created.id)))
+      assert.deepStrictEqual(stored.secrets.map((s) => s.secret), [rotated.secret, created.secret])
+    }).pipe(Effect.provide(TestLayer({}, {}, Option.some(globalThis.crypto.getRandomValues(new Uint8Array(32)))))))
 
   it.scoped("format tradeflow: one delivery per tradeflow and commit, the V3 document after the change", () =>
     Effect.gen(function*() {

@@ -17,7 +17,8 @@
  * events that render as SHIPMENT_CHANGE messages.
  *
  * Departure = `actual_time_of_departure ?? estimated_time_of_departure ??` now - 1 day; arrival =
- * `actual_time_of_arrival ?? estimated_time_of_arrival ??` now + 30 days. Without a container,
+ * `actual_time_of_arrival ?? estimated_time_of_arrival ??` now + 30 days, each moved into 365 days
+ * around now (see {@link mockWindowMillis}). Without a container,
  * a random container of the organisation is picked, or a valid ISO 6346 number generated.
  *
  * The other scenarios build on the helpers of this module.
@@ -57,16 +58,26 @@ export const defaultDepartureOffset = -day
 /** Arrival default: 30 days from now. */
 export const defaultArrivalOffset = 30 * day
 
-/** The departure instant: actual, else estimated, else now - 1 day. */
+/**
+ * How far from now the dates of a mock journey may lie: 365 days. A sent departure or arrival
+ * further away is moved to that bound (validation warns about it).
+ */
+export const mockWindowMillis = 365 * day
+
+/** An instant moved into the mock window around `now`. */
+export const intoMockWindow = (instant: number, now: number): number =>
+  Math.min(now + mockWindowMillis, Math.max(now - mockWindowMillis, instant))
+
+/** The departure instant: actual, else estimated, else now - 1 day; within the mock window. */
 export const departureOf = (input: MockInput, now: number): number => {
   const sent = input.actual_time_of_departure ?? input.estimated_time_of_departure
-  return sent === undefined ? now + defaultDepartureOffset : parseIsoDateTime(sent)
+  return sent === undefined ? now + defaultDepartureOffset : intoMockWindow(parseIsoDateTime(sent), now)
 }
 
-/** The arrival instant: actual, else estimated, else now + 30 days. */
+/** The arrival instant: actual, else estimated, else now + 30 days; within the mock window. */
 export const arrivalOf = (input: MockInput, now: number): number => {
   const sent = input.actual_time_of_arrival ?? input.estimated_time_of_arrival
-  return sent === undefined ? now + defaultArrivalOffset : parseIsoDateTime(sent)
+  return sent === undefined ? now + defaultArrivalOffset : intoMockWindow(parseIsoDateTime(sent), now)
 }
 
 /** A journey event before its step is numbered. */

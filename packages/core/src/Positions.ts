@@ -27,6 +27,12 @@ export const earthRadiusMetres = 6_371_008.8
 /** The most positions one job renders; a voyage with more due continues on the next job. */
 export const maxPositionsPerJob = 1_000
 
+/**
+ * How far before now positions are rendered at most: 7 days. Older instants of a voyage (one that
+ * departed long ago, or that was not advanced for longer) are skipped, never rendered late.
+ */
+export const maxBackfillMillis = 7 * 24 * 3_600_000
+
 type Vec = readonly [number, number, number]
 
 const rad = Math.PI / 180

@@ -667,7 +667,8 @@ export const positionUpdates = (
     }
     if (legs.length === 0) return noPositions
     const fits = Math.min(limit, Math.max(0, spend.room(maxLocationUpdateBytes) - legs.length))
-    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? -Infinity : from, now, fits)
+    const earliest = now - Positions.maxBackfillMillis
+    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? earliest : Math.max(from, earliest), now, fits)
     const generated = iso(now)
     const messages: Array<NewMessage> = []
     for (const { instant, leg: i } of due.instants) {

@@ -243,16 +243,24 @@ export const makeMemory = Effect.gen(function*() {
     }),
     containers: (o) => Effect.sync(() =>
       [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
-    due: (now, limit) => Effect.sync(() =>
-      [...tradeflows.values()]
+    due: (now, limit) => Effect.sync(() => {
+      const soonest = (a: Tradeflow & { readonly next_position_at: number }, b: typeof a) =>
+        a.next_position_at - b.next_position_at || compare(a.organisation_id, b.organisation_id) ||
+        compare(a.reference, b.reference)
+      const turns = new Map<string, number>()
+      return [...tradeflows.values()]
         .filter((t): t is Tradeflow & { readonly next_position_at: number } =>
           t.next_position_at !== null && t.next_position_at <= now)
-        .sort((a, b) =>
-          a.next_position_at - b.next_position_at || compare(a.organisation_id, b.organisation_id) ||
-          compare(a.reference, b.reference))
+        .sort(soonest)
+        .map((t) => {
+          const turn = (turns.get(t.organisation_id) ?? 0) + 1
+          turns.set(t.organisation_id, turn)
+          return { t, turn }
+        })
+        .sort((a, b) => a.turn - b.turn || soonest(a.t, b.t))
         .slice(0, Math.max(0, limit))
-        .map((t) => ({ organisation_id: t.organisation_id, reference: t.reference }))
-    ),
+        .map(({ t }) => ({ organisation_id: t.organisation_id, reference: t.reference }))
+    }),
     commit: (c) => Effect.tap(Effect.sync(() => {
       if (!jobs.has(c.job_id)) return false
       if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false

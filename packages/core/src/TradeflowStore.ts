@@ -57,8 +57,11 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**
-   * The tradeflows whose `next_position_at` is at or before `now` (epoch ms), soonest first, at
-   * most `limit`: voyages due a LOCATION_UPDATE.
+   * The tradeflows whose `next_position_at` is at or before `now` (epoch ms), at most `limit`:
+   * voyages due a LOCATION_UPDATE or a mock step. Round-robin across organisations: every
+   * organisation's most overdue tradeflow first (soonest first among them), then every
+   * organisation's second, and so on; so one organisation with many overdue tradeflows never takes
+   * the turn of another's.
    */
   readonly due: (now: number, limit: number) => Effect.Effect<
     ReadonlyArray<{ readonly organisation_id: string; readonly reference: string }>,

@@ -5,15 +5,16 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect"
 import { type Issue, ValidationError } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { groupRecords } from "./Grouping.js"
 import * as Iso6346 from "./Iso6346.js"
 import { Locations } from "./Locations.js"
+import { mockWindowMillis } from "./OceanBasic.js"
 import { scenarioNames } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
-import { type RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
+import { parseIsoDateTime, type RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 
 /** A valid request: its records grouped by reference (first-appearance order), warnings per group. */
 export interface ValidatedRequest {
@@ -309,6 +310,21 @@ const recordWarnings = (
             `${JSON.stringify(record.mock_tracking.scenario)} is ignored, no mock events are generated ` +
             `(known: ${scenarioNames.join(", ")})`
         )
+      }
+      if (record.mock_tracking !== undefined && scenarioNames.includes(record.mock_tracking.scenario)) {
+        const now = yield* Clock.currentTimeMillis
+        const days = mockWindowMillis / 86_400_000
+        for (const field of dateFields) {
+          const value = record[field]
+          if (value === undefined) continue
+          const offset = parseIsoDateTime(value) - now
+          if (Math.abs(offset) > mockWindowMillis) {
+            warnings.push(
+              `${field} at ${at(field)}: more than ${days} days ${offset < 0 ? "before" : "after"} now; ` +
+                `the mock journey uses the date ${days} days ${offset < 0 ? "before" : "after"} now instead`
+            )
+          }
+        }
       }
     } else if (record.mock_tracking !== undefined) {
       warnings.push(`mock_tracking at ${at("mock_tracking")} is ignored in production`)

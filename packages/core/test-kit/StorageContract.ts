@@ -1018,6 +1018,25 @@ export const storageContract = (
         expect(Option.map(yield* store.get(org, "TF-c"), (t) => t.next_position_at)).toEqual(Option.some(150))
       }))
 
+    it.effect("due: round-robin across organisations, so one with many overdue tradeflows never takes another's turn", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const base = -8e15 - Math.floor(Math.random() * 1e12)
+        const [a, b, c] = [freshId("org-a"), freshId("org-b"), freshId("org-c")]
+        const at = (org: string, reference: string, offset: number) => ({
+          ...makeTradeflow(org, reference, []), next_position_at: base + offset
+        })
+        yield* commitNew(a, { upserts: [1, 2, 3, 4, 5].map((i) => at(a, `A${i}`, i)) })
+        yield* commitNew(b, { upserts: [at(b, "B1", 10), at(b, "B2", 11)] })
+        yield* commitNew(c, { upserts: [at(c, "C1", 20), at(c, "C-later", 1_000)] })
+        const names = (limit: number) => Effect.map(store.due(base + 100, limit), (due) => due.map((d) => d.reference))
+        expect(yield* names(4)).toEqual(["A1", "B1", "C1", "A2"])
+        expect(yield* names(100)).toEqual(["A1", "B1", "C1", "A2", "B2", "A3", "A4", "A5"])
+        yield* commitNew(a, { upserts: Array.from({ length: 200 }, (_, i) => at(a, `A-more-${String(i).padStart(3, "0")}`, -500 + i)) })
+        const fair = yield* names(3)
+        expect(fair).toEqual(["A-more-000", "B1", "C1"])
+      }))
+
     it.effect("messages: latest keeps the newest per (tradeflow, type, container) of the whole log, then filters", () =>
       Effect.gen(function*() {
         const { messages } = yield* ports

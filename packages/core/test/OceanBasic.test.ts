@@ -70,8 +70,11 @@ describe("OceanBasic", () => {
           actual_time_of_arrival: asString(i.arrival.actual)
         }).pipe(Effect.provide(storeWith(i.existing)))
 
-        const D = i.departure.actual?.[0] ?? i.departure.estimated?.[0] ?? i.now - day
-        const A = i.arrival.actual?.[0] ?? i.arrival.estimated?.[0] ?? i.now + 30 * day
+        const within = (t: number) => Math.min(i.now + 365 * day, Math.max(i.now - 365 * day, t))
+        const sentD = i.departure.actual?.[0] ?? i.departure.estimated?.[0]
+        const sentA = i.arrival.actual?.[0] ?? i.arrival.estimated?.[0]
+        const D = sentD === undefined ? i.now - day : within(sentD)
+        const A = sentA === undefined ? i.now + 30 * day : within(sentA)
         assert.strictEqual(journey.departure, D)
         assert.strictEqual(journey.arrival, A)
 
@@ -112,6 +115,23 @@ describe("OceanBasic", () => {
     { fastCheck: { numRuns: 300 } }
   )
 
+  it.effect("sent dates more than 365 days from now move to that bound", () =>
+    Effect.gen(function* () {
+      const now = Date.UTC(2026, 10, 22, 10)
+      yield* TestClock.setTime(now)
+      const j = yield* OceanBasic.generate({
+        organisation_id: "org",
+        reference: "PO1",
+        containers: ["CSQU3054383"],
+        port_of_loading: "NLRTM",
+        port_of_discharge: "CNSHA",
+        actual_time_of_departure: "1000-01-01T00:00:00Z",
+        estimated_time_of_arrival: "9999-12-31T23:59:59Z"
+      }).pipe(Effect.provide(storeWith([])))
+      assert.strictEqual(new Date(j.departure).toISOString(), "2025-11-22T10:00:00.000Z")
+      assert.strictEqual(new Date(j.arrival).toISOString(), "2027-11-22T10:00:00.000Z")
+    }))
+
   it.effect("defaults are relative to the clock: yesterday and 30 days from now", () =>
     Effect.gen(function* () {
       const now = Date.UTC(2026, 10, 22, 10)
@@ -140,6 +160,7 @@ describe("OceanBasic", () => {
 
   it.effect("an actual date wins over an estimated one", () =>
     Effect.gen(function* () {
+      yield* TestClock.setTime(Date.UTC(2026, 0, 15))
       const j = yield* OceanBasic.generate({
         organisation_id: "org",
         reference: "PO1",

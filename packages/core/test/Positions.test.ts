@@ -303,6 +303,34 @@ describe("Processor: positions", () => {
     assert.deepStrictEqual(seen, all)
   })
 
+  it.effect("a departure in the year 1000 moves to 365 days ago, and positions start at most 7 days back", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([voyage({ actual_time_of_departure: "1000-01-01T00:00:00Z", estimated_time_of_arrival: iso(now0 + 2 * day) })])
+      const ps = yield* positions()
+      assert.strictEqual(ps.length, 7 * 24 + 1)
+      assert.strictEqual(ps[0]!.payload.event_date, eventDate(now0 - Positions.maxBackfillMillis))
+      assert.strictEqual(ps.at(-1)!.payload.event_date, eventDate(now0))
+      const departure = (yield* tradeflow("PO-1")).events.find((e) => e.status_code === "VD")
+      assert.strictEqual(departure?.event_date, now0 - 365 * day)
+      assert.strictEqual((yield* tradeflow("PO-1")).next_position_at, now0 + hour)
+      yield* TestClock.adjust("30 days")
+      const resumed = yield* run({ _tag: "Advance", reference: "PO-1" })
+      assert.isAtMost(resumed.result.count, 7 * 24 + 1)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a voyage not advanced for longer than 7 days resumes 7 days back: older instants are skipped", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(now0)
+      yield* post([voyage({ actual_time_of_departure: iso(now0 - 2 * day), estimated_time_of_arrival: iso(now0 + 60 * day) })])
+      assert.strictEqual((yield* positions()).length, 48)
+      yield* TestClock.adjust("20 days")
+      const resumed = yield* run({ _tag: "Advance", reference: "PO-1" })
+      assert.strictEqual(resumed.result.count, 7 * 24 + 1)
+      const ps = yield* positions()
+      assert.strictEqual(ps[48]!.payload.event_date, eventDate(now0 + 20 * day - Positions.maxBackfillMillis))
+    }).pipe(Effect.provide(layer())))
+
   it.effect("a long voyage with a tiny interval renders at most 1,000 positions per job and continues", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(now0)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, FastCheck as fc, Fiber, Layer, Option, Ref } from "effect"
+import { Cause, Effect, Exit, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
 import { turn } from "../src/internal/eventLoop.js"
 import { JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
@@ -129,6 +129,7 @@ describe("Processor: per-job render caps", () => {
         estimated_time_of_arrival: "2026-01-20T00:00:00Z",
         mock_tracking: { scenario: "ocean_basic" }
       }])
+      yield* TestClock.setTime(Date.UTC(2026, 0, 1))
       const t = yield* Effect.map(Processor.processJob({ ...job, environment: "uat" }), (c) => c.upserts[0]!)
       const budget = Render.budget({ maxMessages: 5 })
       const now = Date.UTC(2026, 0, 10)

@@ -207,6 +207,18 @@ describe("Validation.validateRequest: grouping and warnings", () => {
     assert.deepStrictEqual(uat, [])
   })
 
+  it("in UAT, mock dates more than 365 days from now are warned about: the journey uses the bound instead", () => {
+    const far = { ...ok, mock_tracking: { scenario: "ocean_basic" }, actual_time_of_departure: "1000-01-01T00:00:00Z", estimated_time_of_arrival: "9999-01-01T00:00:00Z" }
+    const [warnings] = warningsOf([far], "uat")
+    assert.deepStrictEqual(warnings, [
+      "estimated_time_of_arrival at /0/estimated_time_of_arrival: more than 365 days after now; the mock journey uses the date 365 days after now instead",
+      "actual_time_of_departure at /0/actual_time_of_departure: more than 365 days before now; the mock journey uses the date 365 days before now instead"
+    ])
+    const near = new Date(Date.now() - 300 * 86_400_000).toISOString()
+    assert.deepStrictEqual(warningsOf([{ ...far, actual_time_of_departure: near, estimated_time_of_arrival: near }], "uat")[0], [])
+    assert.deepStrictEqual(warningsOf([{ ...far, mock_tracking: undefined }], "uat")[0], [])
+  })
+
   it.effect("asks the Locations port about UN/LOCODEs", () =>
     Effect.gen(function*() {
       const custom = [{ unlocode: "XXABC", name: "X", country: { name: "X", iso_a2: "XX" }, timezone: "UTC", coordinates: { lat: 0, lng: 0 } }]

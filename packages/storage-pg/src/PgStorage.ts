@@ -479,9 +479,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return rows.map((r) => r.container_reference)
       }, storageError("TradeflowStore.containers")),
       due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
-        return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM tradeflows
-          WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
-          ORDER BY next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
+        return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM (
+            SELECT organisation_id, reference, next_position_at,
+              ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
+            FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
+          ) due
+          ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
       }, storageError("TradeflowStore.due")),
       commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
         const result = yield* encodeResult(commit.result)

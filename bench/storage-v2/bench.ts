@@ -45,7 +45,7 @@ const queueThroughput = (n: number, orgs: number) => Effect.gen(function*() {
   yield* enqueueMany(n, orgs, "new")
   const [, newMs] = yield* time(Effect.gen(function*() {
     while (true) {
-      const jobs = yield* q.claim({ worker: "bench", limit: 100, leaseMillis: 30_000 })
+      const jobs = yield* q.claim({ worker: "bench", limit: 100, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))
       if (jobs.length === 0) return
       for (const j of jobs) yield* commit(j.id, j.organisation_id, j.attempt)
     }

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, type Option, type Stream } from "effect"
+import type { Environment } from "./Environment.js"
 import type { Enqueue, EnqueueOutcome, Idempotency, Job, JobResult, NewJob } from "./Job.js"
 import type { StorageError } from "./StorageError.js"
 
@@ -13,6 +14,44 @@ import type { StorageError } from "./StorageError.js"
 export interface ClaimedJob extends Job {
   readonly attempt: number
 }
+
+/** A job a claim marked dead instead of claiming it again. */
+export interface DeadJob {
+  readonly id: number
+  readonly organisation_id: string
+  /** How often it was claimed. */
+  readonly attempt: number
+  /** The last failure recorded for it, if any. */
+  readonly error: string | null
+}
+
+/** What a claim answers: the jobs it leased, and the ones it marked dead (each in ascending id). */
+export interface Claim {
+  readonly jobs: ReadonlyArray<ClaimedJob>
+  readonly dead: ReadonlyArray<DeadJob>
+}
+
+/** The states of an unfinished job the console lists. */
+export type JobState = "pending" | "dead"
+
+/** A job as the console lists it: what it is and how it fared, never its payload. */
+export interface JobSummary {
+  readonly id: number
+  readonly organisation_id: string
+  readonly environment: Environment
+  /** The payload's tag: `Upsert`, `Delete` or `Advance`. */
+  readonly kind: string
+  /** The size of the stored payload, in bytes (UTF-8 JSON). */
+  readonly payload_bytes: number
+  readonly received_at: number
+  /** How often it was claimed (0: never). */
+  readonly attempt: number
+  /** The last failure recorded for it; for a dead job, why it died. */
+  readonly error: string | null
+}
+
+/** How a retry went. */
+export type RetryOutcome = "retried" | "not-found" | "not-dead"
 
 /** How a job ended. */
 export type JobOutcome =
@@ -41,13 +80,23 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    * is ever claimable, so an organisation's jobs run one at a time, in queue order, whichever
    * process runs them. Each claim increments the job's `attempt` and leases it until
    * now + `leaseMillis`; a job whose lease ran out is claimable again (by anyone) with the next
-   * attempt. Claims are atomic across processes sharing the database. Result in ascending id.
+   * attempt. Claims are atomic across processes sharing the database.
+   *
+   * - The attempt is counted (committed) before the job's payload is read, so a job that crashes
+   *   the process, even while it is loaded, has used up an attempt.
+   * - A job claimed `maxAttempts` times already (default: no limit) is not claimed again: the
+   *   claim marks it dead (it never runs again unless `retry`), answers it in `dead`, and the
+   *   organisation's next job takes its place.
+   * - No job of an organisation is claimed while another job of it holds a live lease.
+   * - A job that was claimed before (a crash, a lost lease, a failure, a release) is claimed
+   *   alone: a job that crashes its process only takes its own attempts with it.
    */
   readonly claim: (options: {
     readonly worker: string
     readonly limit: number
     readonly leaseMillis: number
-  }) => Effect.Effect<ReadonlyArray<ClaimedJob>, StorageError>
+    readonly maxAttempts?: number
+  }) => Effect.Effect<Claim, StorageError>
   /**
    * Extends the leases `worker` still holds on these jobs (at this attempt) to now + `leaseMillis`;
    * `leaseMillis: 0` releases them (claimable again at once, with the next attempt).
@@ -60,10 +109,29 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
   /** How a job ended; none while it is pending. */
   readonly outcome: (id: number) => Effect.Effect<Option.Option<JobOutcome>, StorageError>
   /**
-   * Ends a job that cannot be processed (it is not retried). With `attempt`, only if the job is
-   * still pending at that attempt (fenced like a commit). Answers whether it ended the job.
+   * Marks a job that cannot be processed dead, with `error` (its outcome is `Failed`; it runs
+   * again only on `retry`). With `attempt`, only if the job is still pending at that attempt
+   * (fenced like a commit). Answers whether it ended the job.
    */
   readonly fail: (id: number, error: string, attempt?: number) => Effect.Effect<boolean, StorageError>
+  /**
+   * Records why an attempt failed without ending the job: it stays leased until its lease runs
+   * out, then it is claimed again (and the error shows in `list`). Only if the job is still pending
+   * at that attempt. Answers whether it recorded the error.
+   */
+  readonly recordFailure: (id: number, attempt: number, error: string) => Effect.Effect<boolean, StorageError>
+  /** The organisation's jobs in this state, in queue order (ascending id), at most `limit`. */
+  readonly list: (options: {
+    readonly organisation_id: string
+    readonly state: JobState
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<JobSummary>, StorageError>
+  /**
+   * Makes a dead job pending again with no attempt counted and no error. It keeps its place in the
+   * queue (its id), so it runs before the organisation's jobs queued after it that are still
+   * pending. Signals `wakeups` when it retried a job.
+   */
+  readonly retry: (id: number) => Effect.Effect<RetryOutcome, StorageError>
   /**
    * Signals that work may be waiting: an element after jobs were enqueued (by this process or,
    * where the adapter can tell, another one sharing the database). At most one element per
@@ -71,6 +139,14 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    */
   readonly wakeups: Stream.Stream<void, StorageError>
 }>() {}
+
+/** The error a claim gives a dead job that recorded no failure of its own (each attempt crashed or lost its lease). */
+export const attemptLimitReached = (maxAttempts: number): string =>
+  `the attempt limit (${maxAttempts}) was reached: no attempt finished (the process stopped, or lost the lease, each time)`
+
+/** `maxAttempts` of a claim as a positive integer within a 32-bit column (no limit: the largest). */
+export const attemptLimit = (maxAttempts: number | undefined): number =>
+  maxAttempts === undefined || !(maxAttempts < 2_147_483_647) ? 2_147_483_647 : Math.max(1, Math.floor(maxAttempts))
 
 /** A queue from everything but `enqueue`, which is derived: `enqueueAll` of one entry. */
 export const withEnqueue = (queue: Omit<JobQueue["Type"], "enqueue">): JobQueue["Type"] => ({

@@ -35,6 +35,8 @@ export interface SchedulerOptions {
   readonly batchSize?: number | undefined
   /** false: no background fiber; positions advance only on `tick` (tests, or a host with its own timer). */
   readonly background?: boolean | undefined
+  /** The background fiber starts only once this effect has completed (for example: the server listens). */
+  readonly startAfter?: Effect.Effect<void> | undefined
 }
 
 /** The scheduler over the storage ports; with `background` (default) it ticks for the lifetime of the layer. */
@@ -93,10 +95,12 @@ export const layer = (
     })).pipe(Effect.withSpan("Scheduler.tick"))
 
     if (options.background ?? true) {
-      yield* tick.pipe(
-        Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
-        Effect.zipRight(Effect.sleep(interval)),
-        Effect.forever,
+      yield* (options.startAfter ?? Effect.void).pipe(
+        Effect.zipRight(tick.pipe(
+          Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
+          Effect.zipRight(Effect.sleep(interval)),
+          Effect.forever
+        )),
         Effect.forkScoped
       )
     }

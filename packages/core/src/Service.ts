@@ -35,7 +35,8 @@ export type Services =
 /**
  * Every service over the storage ports, the location directory and the tracking settings, with
  * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
- * position scheduler runs in the background when the worker does, unless `scheduler` says otherwise.
+ * position scheduler runs in the background when the worker does (and starts when it does,
+ * `startAfter`), unless `scheduler` says otherwise.
  */
 export const layer = (
   options: Worker.WorkerOptions = {},
@@ -50,7 +51,7 @@ export const layer = (
     Upstream.layer,
     Schemes.layer,
     WidgetSearch.layer,
-    Scheduler.layer({ background: options.background, ...scheduler })
+    Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler })
   ).pipe(
     Layer.provideMerge(Worker.layer(options))
   )

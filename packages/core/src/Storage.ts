@@ -6,13 +6,22 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import * as Delivery from "./Delivery.js"
 import { DeliveryStore, recordIndependently } from "./DeliveryStore.js"
-import type { Enqueue, EnqueueOutcome, Job } from "./Job.js"
-import { type ClaimedJob, JobQueue, type JobOutcome, withEnqueue } from "./JobQueue.js"
+import { type Enqueue, type EnqueueOutcome, type Job, JobPayload } from "./Job.js"
+import {
+  attemptLimit,
+  attemptLimitReached,
+  type ClaimedJob,
+  type DeadJob,
+  JobQueue,
+  type JobOutcome,
+  type JobSummary,
+  withEnqueue
+} from "./JobQueue.js"
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -45,7 +54,10 @@ interface Lease {
   attempt: number
   leased_by: string | null
   lease_until: number | null
+  error: string | null
 }
+
+const encodePayload = Schema.encodeSync(Schema.parseJson(JobPayload))
 
 /** The (tradeflow_reference, type, container_reference) key of the `latest` filter. */
 const latestKey = (m: StoredMessage) => JSON.stringify([m.tradeflow_reference, m.type, m.container_reference])
@@ -94,6 +106,7 @@ export const makeMemory = Effect.gen(function*() {
   const widgetKeys = new Map<string, WidgetKeyRecord>()
   const jobs = new Map<number, Job>()
   const leases = new Map<number, Lease>()
+  const dead = new Map<number, { readonly job: Job; readonly attempt: number; readonly error: string }>()
   const settings = new Map<string, string>()
   const outcomes = new Map<number, JobOutcome>()
   const idempotency = new Map<string, { readonly request_hash: string; readonly response: string }>()
@@ -187,29 +200,64 @@ export const makeMemory = Effect.gen(function*() {
     }
     const id = nextJob++
     jobs.set(id, { id, ...job })
-    leases.set(id, { attempt: 0, leased_by: null, lease_until: null })
+    leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
     return { _tag: "Enqueued" as const, id }
   }
+  const inQueueOrder = () => [...jobs.values()].sort((a, b) => a.id - b.id)
+  const markDead = (id: number, error: string) => {
+    const job = jobs.get(id)
+    if (job === undefined) return
+    dead.set(id, { job, attempt: leases.get(id)?.attempt ?? 0, error })
+    jobs.delete(id)
+    leases.delete(id)
+    outcomes.set(id, { _tag: "Failed", error })
+  }
+  const summary = (job: Job, attempt: number, error: string | null): JobSummary => ({
+    id: job.id,
+    organisation_id: job.organisation_id,
+    environment: job.environment,
+    kind: job.payload._tag,
+    payload_bytes: new TextEncoder().encode(encodePayload(job.payload)).length,
+    received_at: job.received_at,
+    attempt,
+    error
+  })
 
   const queue = (wakeups: PubSub.PubSub<void>) => JobQueue.of(withEnqueue({
     enqueueAll: (entries) =>
       Effect.tap(Effect.sync(() => entries.map(enqueueOne)), (outcomes) =>
         outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
-    pending: (limit) => Effect.sync(() => [...jobs.values()].slice(0, Math.max(0, limit))),
-    claim: ({ leaseMillis, limit, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
+    pending: (limit) => Effect.sync(() => inQueueOrder().slice(0, Math.max(0, limit))),
+    claim: ({ leaseMillis, limit, maxAttempts, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
+      const max = attemptLimit(maxAttempts)
+      const expired = (lease: Lease) => lease.lease_until === null || lease.lease_until <= now
+      const killed: Array<DeadJob> = []
+      for (const job of inQueueOrder()) {
+        const lease = leases.get(job.id)!
+        if (lease.attempt < max || !expired(lease)) continue
+        const error = lease.error ?? attemptLimitReached(max)
+        killed.push({ id: job.id, organisation_id: job.organisation_id, attempt: lease.attempt, error })
+        markDead(job.id, error)
+      }
       const heads = new Map<string, Job>()
-      for (const job of jobs.values()) if (!heads.has(job.organisation_id)) heads.set(job.organisation_id, job)
+      const held = new Set<string>()
+      for (const job of inQueueOrder()) {
+        if (!heads.has(job.organisation_id)) heads.set(job.organisation_id, job)
+        if (!expired(leases.get(job.id)!)) held.add(job.organisation_id)
+      }
+      const candidates = [...heads.values()]
+        .filter((job) => !held.has(job.organisation_id) && leases.get(job.id)!.attempt < max)
+        .slice(0, Math.max(0, limit))
+      const suspect = candidates.find((job) => leases.get(job.id)!.attempt > 0)
       const claimed: Array<ClaimedJob> = []
-      for (const job of [...heads.values()].sort((a, b) => a.id - b.id)) {
-        if (claimed.length >= limit) break
-        const lease = leases.get(job.id)
-        if (lease === undefined || (lease.lease_until !== null && lease.lease_until > now)) continue
+      for (const job of suspect === undefined ? candidates : [suspect]) {
+        const lease = leases.get(job.id)!
         lease.attempt++
         lease.leased_by = worker
         lease.lease_until = now + leaseMillis
         claimed.push({ ...job, attempt: lease.attempt })
       }
-      return claimed
+      return { jobs: claimed, dead: killed }
     }),
     heartbeat: ({ jobs: held, leaseMillis, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
       for (const { attempt, id } of held) {
@@ -222,11 +270,34 @@ export const makeMemory = Effect.gen(function*() {
     outcome: (id) => Effect.sync(() => Option.fromNullable(outcomes.get(id))),
     fail: (id, error, attempt) => Effect.sync(() => {
       if (!jobs.has(id) || (attempt !== undefined && leases.get(id)?.attempt !== attempt)) return false
-      jobs.delete(id)
-      leases.delete(id)
-      outcomes.set(id, { _tag: "Failed", error })
+      markDead(id, error)
       return true
     }),
+    recordFailure: (id, attempt, error) => Effect.sync(() => {
+      const lease = leases.get(id)
+      if (!jobs.has(id) || lease?.attempt !== attempt) return false
+      lease.error = error
+      return true
+    }),
+    list: ({ limit, organisation_id, state }) => Effect.sync(() => {
+      const mine = state === "pending"
+        ? inQueueOrder().filter((j) => j.organisation_id === organisation_id).map((j) => {
+          const lease = leases.get(j.id)!
+          return summary(j, lease.attempt, lease.error)
+        })
+        : [...dead.values()].filter((d) => d.job.organisation_id === organisation_id)
+          .sort((a, b) => a.job.id - b.job.id).map((d) => summary(d.job, d.attempt, d.error))
+      return mine.slice(0, Math.max(0, limit))
+    }),
+    retry: (id) => Effect.tap(Effect.sync(() => {
+      const found = dead.get(id)
+      if (found === undefined) return jobs.has(id) || outcomes.has(id) ? "not-dead" as const : "not-found" as const
+      dead.delete(id)
+      outcomes.delete(id)
+      jobs.set(id, found.job)
+      leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
+      return "retried" as const
+    }), (outcome) => outcome === "retried" ? PubSub.publish(wakeups, undefined) : Effect.void),
     wakeups: Stream.fromPubSub(wakeups)
   }))
 

@@ -99,12 +99,32 @@ export const JobRow = Schema.Struct({
   received_at: Schema.Number
 })
 
-/** A claimed job row. */
-export const ClaimedRow = Schema.Struct({ ...JobRow.fields, attempt: Schema.Number })
+/** What a claim writes: the attempt of each job it leased. */
+export const LeasedRow = Schema.Struct({ id: Schema.Number, attempt: Schema.Number })
+
+/** A job a claim marked dead. */
+export const DeadRow = Schema.Struct({
+  id: Schema.Number,
+  organisation_id: Schema.String,
+  attempt: Schema.Number,
+  error: Schema.NullOr(Schema.String)
+})
+
+/** A job as the console lists it (no payload). */
+export const SummaryRow = Schema.Struct({
+  id: Schema.Number,
+  organisation_id: Schema.String,
+  environment: Job.NewJob.fields.environment,
+  kind: Schema.optionalWith(Schema.String, { nullable: true, default: () => "unknown" }),
+  payload_bytes: Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 }),
+  received_at: Schema.Number,
+  attempt: Schema.Number,
+  error: Schema.NullOr(Schema.String)
+})
 
 /** How a job row ended. */
 export const OutcomeRow = Schema.Struct({
-  status: Schema.Literal("pending", "done", "failed"),
+  status: Schema.Literal("pending", "done", "dead"),
   result: Schema.NullOr(Schema.parseJson(Job.JobResult)),
   error: Schema.NullOr(Schema.String)
 })
@@ -205,7 +225,11 @@ export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
 /** @since 0.1.0 */
 export const decodeJobs = rows(JobRow)
 /** @since 0.1.0 */
-export const decodeClaimed = rows(ClaimedRow)
+export const decodeLeased = rows(LeasedRow)
+/** @since 0.1.0 */
+export const decodeDead = rows(DeadRow)
+/** @since 0.1.0 */
+export const decodeSummaries = rows(SummaryRow)
 /** @since 0.1.0 */
 export const decodeOutcomes = rows(OutcomeRow)
 /** @since 0.1.0 */

@@ -10,6 +10,11 @@
  * nothing. A worker that is interrupted (a graceful shutdown) releases the leases of the jobs it
  * has not finished, so another worker or the next start takes them at once.
  *
+ * Every claim counts an attempt, so a job that keeps crashing its process, or keeps failing to
+ * commit, ends: once claimed `maxAttempts` times it is marked dead instead of claimed again, and
+ * its organisation's later jobs go on. A job whose processing raises a defect is dead at once.
+ * Dead jobs are listed and retried through `JobQueue.list` / `JobQueue.retry` (the console).
+ *
  * @since 0.1.0
  */
 import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
@@ -47,6 +52,45 @@ export interface WorkerOptions {
   readonly concurrency?: number
   /** false: no background fiber; jobs run only on `drain` (tests, or a host that drives processing itself). */
   readonly background?: boolean
+  /**
+   * How often a job may be claimed (default {@link defaultMaxAttempts}): a job that was claimed
+   * this often without finishing (its process crashed, its lease ran out, or its commit failed)
+   * is marked dead at its next claim instead of running again.
+   */
+  readonly maxAttempts?: number
+  /**
+   * The background fiber (and the scheduler's, see `Service.layer`) starts only once this effect
+   * has completed: a server passes "the port listens", so health checks are answered before any
+   * job runs.
+   */
+  readonly startAfter?: Effect.Effect<void>
+}
+
+/** The default attempt limit of a job. */
+export const defaultMaxAttempts = 5
+
+/** The longest failure text stored with a job. */
+export const maxFailureLength = 2_000
+
+const describe = (failure: unknown, depth: number): string => {
+  if (typeof failure !== "object" || failure === null) return String(failure)
+  const f = failure as { readonly _tag?: unknown; readonly message?: unknown; readonly operation?: unknown; readonly cause?: unknown }
+  const message = typeof f.message === "string" && f.message !== "" ? f.message : undefined
+  const parts = typeof f._tag === "string" && (message === undefined || !(failure instanceof Error))
+    ? [f.operation === undefined ? f._tag : `${f._tag} (${String(f.operation)})`]
+    : []
+  if (message !== undefined) parts.push(message)
+  if (f.cause !== undefined && depth < 4 && (parts.length === 0 || typeof f._tag === "string")) parts.push(describe(f.cause, depth + 1))
+  return parts.length === 0 ? String(failure) : parts.join(": ")
+}
+
+/**
+ * A failure as stored with a job: its message (or tag and operation) and causes, without NUL characters
+ * (no database keeps them), at most {@link maxFailureLength} characters.
+ */
+export const failureText = (failure: unknown): string => {
+  const clean = describe(failure, 0).replace(/\u0000/g, "")
+  return clean.length > maxFailureLength ? `${clean.slice(0, maxFailureLength - 1)}…` : clean
 }
 
 const logUnlessInterrupted = (message: string) => (cause: Cause.Cause<unknown>) =>
@@ -64,25 +108,24 @@ export const background = (options: {
   readonly signal: Queue.Queue<void>
   readonly pollInterval: Duration.DurationInput
   readonly label: string
+  /** The loops start only once this has completed (default: at once). */
+  readonly startAfter?: Effect.Effect<void> | undefined
 }): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { drain, label, pollInterval, signal, wakeups } = options
-    yield* wakeups.pipe(
+    const started = options.startAfter ?? Effect.void
+    yield* started.pipe(Effect.zipRight(wakeups.pipe(
       Stream.runForEach(() => Queue.offer(signal, undefined)),
       Effect.catchAllCause(logUnlessInterrupted(`${label}: wakeups stream failed, resubscribing`)),
       Effect.zipRight(Effect.sleep(pollInterval)),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    yield* drain.pipe(
+      Effect.forever
+    )), Effect.forkScoped)
+    yield* started.pipe(Effect.zipRight(drain.pipe(
       Effect.catchAllCause(logUnlessInterrupted(`${label}: round failed, retrying`)),
       Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
-      Effect.forever,
-      Effect.forkScoped
-    )
+      Effect.forever
+    )), Effect.forkScoped)
   })
-
-const describeDefect = (defect: unknown): string => defect instanceof Error ? defect.message : String(defect)
 
 /** The worker over the storage ports; with `background` (default) it runs for the lifetime of the layer. */
 export const layer = (
@@ -96,6 +139,7 @@ export const layer = (
     const batchSize = Math.max(1, options.batchSize ?? 100)
     const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
     const concurrency = Math.max(1, options.concurrency ?? 1)
+    const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
     const worker = `worker-${globalThis.crypto.randomUUID()}`
     const signal = yield* Queue.sliding<void>(1)
     const ended = yield* PubSub.unbounded<number>()
@@ -109,13 +153,20 @@ export const layer = (
           committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)
         ),
         Effect.catchAllDefect((defect) =>
-          Effect.logError("job failed", job.id, defect).pipe(
-            Effect.zipRight(queue.fail(job.id, describeDefect(defect), job.attempt))
+          Effect.logError("job failed, it is dead", job.id, defect).pipe(
+            Effect.zipRight(queue.fail(job.id, failureText(defect), job.attempt))
           )
         ),
         Effect.zipRight(PubSub.publish(ended, job.id)),
         Effect.catchAll((error) =>
-          Effect.logWarning("worker: storage error, the job is retried once its lease runs out", job.id, error)
+          Effect.logWarning(
+            `worker: storage error, the job is claimed again once its lease runs out (attempt ${job.attempt} of ${maxAttempts})`,
+            job.id,
+            error
+          ).pipe(
+            Effect.zipRight(queue.recordFailure(job.id, job.attempt, failureText(error))),
+            Effect.catchAll(() => Effect.void)
+          )
         ),
         Effect.asVoid,
         Effect.withSpan("Worker.runJob", { attributes: { job: job.id, attempt: job.attempt } })
@@ -149,14 +200,20 @@ export const layer = (
 
     const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
       while (true) {
-        const jobs = yield* queue.claim({ worker, limit: batchSize, leaseMillis })
-        if (jobs.length === 0) return
+        const { dead, jobs } = yield* queue.claim({ worker, limit: batchSize, leaseMillis, maxAttempts })
+        for (const job of dead) {
+          yield* Effect.logError(
+            `job ${job.id} of organisation ${job.organisation_id} is dead after ${job.attempt} attempts: ${job.error ?? ""}`
+          )
+          yield* PubSub.publish(ended, job.id)
+        }
+        if (jobs.length === 0 && dead.length === 0) return
         yield* runBatch(jobs)
       }
     })).pipe(Effect.withSpan("Worker.drain"))
 
     if (options.background ?? true) {
-      yield* background({ drain, wakeups: queue.wakeups, signal, pollInterval, label: "worker" })
+      yield* background({ drain, wakeups: queue.wakeups, signal, pollInterval, label: "worker", startAfter: options.startAfter })
     }
 
     const awaitJob = (jobId: number): Effect.Effect<JobOutcome, StorageError> =>

@@ -17,7 +17,7 @@ import { Arbitrary, Duration, Effect, Either, FastCheck as fc, Fiber, type Layer
 import { Automation } from "../src/Automation.js"
 import { AutomationStore } from "../src/AutomationStore.js"
 import * as Job from "../src/Job.js"
-import { type ClaimedJob, JobQueue } from "../src/JobQueue.js"
+import { attemptLimitReached, type Claim, type ClaimedJob, JobQueue, type JobSummary } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "../src/Organisation.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
@@ -255,18 +255,49 @@ const pendingOf = (organisationId: string) =>
   Effect.map(Effect.flatMap(JobQueue, (q) => q.pending(1_000_000)), (jobs) =>
     jobs.filter((j) => j.organisation_id === organisationId))
 
-/** Claims with a large limit and keeps the jobs of these organisations (the queue is shared). */
+/**
+ * Claims with a large limit and keeps what concerns these organisations (the queue is shared):
+ * the jobs it leased and the ones it marked dead.
+ */
+const claimAll = (
+  worker: string,
+  organisations: ReadonlyArray<string>,
+  leaseMillis: number,
+  limit = 10_000,
+  maxAttempts?: number
+): Effect.Effect<Claim, unknown, JobQueue> =>
+  Effect.map(
+    Effect.flatMap(JobQueue, (q) =>
+      q.claim({ worker, limit, leaseMillis, ...(maxAttempts === undefined ? {} : { maxAttempts }) })),
+    ({ dead, jobs }) => {
+      expect(jobs.length).toBeLessThanOrEqual(limit)
+      for (const list of [jobs, dead]) {
+        expect(list.map((j) => j.id)).toEqual([...list.map((j) => j.id)].sort((x, y) => x - y))
+      }
+      return {
+        jobs: jobs.filter((j) => organisations.includes(j.organisation_id)),
+        dead: dead.filter((j) => organisations.includes(j.organisation_id))
+      }
+    }
+  )
+
+/** {@link claimAll}, the leased jobs only. */
 const claimMine = (
   worker: string,
   organisations: ReadonlyArray<string>,
   leaseMillis: number,
   limit = 10_000
-): Effect.Effect<Array<ClaimedJob>, unknown, JobQueue> =>
-  Effect.map(Effect.flatMap(JobQueue, (q) => q.claim({ worker, limit, leaseMillis })), (jobs) => {
-    expect(jobs.length).toBeLessThanOrEqual(limit)
-    expect(jobs.map((j) => j.id)).toEqual([...jobs.map((j) => j.id)].sort((x, y) => x - y))
-    return jobs.filter((j) => organisations.includes(j.organisation_id))
-  })
+): Effect.Effect<ReadonlyArray<ClaimedJob>, unknown, JobQueue> =>
+  Effect.map(claimAll(worker, organisations, leaseMillis, limit), (claim) => claim.jobs)
+
+/**
+ * Marks every pending job of the shared queue dead, so a claim test starts from an empty queue:
+ * a job left over by another test that was claimed before would be claimed alone.
+ */
+const sweep = Effect.gen(function*() {
+  const queue = yield* JobQueue
+  for (const j of yield* queue.pending(1_000_000)) yield* queue.fail(j.id, "swept")
+})
 
 /** Fails every pending job of these organisations. */
 const cleanup = (organisations: ReadonlyArray<string>) => Effect.gen(function*() {
@@ -833,6 +864,7 @@ export const storageContract = (
     }), props)
 
     it.effect("claim: only each organisation's oldest pending job, never one under a live lease", () => Effect.gen(function*() {
+      yield* sweep
       const { queue, store } = yield* ports
       const a = freshId("org")
       const b = freshId("org")
@@ -867,6 +899,7 @@ export const storageContract = (
 
     it.effect("claim: an expired lease is claimable again with the next attempt; stale attempts write nothing", () =>
       Effect.gen(function*() {
+        yield* sweep
         const { queue, store } = yield* ports
         const org = freshId("org")
         const id = enqueued(yield* queue.enqueue(newJob(org)))
@@ -897,6 +930,7 @@ export const storageContract = (
       }))
 
     it.effect("heartbeat: keeps a lease alive; only its holder at that attempt renews it", () => Effect.gen(function*() {
+      yield* sweep
       const { queue, store } = yield* ports
       const org = freshId("org")
       const id = enqueued(yield* queue.enqueue(newJob(org)))
@@ -918,6 +952,7 @@ export const storageContract = (
 
     it.effect("heartbeat with leaseMillis 0 releases a lease: claimable at once with the next attempt", () =>
       Effect.gen(function*() {
+        yield* sweep
         const { queue, store } = yield* ports
         const org = freshId("org")
         const id = enqueued(yield* queue.enqueue(newJob(org)))
@@ -933,6 +968,7 @@ export const storageContract = (
       }))
 
     it.effect("claim: concurrent claimers never get the same job", () => Effect.gen(function*() {
+      yield* sweep
       const { queue } = yield* ports
       const orgs = Array.from({ length: 12 }, () => freshId("org"))
       const heads: Array<number> = []
@@ -952,6 +988,168 @@ export const storageContract = (
       expect(yield* claimMine("w-rest", orgs, 60_000)).toEqual([])
       yield* cleanup(orgs)
     }))
+
+    it.effect("attempt limit: a job claimed maxAttempts times is dead at its next claim; its organisation's next job goes on", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue } = yield* ports
+        const a = freshId("org")
+        const b = freshId("org")
+        const poison = enqueued(yield* queue.enqueue(newJob(a, "poison")))
+        const other = enqueued(yield* queue.enqueue(newJob(b, "other")))
+        const later = enqueued(yield* queue.enqueue(newJob(a, "later")))
+        const first = yield* claimAll("w1", [a, b], 0, 100, 2)
+        expect(first.jobs.map((j) => [j.id, j.attempt])).toEqual([[poison, 1], [other, 1]])
+        expect(first.dead).toEqual([])
+        const second = yield* claimAll("w2", [a, b], 0, 100, 2)
+        expect(second.jobs.map((j) => [j.id, j.attempt])).toEqual([[poison, 2]])
+        const third = yield* claimAll("w3", [a, b], 0, 100, 2)
+        expect(third.dead).toEqual([{ id: poison, organisation_id: a, attempt: 2, error: attemptLimitReached(2) }])
+        expect(third.jobs.map((j) => [j.id, j.attempt])).toEqual([[other, 2]])
+        expect(yield* queue.outcome(poison)).toEqual(Option.some({ _tag: "Failed", error: attemptLimitReached(2) }))
+        expect((yield* pendingOf(a)).map((j) => j.id)).toEqual([later])
+        const fourth = yield* claimAll("w4", [a, b], 60_000, 100, 2)
+        expect(fourth.jobs.map((j) => [j.id, j.attempt])).toEqual([[later, 1]])
+        expect((yield* queue.list({ organisation_id: a, state: "dead", limit: 10 })).map((j) => [j.id, j.attempt]))
+          .toEqual([[poison, 2]])
+        expect(yield* claimAll("w5", [a, b], 60_000, 100, 2)).toEqual({ jobs: [], dead: [] })
+        yield* cleanup([a, b])
+      }))
+
+    it.effect("attempt limit: a job under a live lease is never marked dead; with no limit a job is claimed on and on", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org)))
+        expect((yield* claimAll("w1", [org], 60_000, 10, 1)).jobs.map((j) => j.attempt)).toEqual([1])
+        expect(yield* claimAll("w2", [org], 60_000, 10, 1)).toEqual({ jobs: [], dead: [] })
+        yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: 0 })
+        for (const attempt of [2, 3, 4, 5, 6, 7]) {
+          expect((yield* claimAll("w1", [org], 0, 10)).jobs.map((j) => [j.id, j.attempt])).toEqual([[id, attempt]])
+        }
+        const killed = yield* claimAll("w1", [org], 0, 10, 7)
+        expect(killed.dead.map((j) => [j.id, j.attempt])).toEqual([[id, 7]])
+      }))
+
+    it.effect("claim: a job that was claimed before is claimed alone, so a crash takes only its own attempts", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const orgs = [freshId("org"), freshId("org"), freshId("org")]
+        const ids: Array<number> = []
+        for (const org of orgs) ids.push(enqueued(yield* queue.enqueue(newJob(org))))
+        expect((yield* claimMine("crashed", orgs, 0)).map((j) => [j.id, j.attempt])).toEqual(ids.map((id) => [id, 1]))
+        for (const [i, id] of ids.entries()) {
+          const alone = yield* claimMine("w", orgs, 60_000)
+          expect(alone.map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
+          expect(yield* store.commit({
+            job_id: id, attempt: 2, organisation_id: orgs[i]!, upserts: [], deletes: [], messages: [], result: { count: 0 }
+          })).toBe(true)
+        }
+        const fresh: Array<number> = []
+        for (const org of orgs) fresh.push(enqueued(yield* queue.enqueue(newJob(org))))
+        expect((yield* claimMine("w", orgs, 60_000)).map((j) => [j.id, j.attempt])).toEqual(fresh.map((id) => [id, 1]))
+        yield* cleanup(orgs)
+      }))
+
+    it.effect("fail: the job is dead, listed, and retryable; a retried job runs again from attempt 1", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org, "TF-dead")))
+        expect((yield* claimMine("w", [org], 60_000)).map((j) => j.attempt)).toEqual([1])
+        expect(yield* queue.fail(id, "render failed", 1)).toBe(true)
+        expect(yield* queue.retry(id)).toBe("retried")
+        expect(yield* queue.retry(id)).toBe("not-dead")
+        expect(yield* queue.outcome(id)).toEqual(Option.none())
+        const [summary] = yield* queue.list({ organisation_id: org, state: "pending", limit: 10 })
+        expect([summary?.id, summary?.attempt, summary?.error]).toEqual([id, 0, null])
+        expect((yield* claimMine("w", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 1]])
+        expect(yield* store.commit({
+          job_id: id, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 3 }
+        })).toBe(true)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 3 } }))
+        expect(yield* queue.retry(id)).toBe("not-dead")
+        expect(yield* queue.retry(2_000_000_000)).toBe("not-found")
+        expect(yield* queue.list({ organisation_id: org, state: "dead", limit: 10 })).toEqual([])
+      }))
+
+    it.effect("retry: a retried job never runs next to a later job of its organisation that holds a lease", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const first = enqueued(yield* queue.enqueue(newJob(org, "first")))
+        const second = enqueued(yield* queue.enqueue(newJob(org, "second")))
+        expect(yield* queue.fail(first, "boom")).toBe(true)
+        expect((yield* claimMine("w1", [org], 60_000)).map((j) => j.id)).toEqual([second])
+        const woke = yield* queue.wakeups.pipe(Stream.take(1), Stream.runDrain, Effect.fork)
+        let signalled = false
+        for (let i = 0; i < 25 && !signalled; i++) {
+          if (i > 0) expect(yield* queue.fail(first, "again")).toBe(true)
+          expect(yield* queue.retry(first)).toBe("retried")
+          signalled = Option.isSome(yield* Fiber.join(woke).pipe(Effect.timeout("200 millis"), Effect.option))
+        }
+        expect(signalled).toBe(true)
+        expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([first, second])
+        expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
+        expect(yield* store.commit({
+          job_id: second, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
+        })).toBe(true)
+        expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[first, 1]])
+        yield* cleanup([org])
+      }))
+
+    it.effect("list: an organisation's pending or dead jobs in queue order, with kind, payload size, attempts and error", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const other = freshId("org")
+        const upsert = Schema.decodeUnknownSync(Job.UpsertJob)({
+          _tag: "Upsert",
+          groups: [{ tradeflow_reference: "TF-ü", records: [{ tradeflow_reference: "TF-ü", booking_reference: "BK-ü", customer_name: "Zoë" }] }]
+        })
+        const jobs: ReadonlyArray<Job.NewJob> = [
+          { ...newJob(org, "gone"), environment: "uat" },
+          { ...newJob(org), payload: upsert, received_at: 5 },
+          { ...newJob(org), payload: { _tag: "Advance", reference: "TF-1" } }
+        ]
+        const ids: Array<number> = []
+        for (const job of jobs) ids.push(enqueued(yield* queue.enqueue(job)))
+        yield* queue.enqueue(newJob(other))
+        expect((yield* claimMine("w", [org], 60_000)).map((j) => j.id)).toEqual([ids[0]])
+        expect(yield* queue.recordFailure(ids[0]!, 2, "not this attempt")).toBe(false)
+        expect(yield* queue.recordFailure(ids[0]!, 1, "disk full")).toBe(true)
+        expect(yield* queue.fail(ids[1]!, "cannot render")).toBe(true)
+        const summary = (job: Job.NewJob, id: number, attempt: number, error: string | null): JobSummary => ({
+          id,
+          organisation_id: org,
+          environment: job.environment,
+          kind: job.payload._tag,
+          payload_bytes: new TextEncoder().encode(Schema.encodeSync(Schema.parseJson(Job.JobPayload))(job.payload)).length,
+          received_at: job.received_at,
+          attempt,
+          error
+        })
+        expect(yield* queue.list({ organisation_id: org, state: "pending", limit: 10 })).toEqual([
+          summary(jobs[0]!, ids[0]!, 1, "disk full"),
+          summary(jobs[2]!, ids[2]!, 0, null)
+        ])
+        expect(yield* queue.list({ organisation_id: org, state: "pending", limit: 1 })).toEqual([
+          summary(jobs[0]!, ids[0]!, 1, "disk full")
+        ])
+        expect(yield* queue.list({ organisation_id: org, state: "dead", limit: 10 })).toEqual([
+          summary(jobs[1]!, ids[1]!, 0, "cannot render")
+        ])
+        expect(yield* queue.list({ organisation_id: freshId("org"), state: "dead", limit: 10 })).toEqual([])
+        yield* queue.heartbeat({ worker: "w", jobs: [{ id: ids[0]!, attempt: 1 }], leaseMillis: 0 })
+        const killed = yield* claimAll("w", [org], 60_000, 100, 1)
+        expect(killed.dead).toEqual([{ id: ids[0], organisation_id: org, attempt: 1, error: "disk full" }])
+        yield* cleanup([org, other])
+      }))
 
     it.effect("wakeups: a committed enqueue signals a subscriber", () => Effect.gen(function*() {
       const { queue } = yield* ports

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import { Context, Deferred, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
 import type { NewJob } from "../src/Job.js"
-import { JobQueue } from "../src/JobQueue.js"
+import { attemptLimitReached, JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import * as Storage from "../src/Storage.js"
 import { StorageError } from "../src/StorageError.js"
@@ -25,6 +25,8 @@ interface Faults {
   readonly dieOn?: ReadonlyArray<number>
   /** The first commit of these jobs fails with a StorageError. */
   readonly storageErrorOnce?: ReadonlyArray<number>
+  /** Every commit of these jobs fails with a StorageError. */
+  readonly storageErrorAlways?: ReadonlyArray<number>
   /** The first claims fail: a StorageError, then a defect. */
   readonly failingClaims?: number
 }
@@ -50,6 +52,9 @@ const setup = (faults: Faults = {}) => Effect.gen(function*() {
       const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
       if (slow !== undefined) yield* Effect.sleep(slow[1])
       if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
+      if (faults.storageErrorAlways?.includes(c.job_id)) {
+        return yield* new StorageError({ operation: "TradeflowStore.commit", cause: new Error("value too long\u0000") })
+      }
       if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
         erred.add(c.job_id)
         return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
@@ -138,7 +143,7 @@ describe("Worker", () => {
       const later = yield* enqueue("org-a")
       const other = yield* enqueue("org-b")
       assert.deepStrictEqual(
-        (yield* queue.claim({ worker: "dead", limit: 1, leaseMillis: 30_000 })).map((j) => [j.id, j.attempt]),
+        (yield* queue.claim({ worker: "dead", limit: 1, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))).map((j) => [j.id, j.attempt]),
         [[id, 1]]
       )
       const w = yield* worker({ leaseMillis: 10_000 })
@@ -256,4 +261,75 @@ describe("Worker", () => {
       yield* TestClock.adjust("10 seconds")
       assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
     }))
+
+  it.scoped("a job a dying worker held maxAttempts times is dead at its next claim, without running; its organisation goes on", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup()
+      const poison = yield* enqueue("org-a")
+      const later = yield* enqueue("org-a")
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const { jobs } = yield* queue.claim({ worker: `crashed-${attempt}`, limit: 10, leaseMillis: 10_000, maxAttempts: 3 })
+        assert.deepStrictEqual(jobs.map((j) => [j.id, j.attempt]), [[poison, attempt]])
+        yield* TestClock.adjust("10 seconds")
+      }
+      const w = yield* worker({ leaseMillis: 10_000, maxAttempts: 3 })
+      const ended = yield* Effect.fork(w.await(poison))
+      yield* w.drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt]), [[later, 1]])
+      assert.deepStrictEqual(yield* Fiber.join(ended), { _tag: "Failed", error: attemptLimitReached(3) })
+      assert.deepStrictEqual(
+        (yield* queue.list({ organisation_id: "org-a", state: "dead", limit: 10 })).map((j) => [j.id, j.attempt]),
+        [[poison, 3]]
+      )
+    }))
+
+  it.scoped("a job whose commit keeps failing is dead after maxAttempts claims, with its last error recorded", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({ storageErrorAlways: [1] })
+      const failing = yield* enqueue("org-a")
+      const later = yield* enqueue("org-a")
+      const other = yield* enqueue("org-b")
+      const w = yield* worker({ leaseMillis: 5_000, maxAttempts: 2 })
+      yield* w.drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [other])
+      const [pending] = yield* queue.list({ organisation_id: "org-a", state: "pending", limit: 1 })
+      assert.deepStrictEqual([pending?.id, pending?.attempt, pending?.error],
+        [failing, 1, "StorageError (TradeflowStore.commit): value too long"])
+      yield* TestClock.adjust("5 seconds")
+      yield* w.drain
+      yield* TestClock.adjust("5 seconds")
+      yield* w.drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [other, later])
+      assert.deepStrictEqual(yield* queue.outcome(failing), Option.some({
+        _tag: "Failed" as const,
+        error: "StorageError (TradeflowStore.commit): value too long"
+      }))
+      const [dead] = yield* queue.list({ organisation_id: "org-a", state: "dead", limit: 10 })
+      assert.deepStrictEqual([dead?.id, dead?.attempt], [failing, 2])
+    }))
+
+  it.scoped("the background loop starts only once startAfter has completed", () => Effect.gen(function*() {
+    const { enqueue, queue, worker } = yield* setup()
+    const gate = yield* Deferred.make<void>()
+    const w = yield* worker({ background: true, pollInterval: "1 second", startAfter: Deferred.await(gate) })
+    const id = yield* enqueue("org-a")
+    yield* TestClock.adjust("1 minute")
+    assert.deepStrictEqual(
+      (yield* queue.list({ organisation_id: "org-a", state: "pending", limit: 10 })).map((j) => [j.id, j.attempt]),
+      [[id, 0]]
+    )
+    yield* Deferred.succeed(gate, undefined)
+    const outcome = yield* Effect.fork(w.await(id))
+    yield* TestClock.adjust("1 second")
+    assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
+  }))
+
+  it("failureText keeps tag, operation, message and causes, drops NUL and caps the length", () => {
+    assert.strictEqual(
+      Worker.failureText(new StorageError({ operation: "JobQueue.claim", cause: new Error("bad\u0000 byte") })),
+      "StorageError (JobQueue.claim): bad byte"
+    )
+    assert.strictEqual(Worker.failureText(new Error("boom")), "boom")
+    assert.strictEqual(Worker.failureText("x".repeat(5_000)).length, Worker.maxFailureLength)
+  })
 })

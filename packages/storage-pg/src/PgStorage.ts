@@ -74,7 +74,9 @@ const {
   decodeApiKeys,
   decodeWidgetKeys,
   decodeJobs,
-  decodeClaimed,
+  decodeLeased,
+  decodeDead,
+  decodeSummaries,
   decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
@@ -321,8 +323,9 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           }
         }
         const inserted = (yield* decodeIds(yield* sql`
-          INSERT INTO jobs (organisation_id, environment, payload, received_at)
-          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at})
+          INSERT INTO jobs (organisation_id, environment, payload, received_at, kind, payload_bytes)
+          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, ${job.payload._tag},
+            ${Buffer.byteLength(payload)})
           RETURNING id::float8 AS id`))[0]
         if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
         return { _tag: "Enqueued" as const, id: inserted.id }
@@ -348,10 +351,17 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         readonly worker: string
         readonly limit: number
         readonly leaseMillis: number
+        readonly maxAttempts?: number
       }) {
         const limit = Math.max(0, Math.floor(options.limit))
-        if (limit === 0) return []
-        const rows = yield* decodeClaimed(yield* sql`
+        const max = JobQueue.attemptLimit(options.maxAttempts)
+        const dead = yield* decodeDead(yield* sql`
+          UPDATE jobs SET status = 'dead', leased_by = NULL, lease_until = NULL,
+            error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
+          WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND lease_until IS NOT NULL
+            AND lease_until <= now() AND attempt >= ${max} FOR UPDATE SKIP LOCKED)
+          RETURNING id::float8 AS id, organisation_id, attempt, error`)
+        const leased = limit === 0 ? [] : yield* decodeLeased(yield* sql`
           WITH RECURSIVE heads AS (
             (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)
             UNION ALL
@@ -361,18 +371,29 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
               WHERE j.status = 'pending' AND j.organisation_id > heads.organisation_id
               ORDER BY j.organisation_id, j.id LIMIT 1
             ) following
-          ), claimable AS (
-            SELECT j.id FROM jobs j JOIN heads ON heads.id = j.id
-            WHERE j.status = 'pending' AND (j.lease_until IS NULL OR j.lease_until <= now())
+          ), candidates AS (
+            SELECT j.id, j.attempt FROM jobs j JOIN heads ON heads.id = j.id
+            WHERE j.status = 'pending' AND j.attempt < ${max}
+              AND NOT EXISTS (SELECT 1 FROM jobs held WHERE held.organisation_id = j.organisation_id
+                AND held.status = 'pending' AND held.lease_until IS NOT NULL AND held.lease_until > now())
             ORDER BY j.id LIMIT ${limit}
             FOR UPDATE OF j SKIP LOCKED
+          ), suspect AS (
+            SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1
+          ), claimable AS (
+            SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect)
           )
           UPDATE jobs SET attempt = jobs.attempt + 1, leased_by = ${options.worker},
             lease_until = ${leaseUntil(options.leaseMillis)}
           FROM claimable WHERE jobs.id = claimable.id
-          RETURNING jobs.id::float8 AS id, jobs.organisation_id, jobs.environment, jobs.payload, jobs.received_at,
-            jobs.attempt`)
-        return [...rows].sort((a, b) => a.id - b.id)
+          RETURNING jobs.id::float8 AS id, jobs.attempt`)
+        const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
+        const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE ${sql.in("id", [...attempts.keys()])} ORDER BY id`)
+        return {
+          jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
+          dead: [...dead].sort((a, b) => a.id - b.id)
+        }
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
         readonly worker: string
@@ -388,16 +409,45 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
         const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
         if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
-        if (row.status === "failed") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+        if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
         if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
         return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
       }, storageError("JobQueue.outcome")),
       fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
         const fence = attempt === undefined ? sql`TRUE` : sql`attempt = ${attempt}`
-        const rows = yield* sql`UPDATE jobs SET status = 'failed', error = ${error}, leased_by = NULL, lease_until = NULL
+        const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
           WHERE id = ${id} AND status = 'pending' AND ${fence} RETURNING id`
         return rows.length > 0
       }, storageError("JobQueue.fail")),
+      recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
+        const rows = yield* sql`UPDATE jobs SET error = ${error}
+          WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
+        return rows.length > 0
+      }, storageError("JobQueue.recordFailure")),
+      list: Effect.fn("JobQueue.list")(function*(options: {
+        readonly organisation_id: string
+        readonly state: JobQueue.JobState
+        readonly limit: number
+      }) {
+        return yield* decodeSummaries(yield* sql`SELECT id::float8 AS id, organisation_id, environment, kind,
+            payload_bytes::float8 AS payload_bytes, received_at, attempt, error
+          FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
+          ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`)
+      }, storageError("JobQueue.list")),
+      retry: Effect.fn("JobQueue.retry")(function*(id: number) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const organisation = (yield* decodeValues(yield* sql`SELECT organisation_id AS value FROM jobs
+            WHERE id = ${id}`))[0]?.value
+          if (organisation === undefined) return "not-found" as const
+          yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending' FOR UPDATE`
+          const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
+              lease_until = NULL
+            WHERE id = ${id} AND status = 'dead' RETURNING id`
+          if (rows.length === 0) return "not-dead" as const
+          yield* sql`SELECT pg_notify(${channel}, ${schema})`
+          return "retried" as const
+        }))
+      }, storageError("JobQueue.retry")),
       wakeups: Stream.fromPubSub(hub)
     }))
 

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
 import { freshId, makeMessage, storageContract } from "@tradeflow/core/test-kit"
-import { Cause, Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { Cause, Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Redacted, Ref, Stream } from "effect"
+import { Migrator } from "@effect/sql"
+import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { PgStorage } from "../src/index.js"
+import { migrations, migrationsTable } from "../src/internal/migrations.js"
 import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
 
 storageContract("postgres", layerTest)
@@ -43,7 +46,8 @@ describe("PgStorage on PostgreSQL", () => {
       const test = yield* makeTestSchema({ create: false })
       const instances = yield* Effect.all(Array.from({ length: 4 }, () => open(test)), { concurrency: "unbounded" })
       const applied = yield* instances[0]!.sql<{ migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
-      expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 }])
+      expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 },
+        { migration_id: 5 }, { migration_id: 6 }])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)
     }).pipe(Effect.scoped), 30_000)
@@ -117,15 +121,15 @@ describe("PgStorage on PostgreSQL", () => {
       yield* enqueue(b!.queue, org1)
       const claims = yield* Effect.all(
         Array.from({ length: 8 }, (_, i) =>
-          (i % 2 === 0 ? a! : b!).queue.claim({ worker: `w${i}`, limit: 10, leaseMillis: 30_000 })),
+          (i % 2 === 0 ? a! : b!).queue.claim({ worker: `w${i}`, limit: 10, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))),
         { concurrency: "unbounded" }
       )
       const claimed = claims.flat()
       expect(claimed.map((j) => [j.id, j.attempt]).sort((x, y) => x[0]! - y[0]!)).toEqual([[j1, 1], [k1, 1]])
       for (const c of claims) expect(c.map((j) => j.id)).toEqual([...c.map((j) => j.id)].sort((x, y) => x - y))
-      expect(yield* b!.queue.claim({ worker: "late", limit: 10, leaseMillis: 30_000 })).toEqual([])
+      expect(yield* b!.queue.claim({ worker: "late", limit: 10, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))).toEqual([])
       expect(yield* commit(b!.store, { job_id: j1, organisation_id: org1, attempt: 1 })).toBe(true)
-      const next = yield* a!.queue.claim({ worker: "w", limit: 10, leaseMillis: 30_000 })
+      const next = yield* a!.queue.claim({ worker: "w", limit: 10, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))
       expect(next.map((j) => [j.id, j.attempt, j.organisation_id])).toEqual([[j2, 1, org1]])
     }).pipe(Effect.scoped), 30_000)
 
@@ -135,9 +139,9 @@ describe("PgStorage on PostgreSQL", () => {
       const [a, b] = yield* Effect.all([open(test), open(test)], { concurrency: "unbounded" })
       const org = freshId("org")
       const id = yield* enqueue(a!.queue, org)
-      expect((yield* a!.queue.claim({ worker: "old", limit: 1, leaseMillis: 200 })).map((j) => j.attempt)).toEqual([1])
+      expect((yield* a!.queue.claim({ worker: "old", limit: 1, leaseMillis: 200 }).pipe(Effect.map((c) => c.jobs))).map((j) => j.attempt)).toEqual([1])
       yield* Effect.sleep("400 millis")
-      expect((yield* b!.queue.claim({ worker: "new", limit: 1, leaseMillis: 30_000 })).map((j) => [j.id, j.attempt]))
+      expect((yield* b!.queue.claim({ worker: "new", limit: 1, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))).map((j) => [j.id, j.attempt]))
         .toEqual([[id, 2]])
       expect(yield* commit(a!.store, { job_id: id, organisation_id: org, attempt: 1, messages: [makeMessage("stale")] }))
         .toBe(false)
@@ -152,12 +156,12 @@ describe("PgStorage on PostgreSQL", () => {
       const lost = freshId("org")
       const keptId = yield* enqueue(a!.queue, kept)
       const lostId = yield* enqueue(a!.queue, lost)
-      const held = yield* a!.queue.claim({ worker: "holder", limit: 2, leaseMillis: 300 })
+      const held = yield* a!.queue.claim({ worker: "holder", limit: 2, leaseMillis: 300 }).pipe(Effect.map((c) => c.jobs))
       expect(held.map((j) => j.id)).toEqual([keptId, lostId])
       yield* a!.queue.heartbeat({ worker: "holder", jobs: [{ id: keptId, attempt: 1 }], leaseMillis: 30_000 })
       yield* a!.queue.heartbeat({ worker: "intruder", jobs: [{ id: lostId, attempt: 1 }], leaseMillis: 30_000 })
       yield* Effect.sleep("500 millis")
-      const taken = yield* b!.queue.claim({ worker: "other", limit: 10, leaseMillis: 30_000 })
+      const taken = yield* b!.queue.claim({ worker: "other", limit: 10, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))
       expect(taken.map((j) => [j.id, j.attempt])).toEqual([[lostId, 2]])
       expect(yield* b!.queue.fail(keptId, "done with it", 1)).toBe(true)
       expect(yield* b!.queue.outcome(keptId)).toEqual(Option.some({ _tag: "Failed", error: "done with it" }))
@@ -181,7 +185,7 @@ describe("PgStorage on PostgreSQL", () => {
         Effect.gen(function*() {
           const { queue, store } = instances[n % 3]!
           while ((yield* Ref.get(runs)).length < total) {
-            const jobs = yield* queue.claim({ worker: `worker-${n}`, limit: 3, leaseMillis: 30_000 })
+            const jobs = yield* queue.claim({ worker: `worker-${n}`, limit: 3, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))
             for (const j of jobs) {
               yield* Ref.update(runs, (rs) => [...rs, { id: j.id, org: j.organisation_id }])
               const ok = yield* commit(store, {
@@ -294,6 +298,33 @@ describe("PgStorage on PostgreSQL", () => {
       yield* a!.sql.withTransaction(Effect.zipRight(enqueue(a!.queue, org), Effect.fail("rolled back"))).pipe(Effect.ignore)
       expect(yield* Fiber.join(counting)).toBe(3)
       expect(yield* Fiber.join(strangerCount)).toBe(0)
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("dead jobs: the upgrade turns failed jobs dead and gives unfinished jobs their kind and payload size", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const deadJobs = Object.keys(migrations).find((k) => k.endsWith("_dead_jobs"))!
+      const payload = JSON.stringify({ _tag: "Delete", reference: "TF-ü", hard: false })
+      const ids = yield* Effect.gen(function*() {
+        const sql = yield* PgClient.PgClient
+        yield* Migrator.make({})({
+          loader: PgMigrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([k]) => k < deadJobs))),
+          table: migrationsTable
+        })
+        const insert = (status: string, error: string | null) =>
+          Effect.map(sql<{ readonly id: number }>`INSERT INTO jobs (organisation_id, environment, payload, received_at, status, error)
+            VALUES ('org-old', 'production', ${payload}, 1, ${status}, ${error}) RETURNING id::float8 AS id`, (rows) => rows[0]!.id)
+        return { pending: yield* insert("pending", null), failed: yield* insert("failed", "boom"), done: yield* insert("done", null) }
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(test.url) })), Effect.scoped)
+      const instance = yield* open(test)
+      const bytes = new TextEncoder().encode(payload).length
+      expect(yield* instance.queue.outcome(ids.failed)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+      expect((yield* instance.queue.list({ organisation_id: "org-old", state: "dead", limit: 10 }))
+        .map((j) => [j.id, j.kind, j.payload_bytes, j.error])).toEqual([[ids.failed, "Delete", bytes, "boom"]])
+      expect((yield* instance.queue.list({ organisation_id: "org-old", state: "pending", limit: 10 }))
+        .map((j) => [j.id, j.kind, j.payload_bytes])).toEqual([[ids.pending, "Delete", bytes]])
+      const refused = yield* Effect.flip(instance.sql`UPDATE jobs SET status = 'failed' WHERE id = ${ids.pending}`)
+      expect(String(refused.cause)).toContain("jobs_status_check")
     }).pipe(Effect.scoped), 30_000)
 
   it.live("settings: racing processes all get the value stored first", () =>

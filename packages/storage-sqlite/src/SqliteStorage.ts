@@ -43,7 +43,9 @@ const {
   decodeApiKeys,
   decodeWidgetKeys,
   decodeJobs,
-  decodeClaimed,
+  decodeLeased,
+  decodeDead,
+  decodeSummaries,
   decodeDue,
   decodeSizes,
   decodeValues,
@@ -225,8 +227,9 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         }
       }
       const inserted = (yield* decodeIds(yield* sql`
-        INSERT INTO jobs (organisation_id, environment, payload, received_at, status)
-        VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending')
+        INSERT INTO jobs (organisation_id, environment, payload, received_at, status, kind, payload_bytes)
+        VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending',
+          ${job.payload._tag}, ${Buffer.byteLength(payload)})
         RETURNING id`))[0]
       if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
       return { _tag: "Enqueued" as const, id: inserted.id }
@@ -246,7 +249,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
       const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
       if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
-      if (row.status === "failed") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+      if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
       if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
       return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
     }, storageError("JobQueue.outcome")),
@@ -254,20 +257,38 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       readonly worker: string
       readonly limit: number
       readonly leaseMillis: number
+      readonly maxAttempts?: number
     }) {
       const limit = Math.max(0, Math.floor(options.limit))
-      if (limit === 0) return []
+      const max = JobQueue.attemptLimit(options.maxAttempts)
       const now = yield* Clock.currentTimeMillis
-      const claimed = yield* decodeClaimed(yield* withoutSync(sql`
-        UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
-        WHERE id IN (
-          SELECT heads.id FROM (
-            SELECT min(id) AS id FROM jobs WHERE status = 'pending' GROUP BY organisation_id
-          ) AS heads JOIN jobs AS head ON head.id = heads.id
-          WHERE head.lease_until IS NULL OR head.lease_until <= ${now}
-          ORDER BY heads.id LIMIT ${limit})
-        RETURNING id, organisation_id, environment, payload, received_at, attempt`))
-      return [...claimed].sort((a, b) => a.id - b.id)
+      const [dead, leased] = yield* withoutSync(Effect.all([
+        sql`UPDATE jobs INDEXED BY jobs_leased SET status = 'dead', leased_by = NULL, lease_until = NULL,
+            error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
+          WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ${now} AND attempt >= ${max}
+          RETURNING id, organisation_id, attempt, error`.pipe(Effect.flatMap(decodeDead)),
+        limit === 0 ? Effect.succeed([]) : sql`
+          UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
+          WHERE id IN (
+            WITH candidates AS MATERIALIZED (
+              SELECT head.id, head.attempt FROM (
+                SELECT min(id) AS id FROM jobs WHERE status = 'pending' GROUP BY organisation_id
+              ) AS heads JOIN jobs AS head ON head.id = heads.id
+              WHERE head.attempt < ${max} AND NOT EXISTS (SELECT 1 FROM jobs AS held
+                WHERE held.organisation_id = head.organisation_id AND held.status = 'pending'
+                  AND held.lease_until IS NOT NULL AND held.lease_until > ${now})
+              ORDER BY heads.id LIMIT ${limit}
+            ), suspect AS (SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1)
+            SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect))
+          RETURNING id, attempt`.pipe(Effect.flatMap(decodeLeased))
+      ]))
+      const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
+      const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment,
+        payload, received_at FROM jobs WHERE ${sql.in("id", [...attempts.keys()])} ORDER BY id`)
+      return {
+        jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
+        dead: [...dead].sort((a, b) => a.id - b.id)
+      }
     }, storageError("JobQueue.claim")),
     heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
       readonly worker: string
@@ -283,10 +304,35 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("JobQueue.heartbeat")),
     fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
       const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
-      const rows = yield* sql`UPDATE jobs SET status = 'failed', error = ${error}, leased_by = NULL, lease_until = NULL
+      const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
         WHERE id = ${id} AND status = 'pending'${fenced} RETURNING id`
       return rows.length > 0
     }, storageError("JobQueue.fail")),
+    recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
+      const rows = yield* sql`UPDATE jobs SET error = ${error}
+        WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
+      return rows.length > 0
+    }, storageError("JobQueue.recordFailure")),
+    list: Effect.fn("JobQueue.list")(function*(options: {
+      readonly organisation_id: string
+      readonly state: JobQueue.JobState
+      readonly limit: number
+    }) {
+      return yield* decodeSummaries(yield* sql`SELECT id, organisation_id, environment, kind, payload_bytes, received_at,
+          attempt, error
+        FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
+        ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`)
+    }, storageError("JobQueue.list")),
+    retry: Effect.fn("JobQueue.retry")(function*(id: number) {
+      const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
+          lease_until = NULL
+        WHERE id = ${id} AND status = 'dead' RETURNING id`
+      if (rows.length > 0) {
+        yield* PubSub.publish(wakeups, undefined)
+        return "retried" as const
+      }
+      return (yield* sql`SELECT id FROM jobs WHERE id = ${id}`).length > 0 ? "not-dead" as const : "not-found" as const
+    }, storageError("JobQueue.retry")),
     wakeups: Stream.fromPubSub(wakeups)
   }))
 

@@ -46,7 +46,7 @@ describe("SqliteStorage", () => {
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
       migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }]
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -167,8 +167,8 @@ describe("SqliteStorage", () => {
                 Effect.zipRight(queue.enqueue({ ...newJob, organisation_id: `org-${i}` }), Effect.tap(level, (l) => seen.push(l))),
                 []
               )
-              : queue.claim({ worker: `w${i}`, limit: 5, leaseMillis: 60_000 })), { concurrency: "unbounded" })
-          const ids = [...claims.flat(), ...yield* queue.claim({ worker: "last", limit: 100, leaseMillis: 60_000 })].map((j) => j.id)
+              : queue.claim({ worker: `w${i}`, limit: 5, leaseMillis: 60_000 }).pipe(Effect.map((c) => c.jobs))), { concurrency: "unbounded" })
+          const ids = [...claims.flat(), ...yield* queue.claim({ worker: "last", limit: 100, leaseMillis: 60_000 }).pipe(Effect.map((c) => c.jobs))].map((j) => j.id)
           return { seen: [...new Set(seen)], after: yield* level, claimed: new Set(ids).size, claims: ids.length }
         }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "sync", name), synchronous })))
       expect(yield* levels("FULL", "full.sqlite")).toEqual({ seen: [2], after: 2, claimed: 10, claims: 10 })
@@ -201,7 +201,7 @@ describe("SqliteStorage", () => {
         const store = yield* TradeflowStore.TradeflowStore
         return {
           migrations: yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM tradeflow_migrations ORDER BY 1`,
-          claimed: (yield* queue.claim({ worker: "w", limit: 10, leaseMillis: 1_000 })).map((j) => [j.organisation_id, j.attempt]),
+          claimed: (yield* queue.claim({ worker: "w", limit: 10, leaseMillis: 1_000 }).pipe(Effect.map((c) => c.jobs))).map((j) => [j.organisation_id, j.attempt]),
           next: Option.map(yield* store.get("org-old", "TF-old"), (t) => t.next_position_at),
           due: yield* store.due(Number.MAX_SAFE_INTEGER, 10),
           sizes: [...yield* store.sizes("org-old", ["TF-old"])]
@@ -209,11 +209,59 @@ describe("SqliteStorage", () => {
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(seen).toEqual({
         migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }],
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }],
         claimed: [["org-old", 1]],
         next: Option.some(null),
         due: [],
         sizes: [["TF-old", { containers: 1, events: (doc["events"] as ReadonlyArray<unknown>).length }]]
+      })
+    }))
+
+  it.effect("dead jobs: the upgrade rebuilds the jobs table (failed becomes dead) keeping its ids, rows and indexes", () =>
+    Effect.gen(function*() {
+      const filename = join(root, "upgrade-dead", "db.sqlite")
+      yield* ensureParent(filename)
+      const deadJobs = Object.keys(migrations).find((k) => k.endsWith("_dead_jobs"))!
+      const payload = JSON.stringify({ _tag: "Delete", reference: "TF-ü", hard: false })
+      const ids = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.make({})({
+          loader: SqliteMigrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([k]) => k < deadJobs))),
+          table: migrationsTable
+        })
+        yield* sql`CREATE INDEX jobs_received ON jobs (received_at)`
+        const insert = (status: string, error: string | null) =>
+          Effect.map(sql<{ readonly id: number }>`INSERT INTO jobs (organisation_id, environment, payload, received_at, status, error)
+            VALUES ('org-old', 'production', ${payload}, 1, ${status}, ${error}) RETURNING id`, (rows) => rows[0]!.id)
+        const pending = yield* insert("pending", null)
+        const failed = yield* insert("failed", "boom")
+        yield* insert("done", null)
+        const deleted = yield* insert("pending", null)
+        yield* sql`DELETE FROM jobs WHERE id = ${deleted}`
+        return { pending, failed, deleted }
+      }).pipe(Effect.provide(SqliteClient.layer({ filename })))
+
+      const seen = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* JobQueue.JobQueue
+        return {
+          outcome: yield* queue.outcome(ids.failed),
+          dead: (yield* queue.list({ organisation_id: "org-old", state: "dead", limit: 10 })).map((j) => [j.id, j.kind, j.payload_bytes, j.error]),
+          pending: (yield* queue.list({ organisation_id: "org-old", state: "pending", limit: 10 })).map((j) => [j.id, j.kind, j.payload_bytes]),
+          next: yield* queue.enqueue(newJob),
+          indexes: (yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master
+            WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL ORDER BY name`).map((r) => r.name),
+          refused: yield* Effect.flip(sql`UPDATE jobs SET status = 'failed' WHERE id = ${ids.pending}`).pipe(Effect.map((e) => String(e.cause)))
+        }
+      }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+      const bytes = new TextEncoder().encode(payload).length
+      expect(seen).toEqual({
+        outcome: Option.some({ _tag: "Failed", error: "boom" }),
+        dead: [[ids.failed, "Delete", bytes, "boom"]],
+        pending: [[ids.pending, "Delete", bytes]],
+        next: { _tag: "Enqueued", id: ids.deleted + 1 },
+        indexes: ["jobs_dead", "jobs_leased", "jobs_pending", "jobs_pending_organisation", "jobs_received"],
+        refused: expect.stringContaining("CHECK constraint failed")
       })
     }))
 
@@ -234,7 +282,7 @@ describe("SqliteStorage", () => {
         const a = yield* Layer.build(SqliteStorage.layer({ filename }))
         const b = yield* Layer.build(SqliteStorage.layer({ filename }))
         const claim = (ctx: typeof a, worker: string) =>
-          Effect.flatMap(JobQueue.JobQueue, (q) => q.claim({ worker, limit: 3, leaseMillis: 60_000 }))
+          Effect.flatMap(JobQueue.JobQueue, (q) => q.claim({ worker, limit: 3, leaseMillis: 60_000 }).pipe(Effect.map((c) => c.jobs)))
             .pipe(Effect.provide(ctx))
         const got: Array<number> = []
         for (let round = 0; round < 5; round++) {

@@ -47,6 +47,8 @@ export interface DeliveryWorkerOptions {
   readonly httpHosts?: ReadonlyArray<string>
   /** false: no background fiber; deliveries are attempted only on `drain` (default true). */
   readonly background?: boolean
+  /** The background fiber starts only once this effect has completed (for example: the server listens). */
+  readonly startAfter?: Effect.Effect<void>
 }
 
 /**
@@ -215,7 +217,14 @@ export const layer = (
 
     if (options.background ?? true) {
       const signal = yield* Queue.sliding<void>(1)
-      yield* Worker.background({ drain, wakeups: outbox.wakeups, signal, pollInterval, label: "webhook" })
+      yield* Worker.background({
+        drain,
+        wakeups: outbox.wakeups,
+        signal,
+        pollInterval,
+        label: "webhook",
+        startAfter: options.startAfter
+      })
     }
 
     return DeliveryWorker.of({ drain })

@@ -13,7 +13,7 @@ const statements = (...parts: ReadonlyArray<string>) =>
  * Numbers coming from JavaScript are `double precision` (exact for every JS number); text that is
  * ordered or compared by the ports is `COLLATE "C"` (code-point order, like the other adapters).
  */
-export const loader = PgMigrator.fromRecord({
+export const migrations = {
   "0001_initial": statements(
     `CREATE TABLE organisations (
       id text COLLATE "C" PRIMARY KEY,
@@ -165,5 +165,18 @@ export const loader = PgMigrator.fromRecord({
       ADD COLUMN event_count integer NOT NULL DEFAULT 0`,
     `UPDATE tradeflows SET container_count = json_array_length(doc::json -> 'containers'),
       event_count = json_array_length(doc::json -> 'events')`
+  ),
+  "0006_dead_jobs": statements(
+    `ALTER TABLE jobs DROP CONSTRAINT jobs_status_check`,
+    `UPDATE jobs SET status = 'dead' WHERE status = 'failed'`,
+    `ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (status IN ('pending', 'done', 'dead'))`,
+    `ALTER TABLE jobs ADD COLUMN kind text, ADD COLUMN payload_bytes bigint`,
+    `UPDATE jobs SET payload_bytes = octet_length(payload), kind = substring(payload from '^\\{"_tag":"([A-Za-z]+)"')
+      WHERE status <> 'done'`,
+    `CREATE INDEX jobs_dead ON jobs (organisation_id, id) WHERE status = 'dead'`,
+    `CREATE INDEX jobs_leased ON jobs (organisation_id, lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL`
   )
-})
+}
+
+/** The migrator's loader over {@link migrations}. */
+export const loader = PgMigrator.fromRecord(migrations)

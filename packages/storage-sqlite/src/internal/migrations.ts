@@ -1,12 +1,55 @@
 import { SqlClient } from "@effect/sql"
 import { SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 
 /** The table in which the migrator records what it applied (ours, not the library default). */
 export const migrationsTable = "tradeflow_migrations"
 
 const statements = (...parts: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(parts, (part) => sql.unsafe(part), { discard: true }))
+
+const decodeSql = Schema.decodeUnknown(Schema.Array(Schema.Struct({ sql: Schema.String })))
+const decodeNames = Schema.decodeUnknown(Schema.Array(Schema.Struct({ name: Schema.String })))
+
+/**
+ * Jobs that cannot be processed become `dead` (was `failed`), listed with their payload's kind and
+ * size. SQLite cannot alter a CHECK constraint, so the table is rebuilt (the documented procedure:
+ * a new table from the stored definition with the constraint changed, rows copied (`failed` as
+ * `dead`), the old table
+ * dropped, the new one renamed, its indexes created again), keeping the AUTOINCREMENT counter so no
+ * id is ever reused.
+ */
+const deadJobs = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const definition = (yield* decodeSql(yield* sql`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'jobs'`))[0]
+  const check = "CHECK (status IN ('pending', 'done', 'failed'))"
+  if (definition === undefined || !definition.sql.includes(check)) {
+    return yield* Effect.dieMessage("0007_dead_jobs: the jobs table does not have the expected status constraint")
+  }
+  const indexes = yield* decodeSql(yield* sql`SELECT sql FROM sqlite_master
+    WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL`)
+  yield* sql.unsafe(definition.sql
+    .replace(/^CREATE TABLE "?jobs"?/, "CREATE TABLE jobs_rebuilt")
+    .replace(check, "CHECK (status IN ('pending', 'done', 'dead'))"))
+  const columns = (yield* decodeNames(yield* sql`SELECT name FROM pragma_table_info('jobs') ORDER BY cid`)).map((c) => c.name)
+  const quoted = columns.map((c) => `"${c.replace(/"/g, '""')}"`)
+  const values = columns.map((c, i) => c === "status" ? "CASE status WHEN 'failed' THEN 'dead' ELSE status END" : quoted[i])
+  yield* sql.unsafe(`INSERT INTO jobs_rebuilt (${quoted.join(", ")}) SELECT ${values.join(", ")} FROM jobs`)
+  yield* sql`DELETE FROM sqlite_sequence WHERE name = 'jobs_rebuilt'`
+  yield* sql`UPDATE sqlite_sequence SET name = 'jobs_rebuilt' WHERE name = 'jobs'`
+  yield* sql`DROP TABLE jobs`
+  yield* sql`ALTER TABLE jobs_rebuilt RENAME TO jobs`
+  for (const index of indexes) yield* sql.unsafe(index.sql)
+  yield* statements(
+    `ALTER TABLE jobs ADD COLUMN kind TEXT`,
+    `ALTER TABLE jobs ADD COLUMN payload_bytes INTEGER`,
+    `UPDATE jobs SET payload_bytes = length(CAST(payload AS BLOB)),
+      kind = CASE WHEN json_valid(payload) THEN json_extract(payload, '$._tag') END
+      WHERE status <> 'done'`,
+    `CREATE INDEX jobs_dead ON jobs (organisation_id, id) WHERE status = 'dead'`,
+    `CREATE INDEX jobs_leased ON jobs (organisation_id, lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL`
+  )
+})
 
 /** Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run; never edit one). */
 export const migrations = {
@@ -163,7 +206,8 @@ export const migrations = {
     `ALTER TABLE tradeflows ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0`,
     `UPDATE tradeflows SET container_count = json_array_length(doc, '$.containers'),
       event_count = json_array_length(doc, '$.events')`
-  )
+  ),
+  "0008_dead_jobs": deadJobs
 }
 
 /** The migrator's loader over {@link migrations}. */

@@ -6,7 +6,7 @@
  */
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
+import { Cursor, Locations, SecretsAtRest, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
@@ -51,6 +51,21 @@ export const storageLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const synchronous = yield* Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS").pipe(Config.withDefault("FULL" as const))
   return storage(SqliteStorage.layer({ filename: db.filename, synchronous }))
 }))
+
+/**
+ * Secrets at rest (`SECRETS_KEY`, 32 bytes as 64 hex digits or base64): webhook signing secrets and
+ * the stored cursor secret encrypted with AES-256-GCM over the configured storage; unset, they are
+ * stored in plaintext. A malformed key, a key other than the one the stored secrets were
+ * encrypted with, or no key once they are encrypted, stops the start.
+ */
+export const secretsLayerConfig = SecretsAtRest.layerConfig(Config.option(Config.redacted("SECRETS_KEY"))).pipe(
+  Layer.catchAll((error) =>
+    Layer.fail(
+      error._tag === "SecretsKeyError" ? new SecretsAtRest.SecretsKeyError({ message: `SECRETS_KEY: ${error.message}` }) : error
+    )
+  ),
+  Layer.provideMerge(storageLayerConfig)
+)
 
 /** Tracking settings from `DEMURRAGE_FREE_DAYS`, `DETENTION_FREE_DAYS`, `LOCATION_INTERVAL_MINUTES`. */
 export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
@@ -99,7 +114,7 @@ export const servicesLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
     Service.layer({ background, leaseMillis, concurrency }).pipe(Layer.provide(Cursor.layerConfig)),
     webhookLayerConfig
   )
-})).pipe(Layer.provideMerge(Layer.mergeAll(storageLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
+})).pipe(Layer.provideMerge(Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
 const unavailable = JSON.stringify({
   type: "about:blank",

@@ -5,23 +5,28 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { AutomationStore } from "./AutomationStore.js"
 import {
   ConfirmationRequired,
   IdempotencyKeyInFlight,
   IdempotencyKeyReused,
   TooManyRecords,
   TradeflowNotFound,
-  type ValidationError
+  ValidationError
 } from "./DownstreamError.js"
+import type { Issue } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { sha256Hex } from "./internal/crypto.js"
+import * as IngestLimits from "./IngestLimits.js"
 import * as GroupCommit from "./internal/groupCommit.js"
 import type { Enqueue, NewJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { Locations } from "./Locations.js"
+import * as Render from "./Render.js"
 import type { StorageError } from "./StorageError.js"
-import { validateRequest } from "./Validation.js"
+import { TradeflowStore } from "./TradeflowStore.js"
+import { type ValidatedRequest, validateRequest } from "./Validation.js"
 import { Worker } from "./Worker.js"
 
 /** The 202 answer of a downstream post. */
@@ -72,13 +77,99 @@ export const maxRecords = 10_000
  */
 export const maxGroup = 256
 
+/**
+ * At most this many stored tradeflows of one request are read whole to count its caps exactly
+ * (see `IngestLimits`); past them the bounds from the stored sizes stand.
+ */
+export const maxExactReads = 16
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
 /** The downstream operations over the queue and the worker. */
-export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = Layer.scoped(Ingest, Effect.gen(function*() {
+export const layer: Layer.Layer<
+  Ingest,
+  never,
+  JobQueue | Worker | Locations | TradeflowStore | AutomationStore
+> = Layer.scoped(Ingest, Effect.gen(function*() {
   const queue = yield* JobQueue
   const group = yield* GroupCommit.make(queue.enqueueAll, { maxGroup, maxTurns: 16 })
   const worker = yield* Worker
   const locations = yield* Locations
+  const store = yield* TradeflowStore
+  const automations = yield* AutomationStore
   const inFlight = new Set<string>()
+
+  /** Refuses (422) a request that would take a stored tradeflow past its caps or one job past the render caps. */
+  const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
+    const { groups, pointers } = validated
+    const organisationId = submission.organisation_id
+    const options = {
+      uat: submission.environment === "uat",
+      documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
+    }
+    const sizes = yield* store.sizes(organisationId, groups.map((g) => g.tradeflow_reference))
+    const estimates = groups.map((g) => IngestLimits.estimateGroup(g, sizes.get(g.tradeflow_reference), options))
+    const read = new Set<number>()
+    const exactly = (i: number) => Effect.gen(function*() {
+      const g = groups[i]!
+      if (read.size >= maxExactReads || read.has(i) || !sizes.has(g.tradeflow_reference)) return
+      read.add(i)
+      const stored = yield* store.get(organisationId, g.tradeflow_reference)
+      estimates[i] = IngestLimits.estimateGroup(g, Option.getOrUndefined(stored), options)
+    })
+    for (const [i, e] of estimates.entries()) {
+      if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)
+    }
+    const total = () =>
+      estimates.reduce((sum, e) => ({ messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }), { messages: 0, bytes: 0 })
+    if (!IngestLimits.withinRenderCaps(total())) {
+      const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
+      for (const i of largest) {
+        if (IngestLimits.withinRenderCaps(total())) break
+        yield* exactly(i)
+      }
+    }
+    const errors: Array<Issue> = []
+    for (const [i, e] of estimates.entries()) {
+      const reference = groups[i]!.tradeflow_reference
+      const at = pointers[i] ?? []
+      const held = sizes.get(reference)
+      const holds = (n: number | undefined) => n === undefined ? "" : ` (it holds ${n.toLocaleString("en")})`
+      if (e.containersOver !== undefined) {
+        errors.push({
+          path: `${at[e.containersOver] ?? ""}/container_reference`,
+          message: `tradeflow ${JSON.stringify(reference)} would hold ${e.containers.toLocaleString("en")} containers; ` +
+            `at most ${IngestLimits.maxStoredContainers.toLocaleString("en")} per tradeflow${holds(held?.containers)}`
+        })
+      }
+      if (e.eventsOver !== undefined) {
+        const mock = e.mockEvents > 0 ? `, about ${e.mockEvents.toLocaleString("en")} of them its mock journey's` : ""
+        errors.push({
+          path: `${at[e.eventsOver] ?? ""}/events`,
+          message: `tradeflow ${JSON.stringify(reference)} would hold ${e.events.toLocaleString("en")} events${mock}; ` +
+            `at most ${IngestLimits.maxStoredEvents.toLocaleString("en")} per tradeflow${holds(held?.events)}`
+        })
+      }
+    }
+    if (errors.length === 0 && !IngestLimits.withinRenderCaps(total())) {
+      let sum = { messages: 0, bytes: 0 }
+      for (const [i, e] of estimates.entries()) {
+        sum = { messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }
+        if (IngestLimits.withinRenderCaps(sum)) continue
+        const whole = total()
+        errors.push({
+          path: pointers[i]?.[0] ?? "",
+          message: `this request would render about ${whole.messages.toLocaleString("en")} messages and ${mib(whole.bytes)} ` +
+            `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
+            `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
+            `${Render.maxMessagesPerJob.toLocaleString("en")} messages and ${mib(Render.maxBytesPerJob)}: ` +
+            "send fewer tradeflows per request, or fewer containers or events per tradeflow"
+        })
+        break
+      }
+    }
+    if (errors.length > 0) return yield* new ValidationError({ errors: errors.slice(0, 100) })
+  })
 
   const guardKey = <A, E, R>(
     organisationId: string,
@@ -102,6 +193,7 @@ export const layer: Layer.Layer<Ingest, never, JobQueue | Worker | Locations> = 
     const validated = yield* validateRequest(body, { environment: submission.environment, form: submission.form }).pipe(
       Effect.provideService(Locations, locations)
     )
+    yield* checkCaps(submission, validated)
     const accepted: Accepted = {
       status: "queued",
       tradeflows: validated.groups.map((g, i) => ({

@@ -20,6 +20,8 @@ import { parseIsoDateTime, type RecordGroup, TradeflowRecord } from "./Tradeflow
 export interface ValidatedRequest {
   readonly groups: ReadonlyArray<RecordGroup>
   readonly warnings: ReadonlyArray<ReadonlyArray<string>>
+  /** The JSON Pointer of each record of each group (`""` for a single-object body). */
+  readonly pointers: ReadonlyArray<ReadonlyArray<string>>
 }
 
 /** The options of {@link validateRequest}. */
@@ -432,5 +434,6 @@ export const validateRequest: (
     }
     warnings.push(Array.from(groupWarnings))
   }
-  return { groups, warnings }
+  const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))
+  return { groups, warnings, pointers }
 })

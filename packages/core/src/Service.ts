@@ -10,6 +10,7 @@ import * as Automations from "./Automations.js"
 import * as Deliveries from "./Deliveries.js"
 import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
+import * as Jobs from "./Jobs.js"
 import * as Locations from "./Locations.js"
 import * as Scheduler from "./Scheduler.js"
 import * as Schemes from "./Schemes.js"
@@ -26,6 +27,7 @@ export type Services =
   | Deliveries.Deliveries
   | Documents.Documents
   | Ingest.Ingest
+  | Jobs.Jobs
   | Upstream.Upstream
   | Worker.Worker
   | Scheduler.Scheduler
@@ -48,6 +50,7 @@ export const layer = (
     Deliveries.layer,
     Documents.layer,
     Ingest.layer,
+    Jobs.layer,
     Upstream.layer,
     Schemes.layer,
     WidgetSearch.layer,

@@ -301,14 +301,34 @@ export const LogLimit = Schema.String.pipe(
 /** The query parameters of `GET /console/automations/:id/deliveries`. */
 export const DeliveryLogParams = Schema.Struct({ limit: Schema.optional(LogLimit) })
 
+/** The query parameters of `GET /console/organisations/:id/jobs`. */
+export const JobListParams = Schema.Struct({
+  state: Schema.Literal("pending", "dead").annotations({
+    description: "dead: jobs given up on (retryable); pending: jobs not processed yet, with the attempts they used"
+  }),
+  limit: Schema.optional(LogLimit.annotations({ description: "The most jobs to return, an integer from 1 to 1000 (default 100)" }))
+})
+
+const JobInfo = Schema.Struct({
+  id: Schema.Int.annotations({ description: "The job (what retry takes)" }),
+  environment: Environment.Environment,
+  kind: Schema.String.annotations({ description: "upsert (a downstream post), delete, or advance (the position scheduler)" }),
+  payload_bytes: Schema.Int.annotations({ description: "The size of the job's stored payload, in bytes (the payload is not shown)" }),
+  created_at: Schema.String.annotations({ description: "When the request was accepted (ISO 8601)" }),
+  attempts: Schema.Int.annotations({ description: "How often a worker took the job up; a crash, a lost lease or a failure each count" }),
+  last_error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the last attempt failed, or why the job is dead; null when nothing was recorded"
+  })
+}).annotations({ identifier: "Job" })
+
 const TradeflowPath = Schema.Struct({
   id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
   reference: Schema.String
 })
 
 /**
- * The console (DECISIONS.md §4): organisations, API keys, widget keys, automations, their deliveries
- * and tradeflow downloads. Host-independent.
+ * The console (DECISIONS.md §4): organisations, API keys, widget keys, automations, their deliveries,
+ * dead jobs and tradeflow downloads. Host-independent.
  */
 export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
@@ -394,6 +414,30 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .annotate(
         OpenApi.Description,
         "Makes a failed or dead delivery due now, on a fresh retry schedule; 409 for any other delivery"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listJobs", "/console/organisations/:id/jobs")
+      .setPath(Id)
+      .setUrlParams(JobListParams)
+      .addSuccess(Schema.Array(JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" }))
+      .annotate(
+        OpenApi.Description,
+        "The organisation's dead jobs (state=dead), or those still queued (state=pending). A job is dead when its " +
+          "processing failed, or when it was taken up WORKER_MAX_ATTEMPTS times (default 5) without finishing (its " +
+          "process crashed or stopped each time); it no longer holds up the organisation's later jobs."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("retryJob", "/console/jobs/:id/retry")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A job id from the job list" }) }))
+      .addSuccess(HttpApiSchema.Accepted)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Queues a dead job again with its attempts reset. It keeps its place in the organisation's queue (it runs " +
+          "before the organisation's later jobs still pending) and applies what it carries as if posted again; " +
+          "409 for a job that is not dead"
       )
   )
   .add(

@@ -21,6 +21,7 @@ import {
   Deliveries,
   Documents,
   Ingest,
+  Jobs,
   Schemes,
   TradeflowRecord,
   Upstream,
@@ -340,6 +341,7 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     const documents = yield* Documents.Documents
     const automations = yield* Automations.Automations
     const deliveries = yield* Deliveries.Deliveries
+    const jobs = yield* Jobs.Jobs
     const widgets = yield* WidgetSearch.WidgetSearch
     const newAutomation = yield* createAutomation
     return handlers
@@ -372,6 +374,12 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
         /^[0-9]{1,15}$/.test(path.id)
           ? mapCoreErrors(deliveries.retry(Number(path.id)))
           : Effect.fail(Problem.make(404, `no delivery with id ${JSON.stringify(path.id)}`)))
+      .handle("listJobs", ({ path, urlParams }) =>
+        mapCoreErrors(jobs.list(path.id, urlParams.state, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
+      .handle("retryJob", ({ path }) =>
+        /^[0-9]{1,15}$/.test(path.id)
+          ? mapCoreErrors(jobs.retry(Number(path.id)))
+          : Effect.fail(Problem.make(404, `no job with id ${JSON.stringify(path.id)}`)))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
           const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
@@ -499,6 +507,7 @@ export const layer: Layer.Layer<
   | Schemes.Schemes
   | Documents.Documents
   | Ingest.Ingest
+  | Jobs.Jobs
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | Worker.Worker

@@ -3,6 +3,7 @@ import type {
   Automations,
   Deliveries,
   DownstreamError,
+  Jobs,
   Scheme,
   StorageError,
   Upstream,
@@ -28,6 +29,8 @@ export type CoreError =
   | Automations.AutomationNotFound
   | Deliveries.DeliveryNotFound
   | Deliveries.DeliveryNotRetryable
+  | Jobs.JobNotFound
+  | Jobs.JobNotDead
   | Upstream.Cursor.InvalidCursor
   | WidgetSearch.WidgetKeyNotFound
   | WidgetSearch.WidgetNoMatch
@@ -88,6 +91,10 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
         409,
         `delivery ${error.id} is neither failed nor dead; only a failed or dead delivery can be retried`
       ))
+    case "JobNotFound":
+      return Effect.succeed(Problem.make(404, `no job with id ${error.id}`))
+    case "JobNotDead":
+      return Effect.succeed(Problem.make(409, `job ${error.id} is not dead; only a dead job can be retried`))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "WidgetKeyNotFound":

@@ -1,0 +1,93 @@
+/**
+ * Service: the console's view of the job queue. It lists an organisation's pending or dead jobs
+ * (what each is and how it fared, never its payload) and retries a dead one. A job is dead when
+ * its processing raised a defect, or when it was claimed the worker's attempt limit of times
+ * without finishing (see `Worker`); it no longer holds up its organisation's later jobs.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { OrganisationNotFound } from "./AccountError.js"
+import type { Environment } from "./Environment.js"
+import { JobQueue, type JobState } from "./JobQueue.js"
+import { OrganisationStore } from "./OrganisationStore.js"
+import type { StorageError } from "./StorageError.js"
+
+/** No job with this id. */
+export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
+  id: Schema.Number
+}) {}
+
+/** Only a dead job can be retried. */
+export class JobNotDead extends Schema.TaggedError<JobNotDead>()("JobNotDead", {
+  id: Schema.Number
+}) {}
+
+/** A job as the console lists it. */
+export interface JobInfo {
+  readonly id: number
+  readonly environment: Environment
+  /** `upsert`, `delete` or `advance`. */
+  readonly kind: string
+  /** The size of its payload, in bytes. */
+  readonly payload_bytes: number
+  /** When it was accepted (ISO 8601). */
+  readonly created_at: string
+  /** How often it was claimed. */
+  readonly attempts: number
+  /** The last failure recorded for it; for a dead job, why it died. */
+  readonly last_error: string | null
+}
+
+/** The longest list the console returns. */
+export const maxListed = 1000
+
+/** @since 0.1.0 */
+export class Jobs extends Context.Tag("@tradeflow/core/Jobs")<Jobs, {
+  /** The organisation's jobs in this state, oldest first, at most `limit` (default 100, at most {@link maxListed}). */
+  readonly list: (organisationId: string, state: JobState, limit?: number) => Effect.Effect<
+    ReadonlyArray<JobInfo>,
+    OrganisationNotFound | StorageError
+  >
+  /**
+   * Makes a dead job pending again, its attempts reset. It keeps its place in its organisation's
+   * queue: it runs before the organisation's later jobs that are still pending (after the one
+   * running now, if any), and it applies what it carries as if it were posted again.
+   */
+  readonly retry: (jobId: number) => Effect.Effect<void, JobNotFound | JobNotDead | StorageError>
+}>() {}
+
+/** Jobs over the {@link JobQueue} and {@link OrganisationStore} ports. */
+export const layer: Layer.Layer<Jobs, never, JobQueue | OrganisationStore> = Layer.effect(
+  Jobs,
+  Effect.gen(function*() {
+    const queue = yield* JobQueue
+    const organisations = yield* OrganisationStore
+    return Jobs.of({
+      list: Effect.fn("Jobs.list")(function*(organisationId: string, state: JobState, limit: number = 100) {
+        if (Option.isNone(yield* organisations.get(organisationId))) {
+          return yield* new OrganisationNotFound({ id: organisationId })
+        }
+        const jobs = yield* queue.list({
+          organisation_id: organisationId,
+          state,
+          limit: Math.min(Math.max(1, Math.floor(limit)), maxListed)
+        })
+        return jobs.map((j) => ({
+          id: j.id,
+          environment: j.environment,
+          kind: j.kind.toLowerCase(),
+          payload_bytes: j.payload_bytes,
+          created_at: new Date(j.received_at).toISOString(),
+          attempts: j.attempt,
+          last_error: j.error
+        }))
+      }),
+      retry: Effect.fn("Jobs.retry")(function*(jobId: number) {
+        const outcome = yield* queue.retry(jobId)
+        if (outcome === "not-found") return yield* new JobNotFound({ id: jobId })
+        if (outcome === "not-dead") return yield* new JobNotDead({ id: jobId })
+      })
+    })
+  })
+)

@@ -28,7 +28,8 @@ import { OrganisationStore } from "./OrganisationStore.js"
 import { Settings } from "./Settings.js"
 import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
-import { TradeflowStore } from "./TradeflowStore.js"
+import * as TradeflowKey from "./TradeflowKey.js"
+import { type Candidate, TradeflowStore } from "./TradeflowStore.js"
 
 export {
   /** The `Settings` port, re-exported so adapter packages reach it through `Storage`. */
@@ -111,6 +112,7 @@ export const makeMemory = Effect.gen(function*() {
   const outcomes = new Map<number, JobOutcome>()
   const idempotency = new Map<string, { readonly request_hash: string; readonly response: string }>()
   const tradeflows = new Map<string, Tradeflow>()
+  const byKey = new Map<string, Map<string, Candidate>>()
   const logs = new Map<string, OrgMessages>()
   const automationsById = new Map<string, Automation>()
   const deliveries = new Map<number, StoredDelivery>()
@@ -150,6 +152,28 @@ export const makeMemory = Effect.gen(function*() {
     let l = logs.get(organisationId)
     if (l === undefined) logs.set(organisationId, l = { seq: 0, hashes: new Set(), messages: [], newest: new Map() })
     return l
+  }
+  const putTradeflow = (t: Tradeflow) => {
+    removeTradeflow(t.organisation_id, t.reference)
+    tradeflows.set(tfKey(t.organisation_id, t.reference), t)
+    const candidate = { reference: t.reference, created_at: t.created_at, updated_at: t.updated_at }
+    for (const key of TradeflowKey.ofTradeflow(t)) {
+      const k = tfKey(t.organisation_id, key)
+      const found = byKey.get(k)
+      if (found === undefined) byKey.set(k, new Map([[t.reference, candidate]]))
+      else found.set(t.reference, candidate)
+    }
+  }
+  const removeTradeflow = (organisationId: string, reference: string) => {
+    const old = tradeflows.get(tfKey(organisationId, reference))
+    if (old === undefined) return
+    tradeflows.delete(tfKey(organisationId, reference))
+    for (const key of TradeflowKey.ofTradeflow(old)) {
+      const k = tfKey(organisationId, key)
+      const found = byKey.get(k)
+      found?.delete(reference)
+      if (found?.size === 0) byKey.delete(k)
+    }
   }
   const orgTradeflows = (organisationId: string) =>
     [...tradeflows.values()].filter((t) => t.organisation_id === organisationId)
@@ -312,6 +336,11 @@ export const makeMemory = Effect.gen(function*() {
       }
       return sizes
     }),
+    lookup: (o, keys) => Effect.sync(() => {
+      const found = new Map<string, Candidate>()
+      for (const key of keys) for (const [reference, c] of byKey.get(tfKey(o, key)) ?? []) found.set(reference, c)
+      return [...found.values()]
+    }),
     containers: (o) => Effect.sync(() =>
       [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
     due: (now, limit) => Effect.sync(() => {
@@ -340,7 +369,7 @@ export const makeMemory = Effect.gen(function*() {
       outcomes.set(c.job_id, { _tag: "Done", result: c.result })
       const l = log(c.organisation_id)
       for (const reference of c.deletes) {
-        tradeflows.delete(tfKey(c.organisation_id, reference))
+        removeTradeflow(c.organisation_id, reference)
         removeDeliveries((d) => d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference)
         l.messages = l.messages.filter((m) => {
           if (m.tradeflow_reference !== reference) return true
@@ -349,7 +378,7 @@ export const makeMemory = Effect.gen(function*() {
         })
       }
       if (c.deletes.length > 0) l.newest = newestOf(l.messages)
-      for (const t of c.upserts) tradeflows.set(tfKey(t.organisation_id, t.reference), t)
+      for (const t of c.upserts) putTradeflow(t)
       const inserted: Array<StoredMessage> = []
       for (const m of c.messages) {
         if (l.hashes.has(m.hash)) continue

@@ -13,6 +13,7 @@ import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
 import * as Tradeflow from "./Tradeflow.js"
+import * as TradeflowKey from "./TradeflowKey.js"
 
 /**
  * Maps any failure of `self` to a {@link StorageError} of `operation`, and so a driver error that
@@ -68,9 +69,26 @@ export const numberMessages = (
   return { rows, inserted, lastSeq: seq }
 }
 
+/** What the rows of the key index are made of: a tradeflow, or the fields of a stored document it needs. */
+export type Keyed = TradeflowKey.Identified & {
+  readonly organisation_id: string
+  readonly created_at: number
+  readonly updated_at: number
+}
+
+/** The rows of the key index (`tradeflow_keys`) of a tradeflow (see `TradeflowKey`). */
+export const keyRows = (t: Keyed): Array<Record<string, string | number>> =>
+  TradeflowKey.ofTradeflow(t).map((key) => ({
+    organisation_id: t.organisation_id,
+    key,
+    tradeflow_reference: t.reference,
+    created_at: t.created_at,
+    updated_at: t.updated_at
+  }))
+
 /**
  * The tradeflows of a commit to write, one per organisation and reference (the last state wins, so
- * a multi-row upsert never meets its own key twice), with the rows of their container index.
+ * a multi-row upsert never meets its own key twice), with the rows of their container and key indexes.
  */
 export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, A]>) => {
   const latest = [...new Map(upserts.map((u) => [`${u[0].organisation_id}\u0000${u[0].reference}`, u] as const)).values()]
@@ -87,7 +105,7 @@ export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tr
       container_reference
     }))
   )
-  return { latest, byOrganisation, containers }
+  return { latest, byOrganisation, containers, keys: latest.flatMap(([t]) => keyRows(t)) }
 }
 
 /** A row of the jobs table. */
@@ -131,6 +149,19 @@ export const OutcomeRow = Schema.Struct({
 
 /** A tradeflow row: the document column. */
 export const TradeflowRow = Schema.Struct({ doc: Schema.parseJson(Tradeflow.Tradeflow) })
+
+/** A stored tradeflow document, read for its key index rows only (other fields are skipped). */
+export const KeyedRow = Schema.Struct({
+  doc: Schema.parseJson(Schema.Struct({
+    organisation_id: Schema.String,
+    reference: Schema.String,
+    containers: Schema.Array(Schema.Struct({ reference: Schema.String })),
+    bill_of_lading_references: Schema.Array(Schema.String),
+    booking_references: Schema.Array(Schema.String),
+    created_at: Schema.Number,
+    updated_at: Schema.Number
+  }))
+})
 
 /** An automation row: the document column. */
 export const AutomationRow = Schema.Struct({ doc: Schema.parseJson(Automation.Automation) })
@@ -216,6 +247,10 @@ export const decodeSizes = (raw: unknown) =>
   )
 /** The size columns of a tradeflow row (see `TradeflowStore.sizes`). */
 export const sizeColumns = (t: Tradeflow.Tradeflow) => ({ container_count: t.containers.length, event_count: t.events.length })
+/** @since 0.1.0 */
+export const decodeKeyed = rows(KeyedRow)
+/** @since 0.1.0 */
+export const decodeCandidates = rows(Schema.Struct({ reference: Schema.String, created_at: millis, updated_at: millis }))
 /** @since 0.1.0 */
 export const decodeOrganisations = rows(Organisation.Organisation)
 /** @since 0.1.0 */

@@ -41,6 +41,13 @@ export interface TradeflowSize {
   readonly events: number
 }
 
+/** A tradeflow found by {@link TradeflowStore} `lookup`: its reference and the instants searches order by. */
+export interface Candidate {
+  readonly reference: string
+  readonly created_at: number
+  readonly updated_at: number
+}
+
 /** @since 0.1.0 */
 export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore")<TradeflowStore, {
   readonly get: (organisationId: string, reference: string) => Effect.Effect<Option.Option<Tradeflow>, StorageError>
@@ -54,6 +61,11 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
     organisationId: string,
     references: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, TradeflowSize>, StorageError>
+  /**
+   * The organisation's tradeflows (active or not) having any of these keys (`TradeflowKey`), each
+   * once, in no particular order: read from an index kept with every write, no document decoded.
+   */
+  readonly lookup: (organisationId: string, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Candidate>, StorageError>
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**

@@ -9,6 +9,9 @@
  *   (normalised like posted ones: case, spaces and hyphens do not matter). When several match,
  *   the newest wins: the latest `created_at`, then the latest `updated_at`, then the greatest
  *   reference.
+ * - A search reads the organisation's key index (`TradeflowStore.lookup`, see `TradeflowKey`) and
+ *   decodes only the newest candidate (the next one only if that one no longer matches): its work
+ *   follows the number of tradeflows matching the query, not the size of the organisation.
  *
  * @since 0.1.0
  */
@@ -22,8 +25,9 @@ import { OrganisationStore } from "./OrganisationStore.js"
 import * as Render from "./Render.js"
 import type { StorageError } from "./StorageError.js"
 import type { Tradeflow } from "./Tradeflow.js"
+import * as TradeflowKey from "./TradeflowKey.js"
 import { normaliseContainerNumber } from "./TradeflowRecord.js"
-import { TradeflowStore } from "./TradeflowStore.js"
+import { type Candidate, TradeflowStore } from "./TradeflowStore.js"
 
 /** No widget key with this id. */
 export class WidgetKeyNotFound extends Schema.TaggedError<WidgetKeyNotFound>()("WidgetKeyNotFound", {
@@ -73,15 +77,14 @@ export const matches = (t: Tradeflow, query: string): boolean => {
     t.booking_references.some((b) => b.toUpperCase() === upper)
 }
 
+/** Orders tradeflows (or candidates) newest first (see the module notes). */
+export const newestFirst = (a: Candidate, b: Candidate): number =>
+  b.created_at - a.created_at || b.updated_at - a.updated_at || (a.reference < b.reference ? 1 : a.reference > b.reference ? -1 : 0)
+
 /** The newest of some tradeflows (see the module notes). */
-export const newest = (tradeflows: ReadonlyArray<Tradeflow>): Option.Option<Tradeflow> =>
-  Option.fromNullable(tradeflows.reduce<Tradeflow | undefined>((best, t) =>
-    best === undefined ||
-      t.created_at > best.created_at ||
-      (t.created_at === best.created_at &&
-        (t.updated_at > best.updated_at || (t.updated_at === best.updated_at && t.reference > best.reference)))
-      ? t
-      : best, undefined))
+export const newest = <A extends Candidate>(tradeflows: ReadonlyArray<A>): Option.Option<A> =>
+  Option.fromNullable(tradeflows.reduce<A | undefined>((best, t) =>
+    best === undefined || newestFirst(t, best) < 0 ? t : best, undefined))
 
 /** The widget search over the {@link OrganisationStore} and {@link TradeflowStore} ports. */
 export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | TradeflowStore | Locations> = Layer.effect(
@@ -124,9 +127,15 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         return { organisation: organisation.value, key_id: record.value.id }
       }),
       search: Effect.fn("WidgetSearch.search")(function*(organisationId: string, query: string) {
-        const found = newest((yield* tradeflows.list(organisationId)).filter((t) => matches(t, query)))
-        if (Option.isNone(found)) return yield* new WidgetNoMatch({ query })
-        return yield* Render.widgetSearchResult(found.value).pipe(Effect.provideService(Locations, locations))
+        const keys = TradeflowKey.ofQuery(query)
+        const candidates = keys.length === 0 ? [] : [...yield* tradeflows.lookup(organisationId, keys)].sort(newestFirst)
+        for (const candidate of candidates) {
+          const found = yield* tradeflows.get(organisationId, candidate.reference)
+          if (Option.isSome(found) && matches(found.value, query)) {
+            return yield* Render.widgetSearchResult(found.value).pipe(Effect.provideService(Locations, locations))
+          }
+        }
+        return yield* new WidgetNoMatch({ query })
       })
     })
   })

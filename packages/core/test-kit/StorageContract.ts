@@ -25,7 +25,9 @@ import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
 import type { MessageQuery, NewMessage, StoredMessage } from "../src/StoredMessage.js"
 import { Tradeflow } from "../src/Tradeflow.js"
-import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+import * as TradeflowKey from "../src/TradeflowKey.js"
+import { type Candidate, type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+import { matches } from "../src/WidgetSearch.js"
 
 /** Tuning of the contract suite. */
 export interface StorageContractOptions {
@@ -229,6 +231,55 @@ const arbitraryAutomationOp: fc.Arbitrary<AutomationOp> = fc.oneof(
   }) },
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Remove" as const), id: fc.integer({ min: 0, max: 5 }) }) }
 )
+
+/**
+ * One commit of the lookup model test: deletes, then upserts (a new or replacing tradeflow), over
+ * small pools whose values meet across kinds and differ only in case or spacing.
+ */
+interface LookupStep {
+  readonly deletes: ReadonlyArray<string>
+  readonly upserts: ReadonlyArray<{
+    readonly reference: string
+    readonly containers: ReadonlyArray<string>
+    readonly bills: ReadonlyArray<string>
+    readonly bookings: ReadonlyArray<string>
+    readonly created_at: number
+    readonly updated_at: number
+  }>
+}
+
+const lookupReferences = ["TF-1", "tf-1", "MSCU1234565", "BL-9", " TF-2"] as const
+const lookupDocuments = ["BL-9", "bl-9", "Straße", "STRASSE", "TF-1", "tgHU0000001"] as const
+/** Queries over the pools of {@link arbitraryLookupStep}, with the spellings a search normalises. */
+export const lookupQueries = [
+  ...lookupReferences,
+  ...containerNumbers,
+  ...lookupDocuments,
+  "mscu 123456-5",
+  " tf-1 ",
+  "strasse",
+  "TF-2",
+  "",
+  "  ",
+  "nothing"
+] as const
+
+/** A commit of the lookup model test. */
+export const arbitraryLookupStep: fc.Arbitrary<LookupStep> = fc.record({
+  deletes: fc.subarray([...lookupReferences], { maxLength: 2 }),
+  upserts: fc.array(fc.record({
+    reference: fc.constantFrom(...lookupReferences),
+    containers: fc.subarray([...containerNumbers]),
+    bills: fc.subarray([...lookupDocuments], { maxLength: 3 }),
+    bookings: fc.subarray([...lookupDocuments], { maxLength: 3 }),
+    created_at: fc.integer({ min: 0, max: 3 }),
+    updated_at: fc.integer({ min: 0, max: 3 })
+  }), { maxLength: 3 })
+})
+
+const byReference = (a: Candidate, b: Candidate) => a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0
+
+const candidateOf = (t: Tradeflow): Candidate => ({ reference: t.reference, created_at: t.created_at, updated_at: t.updated_at })
 
 const ports = Effect.all({
   orgs: OrganisationStore,
@@ -762,6 +813,63 @@ export const storageContract = (
         expect(Option.map(yield* store.get(org, t.reference), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(t)))
         expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(t)])
         expect(yield* store.containers(org)).toEqual([...new Set(t.containers.map((c) => c.reference))].sort())
+      }), props)
+
+    it.effect("lookup: by reference, container, bill of lading and booking; replaced and deleted keys are gone", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const found = (query: string) =>
+          Effect.map(store.lookup(org, TradeflowKey.ofQuery(query)), (cs) => [...cs].sort(byReference).map((c) => c.reference))
+        const a = { ...makeTradeflow(org, "TF-A", ["MSCU1234565"]), bill_of_lading_references: ["bl-1"], booking_references: ["BK-1"] }
+        const b = { ...makeTradeflow(org, "TF-B", ["MSCU1234565", "TGHU0000001"], false), booking_references: ["bl-1"] }
+        yield* commitNew(org, { upserts: [a, b] })
+        yield* commitNew(freshId("org"), { upserts: [{ ...a, organisation_id: freshId("org") }] })
+        expect(yield* found("TF-A")).toEqual(["TF-A"])
+        expect(yield* found("tf-a")).toEqual([])
+        expect(yield* found("mscu 123456-5")).toEqual(["TF-A", "TF-B"])
+        expect(yield* found("BL-1")).toEqual(["TF-A", "TF-B"])
+        expect(yield* found("bk-1")).toEqual(["TF-A"])
+        expect(yield* found("BK")).toEqual([])
+        expect(yield* store.lookup(org, [])).toEqual([])
+        expect(yield* store.lookup(freshId("org"), TradeflowKey.ofQuery("TF-A"))).toEqual([])
+        yield* commitNew(org, { upserts: [{ ...a, containers: [], created_at: 5, updated_at: 6 }], deletes: ["TF-B"] })
+        expect(yield* found("MSCU1234565")).toEqual([])
+        expect(yield* store.lookup(org, TradeflowKey.ofQuery("bl-1"))).toEqual([{ reference: "TF-A", created_at: 5, updated_at: 6 }])
+      }))
+
+    it.effect.prop("lookup: agrees with a scan of the organisation across upserts, replacements and deletes", [
+      fc.array(arbitraryLookupStep, { maxLength: 6 })
+    ], ([steps]) =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const neighbour = freshId("org")
+        const everything = {
+          ...makeTradeflow(neighbour, "TF-1", [...containerNumbers]),
+          bill_of_lading_references: [...lookupDocuments],
+          booking_references: [...lookupDocuments],
+          created_at: -1
+        }
+        yield* commitNew(neighbour, { upserts: [everything] })
+        const model = new Map<string, Tradeflow>()
+        for (const step of steps) {
+          const upserts = step.upserts.map((u) => ({
+            ...makeTradeflow(org, u.reference, u.containers),
+            bill_of_lading_references: u.bills,
+            booking_references: u.bookings,
+            created_at: u.created_at,
+            updated_at: u.updated_at
+          }))
+          yield* commitNew(org, { deletes: step.deletes, upserts })
+          for (const reference of step.deletes) model.delete(reference)
+          for (const t of upserts) model.set(t.reference, t)
+        }
+        for (const query of lookupQueries) {
+          const expected = [...model.values()].filter((t) => matches(t, query)).map(candidateOf).sort(byReference)
+          const got = [...yield* store.lookup(org, TradeflowKey.ofQuery(query))].sort(byReference)
+          expect(got, JSON.stringify(query)).toEqual(expected)
+        }
       }), props)
 
     it.effect("messages: every filter, their combinations, oldest and newest", () => Effect.gen(function*() {

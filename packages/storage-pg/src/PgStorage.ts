@@ -67,6 +67,7 @@ const {
   decodeLastSeq,
   decodeHashes,
   decodeValues,
+  decodeCandidates,
   decodeContainers,
   decodeSizes,
   decodeDue,
@@ -451,10 +452,10 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       wakeups: Stream.fromPubSub(hub)
     }))
 
-    /** Upserts the tradeflows and replaces their container index rows, a statement per slice, not per tradeflow. */
+    /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
     const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
       Effect.gen(function*() {
-        const { byOrganisation, containers, latest } = tradeflowWrites(upserts)
+        const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
         for (const part of chunks(latest, 1000)) {
           yield* sql`INSERT INTO tradeflows ${
             sql.insert(part.map(([t, doc]) => ({
@@ -473,9 +474,11 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           for (const part of chunks(references, 1000)) {
             yield* sql`DELETE FROM tradeflow_containers
               WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
           }
         }
         for (const part of chunks(containers, 1000)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
+        for (const part of chunks(keys, 1000)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
       })
 
     /**
@@ -523,6 +526,15 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
         return sizes
       }, storageError("TradeflowStore.sizes")),
+      lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
+        if (keys.length === 0) return []
+        const found = new Map<string, TradeflowStore.Candidate>()
+        for (const part of chunks([...new Set(keys)], 1000)) {
+          for (const c of yield* decodeCandidates(yield* sql`SELECT tradeflow_reference AS reference, created_at, updated_at
+            FROM tradeflow_keys WHERE organisation_id = ${organisationId} AND ${sql.in("key", part)}`)) found.set(c.reference, c)
+        }
+        return [...found.values()]
+      }, storageError("TradeflowStore.lookup")),
       containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
         const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
           FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)

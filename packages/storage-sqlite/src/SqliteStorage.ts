@@ -29,6 +29,7 @@ import {
 import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
+import { lookupStatement } from "./internal/lookup.js"
 import { loader, migrationsTable } from "./internal/migrations.js"
 
 const {
@@ -38,6 +39,7 @@ const {
   decodeIds,
   decodeHashes,
   decodeLastSeq,
+  decodeCandidates,
   decodeContainers,
   decodeOrganisations,
   decodeApiKeys,
@@ -362,9 +364,9 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     return rows.length
   })
 
-  /** Upserts the tradeflows and replaces their container index rows, a statement per slice, not per tradeflow. */
+  /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
   const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) => Effect.gen(function*() {
-    const { byOrganisation, containers, latest } = tradeflowWrites(upserts)
+    const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
     for (const part of chunks(latest, 200)) {
       yield* sql`INSERT INTO tradeflows ${sql.insert(part.map(([t, doc]) => ({
         organisation_id: t.organisation_id,
@@ -380,9 +382,11 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     for (const [org, references] of byOrganisation) {
       for (const part of chunks(references, 500)) {
         yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
+        yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
       }
     }
     for (const part of chunks(containers, 300)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
+    for (const part of chunks(keys, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
   })
 
   const tradeflows = TradeflowStore.TradeflowStore.of({
@@ -404,6 +408,14 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       }
       return sizes
     }, storageError("TradeflowStore.sizes")),
+    lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
+      if (keys.length === 0) return []
+      const found = new Map<string, TradeflowStore.Candidate>()
+      for (const part of chunks([...new Set(keys)], 500)) {
+        for (const c of yield* decodeCandidates(yield* lookupStatement(sql, organisationId, part))) found.set(c.reference, c)
+      }
+      return [...found.values()]
+    }, storageError("TradeflowStore.lookup")),
     containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
       const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
         FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
@@ -433,6 +445,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
           yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
         }
         yield* writeTradeflows(upserts)

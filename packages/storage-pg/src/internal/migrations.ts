@@ -1,5 +1,6 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { PgMigrator } from "@effect/sql-pg"
+import { StorageRows } from "@tradeflow/core"
 import { Effect } from "effect"
 
 /** The table in which the migrator records what it applied (ours, not the library default). */
@@ -7,6 +8,30 @@ export const migrationsTable = "tradeflow_migrations"
 
 const statements = (...parts: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(parts, (part) => sql.unsafe(part), { discard: true }))
+
+interface Row {
+  readonly organisation_id: string
+  readonly reference: string
+}
+
+/** Fills the key index (`tradeflow_keys`) from the stored documents, 500 tradeflows at a time. */
+const backfillKeys = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  let after: Row | undefined = undefined
+  while (true) {
+    const from: Statement.Fragment = after === undefined
+      ? sql`TRUE`
+      : sql`(organisation_id, reference) > (${after.organisation_id}, ${after.reference})`
+    const rows: ReadonlyArray<Row> = yield* sql<Row>`SELECT organisation_id, reference, doc
+      FROM tradeflows WHERE ${from} ORDER BY organisation_id, reference LIMIT 500`
+    after = rows[rows.length - 1]
+    if (after === undefined) return
+    const keyed = (yield* StorageRows.decodeKeyed(rows)).flatMap((r, i) =>
+      StorageRows.keyRows({ ...r.doc, organisation_id: rows[i]!.organisation_id, reference: rows[i]!.reference })
+    )
+    for (const part of StorageRows.chunks(keyed, 1000)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
+  }
+})
 
 /**
  * Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run).
@@ -175,6 +200,21 @@ export const migrations = {
       WHERE status <> 'done'`,
     `CREATE INDEX jobs_dead ON jobs (organisation_id, id) WHERE status = 'dead'`,
     `CREATE INDEX jobs_leased ON jobs (organisation_id, lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL`
+  ),
+  "0007_tradeflow_keys": Effect.zipRight(
+    statements(
+      `CREATE TABLE tradeflow_keys (
+        organisation_id text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        tradeflow_reference text COLLATE "C" NOT NULL,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        PRIMARY KEY (organisation_id, key, tradeflow_reference),
+        FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+      )`,
+      `CREATE INDEX tradeflow_keys_tradeflow ON tradeflow_keys (organisation_id, tradeflow_reference)`
+    ),
+    backfillKeys
   )
 }
 

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { SqliteMigrator } from "@effect/sql-sqlite-node"
+import { StorageRows } from "@tradeflow/core"
 import { Effect, Schema } from "effect"
 
 /** The table in which the migrator records what it applied (ours, not the library default). */
@@ -49,6 +50,22 @@ const deadJobs = Effect.gen(function*() {
     `CREATE INDEX jobs_dead ON jobs (organisation_id, id) WHERE status = 'dead'`,
     `CREATE INDEX jobs_leased ON jobs (organisation_id, lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL`
   )
+})
+
+/** Fills the key index (`tradeflow_keys`) from the stored documents, 500 tradeflows at a time. */
+const backfillKeys = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  let after = 0
+  while (true) {
+    const rows = yield* sql<{ readonly id: number; readonly organisation_id: string; readonly reference: string }>`SELECT rowid AS id, organisation_id, reference, doc FROM tradeflows
+      WHERE rowid > ${after} ORDER BY rowid LIMIT 500`
+    if (rows.length === 0) return
+    after = rows[rows.length - 1]!.id
+    const keyed = (yield* StorageRows.decodeKeyed(rows)).flatMap((r, i) =>
+      StorageRows.keyRows({ ...r.doc, organisation_id: rows[i]!.organisation_id, reference: rows[i]!.reference })
+    )
+    for (const part of StorageRows.chunks(keyed, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
+  }
 })
 
 /** Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run; never edit one). */
@@ -207,7 +224,22 @@ export const migrations = {
     `UPDATE tradeflows SET container_count = json_array_length(doc, '$.containers'),
       event_count = json_array_length(doc, '$.events')`
   ),
-  "0008_dead_jobs": deadJobs
+  "0008_dead_jobs": deadJobs,
+  "0009_tradeflow_keys": Effect.zipRight(
+    statements(
+      `CREATE TABLE tradeflow_keys (
+        organisation_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        tradeflow_reference TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (organisation_id, key, tradeflow_reference),
+        FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+      ) WITHOUT ROWID`,
+      `CREATE INDEX tradeflow_keys_tradeflow ON tradeflow_keys (organisation_id, tradeflow_reference)`
+    ),
+    backfillKeys
+  )
 }
 
 /** The migrator's loader over {@link migrations}. */

@@ -4,10 +4,11 @@
  * bodies, a fresh database per run, and the machine line.
  */
 import { PgStorage } from "@tradeflow/storage-pg"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import pg from "pg"
 import { build, main, npmStartArgs, type Server, start } from "../examples/standalone/test/Process.js"
 
@@ -40,11 +41,17 @@ export interface Running extends Server {
 /**
  * Starts the server (`Process.start`) on `databaseUrl` with webhooks off and `env` on top, its
  * stderr passed through; with `profileDir`, it runs under `--cpu-prof` and writes its profile there
- * when it stops.
+ * when it stops; `nodeArgs` go to node before the server's own (an {@link eventLoopProbe}).
  */
-export const startServer = async (databaseUrl: string, env: Record<string, string> = {}, profileDir?: string): Promise<Running> => {
+export const startServer = async (
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  profileDir?: string,
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Running> => {
   const server = await start("", { DATABASE_URL: databaseUrl, WEBHOOK_ENABLED: "false", ...env }, [
     ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+    ...nodeArgs,
     ...serverArgs()
   ])
   server.child.stderr?.pipe(process.stderr)
@@ -124,3 +131,37 @@ export const withDatabase = async <A>(
 /** The machine and its load average, as the first line of a benchmark's output. */
 export const machineLine = () =>
   `# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`
+
+/** What the event-loop-delay probe saw in a server process between two reads (milliseconds). */
+export interface EventLoopDelay {
+  readonly samples: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+/**
+ * The event-loop-delay probe of a server (bench/event-loop-probe.mjs, `perf_hooks.monitorEventLoopDelay`):
+ * the node arguments and environment to start the server with ({@link startServer}), and `read`,
+ * which answers what the probe saw since the previous read (or the start) and starts over.
+ */
+export const eventLoopProbe = (dir: string) => {
+  const file = join(dir, `event-loop-delay-${globalThis.crypto.randomUUID()}.json`)
+  let snapshot = 0
+  return {
+    nodeArgs: ["--import", pathToFileURL(join(import.meta.dirname, "event-loop-probe.mjs")).href],
+    env: { BENCH_ELD_FILE: file },
+    read: async (server: Server): Promise<EventLoopDelay> => {
+      snapshot++
+      server.child.kill("SIGUSR2")
+      for (let i = 0; i < 1_000; i++) {
+        if (existsSync(file)) {
+          const seen = JSON.parse(readFileSync(file, "utf8")) as EventLoopDelay & { snapshot: number }
+          if (seen.snapshot === snapshot) return { samples: seen.samples, p50: seen.p50, p99: seen.p99, max: seen.max }
+        }
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      throw new Error("the event-loop probe did not answer")
+    }
+  }
+}

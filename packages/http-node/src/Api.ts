@@ -17,6 +17,7 @@ import {
   InternalServerError,
   NotFound,
   ServiceUnavailable,
+  TooManyRequests,
   UnprocessableContent,
   UnsupportedMediaType
 } from "./Problem.js"
@@ -180,12 +181,14 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
         OpenApi.Description,
         "Deprecated: the summary of the newest tradeflow matching query by tradeflow reference, bill of lading, booking or " +
           "container number. Responses carry Deprecation: true and, once announced, Sunset; after it 410. " +
-          "Migrate to GET /upstream."
+          "A widget key may search a limited number of times a second (by default 10, in bursts of 20); beyond, 429 " +
+          "with Retry-After. Migrate to GET /upstream."
       )
   )
   .addError(BadRequest)
   .addError(NotFound)
   .addError(Gone)
+  .addError(TooManyRequests)
   .addError(InternalServerError)
   .addError(ServiceUnavailable)
   .middleware(WidgetKeyAuth)

@@ -43,7 +43,7 @@ import { inFlightLimit } from "./internal/inFlight.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { allowedMethods, routeTable } from "./internal/routes.js"
-import { deprecateWidgetSearch, widgetKeyOf } from "./internal/widget.js"
+import { deprecateWidgetSearch, limitWidgetSearch, widgetKeyOf } from "./internal/widget.js"
 
 /** The most records one downstream request may carry. */
 export const maxRecords = 10_000
@@ -462,14 +462,16 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
       : Effect.succeed(Problem.toResponse(Problem.make(400, "the URL path holds a malformed percent-encoding"))))
 
 /**
- * Every failure as a problem response, then the widget search marked deprecated (see
- * `deprecateWidgetSearch`) and the console's door (`consoleGuard`); unreadable URLs are refused first.
+ * Every failure as a problem response, then the widget search limited per key
+ * (`limitWidgetSearch`) and marked deprecated (see `deprecateWidgetSearch`) and the console's door
+ * (`consoleGuard`); unreadable URLs are refused first.
  */
 const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
   const guard = consoleGuard(settings)
   const limit = inFlightLimit(settings)
+  const widgetLimit = limitWidgetSearch(settings)
   return (app: PlatformHttpApp.Default) =>
-    guard(limit(deprecateWidgetSearch(settings)(problems(refuseUnreadableUrl(app)))))
+    guard(limit(deprecateWidgetSearch(settings)(widgetLimit(problems(refuseUnreadableUrl(app))))))
 }))
 
 const openApiRoute = HttpApiBuilder.Router.use((router) =>

@@ -40,6 +40,8 @@ export interface HttpSettings {
   readonly webhookHttpHosts: ReadonlyArray<string>
   /** From this instant on the widget search answers 410; null while no sunset is announced. */
   readonly widgetSunset: Date | null
+  /** Widget searches per key: `perSecond` on average, `burst` at once (429 beyond). */
+  readonly widgetSearchLimit: { readonly perSecond: number; readonly burst: number }
 }
 
 /** @since 0.1.0 */
@@ -59,6 +61,8 @@ export const defaultMaxBufferedBodyBytes = 128 * 1024 * 1024
 export const defaultMaxInFlightPerKey = 16
 /** Default upstream requests in flight per credential. */
 export const defaultMaxUpstreamInFlightPerKey = 4
+/** Default widget search limit per key: 10 a second, bursts of 20. */
+export const defaultWidgetSearchLimit = { perSecond: 10, burst: 20 } as const
 /** The shortest console token accepted. */
 export const minConsoleTokenLength = 32
 /** Default limit of failed console authentications: 10 per client per minute. */
@@ -80,6 +84,7 @@ export interface Options {
   readonly webhookAllowPrivate?: boolean
   readonly webhookHttpHosts?: ReadonlyArray<string>
   readonly widgetSunset?: Date | null
+  readonly widgetSearchLimit?: { readonly perSecond: number; readonly burst: number }
 }
 
 /** Splits a comma-separated host list. */
@@ -103,7 +108,8 @@ export const make = (options: Options): HttpSettings => ({
   maxUpstreamInFlightPerKey: options.maxUpstreamInFlightPerKey ?? defaultMaxUpstreamInFlightPerKey,
   webhookAllowPrivate: options.webhookAllowPrivate ?? false,
   webhookHttpHosts: (options.webhookHttpHosts ?? []).map((h) => h.toLowerCase()),
-  widgetSunset: options.widgetSunset ?? null
+  widgetSunset: options.widgetSunset ?? null,
+  widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit
 })
 
 /**
@@ -132,10 +138,8 @@ export const layer = (options: Options): Layer.Layer<HttpConfig> =>
   )
 
 const positive = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
-  )
+  Config.nested(Config.integer().pipe(Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })), name)
+    .pipe(Config.withDefault(fallback))
 
 const randomToken = (): string => {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(24))
@@ -173,8 +177,9 @@ const tokenFile = (file: string) =>
  * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `CONSOLE_TOKEN_FILE`, `CONSOLE_HOSTS`,
  * `CONSOLE_AUTH_FAILURES` (failed console authentications per client per minute), `TRUST_PROXY`,
  * `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`, `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`,
- * `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`, `WEBHOOK_ALLOW_PRIVATE` and `WIDGET_SUNSET` (an invalid
- * date-time is a configuration error). A `CONSOLE_TOKEN` shorter than 32 characters is a
+ * `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`, `WEBHOOK_ALLOW_PRIVATE`, `WIDGET_SUNSET` (an invalid
+ * date-time is a configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget
+ * searches per key per second, and at once). A `CONSOLE_TOKEN` shorter than 32 characters is a
  * configuration error. Without `CONSOLE_TOKEN` the token is the one kept in `CONSOLE_TOKEN_FILE`
  * (default `./data/console-token`), generated there with mode 0600 on first start; the log names
  * the file, never the token, which only an interactive terminal (stderr) is shown.
@@ -204,6 +209,8 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
           : Either.mapLeft(parseSunset(value), (message) => ConfigError.InvalidData(["WIDGET_SUNSET"], message))
       )
     )
+    const widgetSearchRate = yield* positive("WIDGET_SEARCH_RATE", defaultWidgetSearchLimit.perSecond)
+    const widgetSearchBurst = yield* positive("WIDGET_SEARCH_BURST", defaultWidgetSearchLimit.burst)
     const given = Option.filter(token, (t) => Redacted.value(t).length > 0)
     if (Option.isSome(given)) {
       const refused = shortToken(Redacted.value(given.value))
@@ -236,7 +243,8 @@ export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Lay
       maxUpstreamInFlightPerKey,
       webhookAllowPrivate,
       webhookHttpHosts: parseHosts(webhookHttpHosts),
-      widgetSunset
+      widgetSunset,
+      widgetSearchLimit: { perSecond: widgetSearchRate, burst: widgetSearchBurst }
     })
   })
 )

@@ -20,7 +20,7 @@
 import { Effect, Either, Schema } from "effect"
 import type { Issue } from "./DownstreamError.js"
 import { type Payload, type Scheme, schemeError, type SchemeError } from "./Scheme.js"
-import { TradeflowRecord } from "./TradeflowRecord.js"
+import { TradeflowRecordInput } from "./TradeflowRecord.js"
 import { atLeastOneReferenceMessage, issuesFromParseError, jsonPointer } from "./Validation.js"
 
 /** At most this many data rows per upload (more: a `too_large` {@link SchemeError}, HTTP 413). */
@@ -168,7 +168,7 @@ const readText = (payload: Payload): Effect.Effect<string, SchemeError> => {
   })
 }
 
-const decodeRecord = Schema.decodeUnknownEither(TradeflowRecord, { errors: "all" })
+const decodeRecord = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })
 
 const referenceColumns = ["container_reference", "bill_of_lading_reference", "booking_reference"] as const
 

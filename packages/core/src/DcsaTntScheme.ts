@@ -22,13 +22,24 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Issue } from "./DownstreamError.js"
-import { type Payload, type Scheme, schemeError, type SchemeError } from "./Scheme.js"
+import { IssueList } from "./internal/issueList.js"
+import { type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
-import { IsoDateTime, normaliseContainerNumber, parseIsoDateTime, UnLocode } from "./TradeflowRecord.js"
-import { issuesFromParseError } from "./Validation.js"
+import {
+  IsoDateTime,
+  limitedArray,
+  normaliseContainerNumber,
+  parseIsoDateTime,
+  tooManyEntries,
+  UnLocode
+} from "./TradeflowRecord.js"
+import { collectIssues } from "./Validation.js"
 
 /** At most this many events per request (more: a `too_large` {@link SchemeError}, HTTP 413). */
 export const maxEvents = 10_000
+
+/** At most this many `documentReferences` per event, refused before any of them is decoded. */
+export const maxDocumentReferences = 100
 
 const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
 
@@ -55,10 +66,12 @@ export const TransportCall = Schema.Struct({
 /** PLN (planned), EST (estimated), ACT (actual). */
 export const EventClassifierCode = Schema.Literal("PLN", "EST", "ACT")
 
+const DocumentReferences = limitedArray(DocumentReference, maxDocumentReferences, "event")
+
 const timed = {
   eventClassifierCode: EventClassifierCode,
   eventDateTime: IsoDateTime,
-  documentReferences: Schema.optional(Schema.Array(DocumentReference))
+  documentReferences: Schema.optional(DocumentReferences)
 }
 
 /** A TRANSPORT event: a vessel (or other means of transport) arriving or departing. */
@@ -93,7 +106,7 @@ export const ShipmentEvent = Schema.Struct({
   eventType: Schema.Literal("SHIPMENT"),
   documentTypeCode: Schema.optional(Schema.String),
   documentID: Schema.optional(Schema.String),
-  documentReferences: Schema.optional(Schema.Array(DocumentReference))
+  documentReferences: Schema.optional(DocumentReferences)
 })
 /** @since 0.1.0 */
 export type ShipmentEvent = typeof ShipmentEvent.Type
@@ -241,30 +254,37 @@ export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEve
       message: `the body has ${body.length} events; at most ${maxEvents} are accepted per request`
     }]))
   }
-  const issues: Array<Issue> = []
+  const issues = new IssueList()
   const events: Array<DcsaEvent> = []
   body.forEach((raw: unknown, i) => {
     const type = isObject(raw) ? raw["eventType"] : undefined
     if (!isObject(raw)) {
-      issues.push({ path: `/${i}`, message: `event ${i}: must be a JSON object, got ${describe(raw)}` })
+      issues.add({ path: `/${i}`, message: `event ${i}: must be a JSON object, got ${describe(raw)}` })
     } else if (type !== "TRANSPORT" && type !== "EQUIPMENT" && type !== "SHIPMENT") {
-      issues.push({
+      issues.add({
         path: `/${i}/eventType`,
         message: `event ${i}: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got ${
           JSON.stringify(type) ?? "nothing"
+        }`
+      })
+    } else if (Array.isArray(raw["documentReferences"]) && raw["documentReferences"].length > maxDocumentReferences) {
+      issues.add({
+        path: `/${i}/documentReferences`,
+        message: `event ${i}: documentReferences ${
+          tooManyEntries(maxDocumentReferences, raw["documentReferences"].length, "event")
         }`
       })
     } else {
       const decoded = decoders[type](raw)
       if (Either.isRight(decoded)) events.push(decoded.right)
       else {
-        for (const issue of issuesFromParseError(decoded.left, `/${i}`, raw, "event")) {
-          issues.push({ path: issue.path, message: `event ${i}: ${issue.message}` })
-        }
+        const found = collectIssues(decoded.left, { prefix: `/${i}`, input: raw, rootLabel: "event", room: issues.room })
+        for (const issue of found.issues) issues.add({ path: issue.path, message: `event ${i}: ${issue.message}` })
+        issues.skip(found.total - found.issues.length)
       }
     }
   })
-  return issues.length > 0 ? Either.left(schemeError("invalid", issues)) : Either.right(events)
+  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(events)
 }
 
 interface Group {
@@ -388,11 +408,17 @@ export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<str
     if (reference !== undefined && reference.trim() === "") {
       return Effect.fail(schemeError("invalid", [{ path: "reference", message: "reference must not be empty" }]))
     }
+    let text: string
+    try {
+      text = typeof payload.body === "string"
+        ? payload.body.replace(/^\uFEFF/, "")
+        : new TextDecoder("utf-8", { fatal: true }).decode(payload.body)
+    } catch {
+      return Effect.fail(schemeError("malformed", [{ path: "", message: "the body is not UTF-8 text" }]))
+    }
     let body: unknown
     try {
-      body = JSON.parse(
-        typeof payload.body === "string" ? payload.body.replace(/^\uFEFF/, "") : new TextDecoder().decode(payload.body)
-      )
+      body = JSON.parse(text)
     } catch {
       return Effect.fail(schemeError("malformed", [{ path: "", message: "the body is not JSON" }]))
     }

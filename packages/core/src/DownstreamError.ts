@@ -11,6 +11,21 @@ export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String
 /** @since 0.1.0 */
 export type Issue = typeof Issue.Type
 
+/** At most this many issues are listed in one problem; the rest are counted in a last entry. */
+export const maxIssues = 100
+
+/**
+ * The issues of a problem: the first {@link maxIssues} of `issues`, then, when there are `total`
+ * (by default `issues.length`) and so more than listed, `{ path: "", message: "and N more problems
+ * not listed" }`.
+ */
+export const listIssues = (issues: ReadonlyArray<Issue>, total = issues.length): ReadonlyArray<Issue> => {
+  const listed = issues.length <= maxIssues ? issues : issues.slice(0, maxIssues)
+  return total <= listed.length
+    ? listed
+    : [...listed, { path: "", message: `and ${total - listed.length} more problems not listed` }]
+}
+
 /** The request does not satisfy the record rules; nothing of it was queued. */
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
   errors: Schema.Array(Issue)

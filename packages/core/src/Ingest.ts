@@ -19,6 +19,7 @@ import type { Issue } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { sha256Hex } from "./internal/crypto.js"
 import * as IngestLimits from "./IngestLimits.js"
+import { timeSlice } from "./internal/eventLoop.js"
 import * as GroupCommit from "./internal/groupCommit.js"
 import type { Enqueue, NewJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
@@ -190,7 +191,11 @@ export const layer: Layer.Layer<
     if (Array.isArray(body) && body.length > maxRecords) {
       return yield* new TooManyRecords({ limit: maxRecords, count: body.length })
     }
-    const validated = yield* validateRequest(body, { environment: submission.environment, form: submission.form }).pipe(
+    const validated = yield* validateRequest(body, {
+      environment: submission.environment,
+      form: submission.form,
+      pause: timeSlice()
+    }).pipe(
       Effect.provideService(Locations, locations)
     )
     yield* checkCaps(submission, validated)

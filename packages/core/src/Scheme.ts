@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
-import { Issue } from "./DownstreamError.js"
+import { Issue, listIssues, maxIssues } from "./DownstreamError.js"
 
 /** What a scheme receives: the request's media type, its raw body and its query parameters. */
 export interface Payload {
@@ -51,14 +51,11 @@ export interface Scheme {
 }
 
 /** At most this many problems are listed in one {@link SchemeError}; the rest are counted in a last entry. */
-export const maxErrors = 100
+export const maxErrors = maxIssues
 
-/** A {@link SchemeError} listing at most {@link maxErrors} issues. */
-export const schemeError = (reason: SchemeErrorReason, errors: ReadonlyArray<Issue>): SchemeError =>
-  new SchemeError({
-    reason,
-    errors: errors.length <= maxErrors ? errors : [
-      ...errors.slice(0, maxErrors),
-      { path: "", message: `and ${errors.length - maxErrors} more problems not listed` }
-    ]
-  })
+/**
+ * A {@link SchemeError} listing at most {@link maxErrors} of `errors`, then the count of the rest
+ * of `total` (by default `errors.length`).
+ */
+export const schemeError = (reason: SchemeErrorReason, errors: ReadonlyArray<Issue>, total = errors.length): SchemeError =>
+  new SchemeError({ reason, errors: listIssues(errors, total) })

@@ -42,6 +42,32 @@ export const parseIsoDateTime = (s: string): number => {
 
 const NonEmptyString = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
 
+/**
+ * The most entries each list of a record may hold in a request. Validation refuses a longer list
+ * before decoding any of its entries; {@link TradeflowRecordInput} holds them as `maxItems` too.
+ */
+export const maxEntries = {
+  container_reference: 1_000,
+  booking_reference: 100,
+  bill_of_lading_reference: 100,
+  events: 1_000,
+  partners: 100
+} as const
+
+/** The message of a list with `count` entries where at most `max` are accepted per `unit`. */
+export const tooManyEntries = (max: number, count: number, unit: string): string =>
+  `must hold at most ${max} entries per ${unit}, got ${count}`
+
+/** An array of at most `max` items (`maxItems` in its JSON Schema), the message of {@link tooManyEntries}. */
+export const limitedArray = <A, I, R>(
+  item: Schema.Schema<A, I, R>,
+  max: number,
+  unit: string
+): Schema.filter<Schema.Array$<Schema.Schema<A, I, R>>> =>
+  Schema.Array(item).pipe(Schema.maxItems(max, {
+    message: (issue) => tooManyEntries(max, Array.isArray(issue.actual) ? issue.actual.length : 0, unit)
+  }))
+
 /** Normalises a container number: upper case, without spaces and hyphens. */
 export const normaliseContainerNumber = (s: string): string => s.replace(/[\s-]/g, "").toUpperCase()
 
@@ -51,28 +77,40 @@ export const ContainerEntry = Schema.Struct({
   custom_properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 
+const list = <A, I, R>(
+  item: Schema.Schema<A, I, R>,
+  max: number | undefined
+): Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>, R> =>
+  max === undefined ? Schema.Array(item) : limitedArray(item, max, "record")
+
+const containerReferences = (max?: number) =>
+  Schema.transform(
+    Schema.Union(NonEmptyString, list(Schema.Union(NonEmptyString, ContainerEntry), max)),
+    Schema.Array(ContainerEntry),
+    {
+      strict: true,
+      decode: (input) =>
+        (typeof input === "string" ? [input] : input).map((c) =>
+          typeof c === "string"
+            ? { reference: normaliseContainerNumber(c) }
+            : { ...c, reference: normaliseContainerNumber(c.reference) }
+        ),
+      encode: (entries) => entries
+    }
+  )
+
 /** `container_reference`: a string, an array of strings or an array of container entries. */
-export const ContainerReferences = Schema.transform(
-  Schema.Union(NonEmptyString, Schema.Array(Schema.Union(NonEmptyString, ContainerEntry))),
-  Schema.Array(ContainerEntry),
-  {
-    strict: true,
-    decode: (input) =>
-      (typeof input === "string" ? [input] : input).map((c) =>
-        typeof c === "string"
-          ? { reference: normaliseContainerNumber(c) }
-          : { ...c, reference: normaliseContainerNumber(c.reference) }
-      ),
-    encode: (entries) => entries
-  }
-)
+export const ContainerReferences = containerReferences()
+
+const references = (max?: number) =>
+  Schema.transform(
+    Schema.Union(NonEmptyString, list(NonEmptyString, max)),
+    Schema.Array(Schema.String),
+    { strict: true, decode: (input) => (typeof input === "string" ? [input] : input), encode: (refs) => refs }
+  )
 
 /** `booking_reference` / `bill_of_lading_reference`: a string or an array of strings. */
-export const References = Schema.transform(
-  Schema.Union(NonEmptyString, Schema.Array(NonEmptyString)),
-  Schema.Array(Schema.String),
-  { strict: true, decode: (input) => (typeof input === "string" ? [input] : input), encode: (refs) => refs }
-)
+export const References = references()
 
 /** An element of `events`. `actual` defaults to false. */
 export const EventInput = Schema.Struct({
@@ -154,22 +192,43 @@ export const TradeflowRecordFields = Schema.Struct({
   active: Schema.optional(Schema.Boolean)
 })
 
+const hasReference = (r: {
+  readonly container_reference?: ReadonlyArray<unknown> | undefined
+  readonly bill_of_lading_reference?: ReadonlyArray<unknown> | undefined
+  readonly booking_reference?: ReadonlyArray<unknown> | undefined
+}) =>
+  (r.container_reference?.length ?? 0) + (r.bill_of_lading_reference?.length ?? 0) +
+        (r.booking_reference?.length ?? 0) > 0 ||
+  {
+    path: ["container_reference"],
+    message: "at least one of container_reference, bill_of_lading_reference, booking_reference is required"
+  }
+
 /**
  * A tradeflow record: `tradeflow_reference` and at least one of `container_reference`,
  * `bill_of_lading_reference`, `booking_reference`.
  */
-export const TradeflowRecord = TradeflowRecordFields.pipe(
-  Schema.filter((r) =>
-    (r.container_reference?.length ?? 0) + (r.bill_of_lading_reference?.length ?? 0) +
-          (r.booking_reference?.length ?? 0) > 0 ||
-    {
-      path: ["container_reference"],
-      message: "at least one of container_reference, bill_of_lading_reference, booking_reference is required"
-    }
-  )
-)
+export const TradeflowRecord = TradeflowRecordFields.pipe(Schema.filter(hasReference))
 /** @since 0.1.0 */
 export type TradeflowRecord = typeof TradeflowRecord.Type
+
+/**
+ * A tradeflow record as a request may carry it: a {@link TradeflowRecord} whose lists hold at
+ * most their {@link maxEntries} (`maxItems`) and whose reference is not `*`, which stands for
+ * every tradeflow in a delete. Queued work keeps the plain {@link TradeflowRecord}, so that no
+ * limit ever makes a stored job unreadable.
+ */
+export const TradeflowRecordInput = Schema.Struct({
+  ...TradeflowRecordFields.fields,
+  tradeflow_reference: NonEmptyString.pipe(Schema.filter((s) => s !== "*", {
+    message: () => "must not be \"*\", which stands for every tradeflow (DELETE /downstream/tradeflows/*)"
+  })),
+  container_reference: Schema.optional(containerReferences(maxEntries.container_reference)),
+  bill_of_lading_reference: Schema.optional(references(maxEntries.bill_of_lading_reference)),
+  booking_reference: Schema.optional(references(maxEntries.booking_reference)),
+  events: Schema.optional(limitedArray(EventInput, maxEntries.events, "record")),
+  partners: Schema.optional(limitedArray(PartnerInput, maxEntries.partners, "record"))
+}).pipe(Schema.filter(hasReference))
 
 /** The records of one tradeflow reference, in request order. */
 export const RecordGroup = Schema.Struct({

@@ -6,17 +6,30 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect"
-import { type Issue, ValidationError } from "./DownstreamError.js"
+import { type Issue, listIssues, maxIssues, ValidationError } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { groupRecords } from "./Grouping.js"
+import { IssueList } from "./internal/issueList.js"
+import { type Leaf, leavesOf } from "./internal/parseIssues.js"
 import * as Iso6346 from "./Iso6346.js"
 import { Locations } from "./Locations.js"
 import { mockWindowMillis } from "./OceanBasic.js"
 import { scenarioNames } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
-import { parseIsoDateTime, type RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
+import {
+  maxEntries,
+  parseIsoDateTime,
+  type RecordGroup,
+  tooManyEntries,
+  type TradeflowRecord,
+  TradeflowRecordInput
+} from "./TradeflowRecord.js"
 
-/** A valid request: its records grouped by reference (first-appearance order), warnings per group. */
+/**
+ * A valid request: its records grouped by reference (first-appearance order), warnings per group.
+ * At most {@link maxIssues} warnings are listed in all, in group order; a group whose warnings
+ * were cut ends with `and N more warnings not listed`.
+ */
 export interface ValidatedRequest {
   readonly groups: ReadonlyArray<RecordGroup>
   readonly warnings: ReadonlyArray<ReadonlyArray<string>>
@@ -29,6 +42,8 @@ export interface ValidateOptions {
   readonly environment: Environment
   /** `"array"` for `POST /downstream` (array only), `"any"` for `POST /downstream/tradeflows` (object or array). */
   readonly form: "array" | "any"
+  /** Run after each record is decoded and after each tradeflow's warnings: `Ingest` lets the event loop turn there. */
+  readonly pause?: Effect.Effect<void>
 }
 
 /** Nesting deeper than this (objects and arrays) is rejected instead of decoded. */
@@ -78,7 +93,7 @@ const describeExpected = (message: string): string => {
   if (/^boolean\b/.test(expected)) return "a boolean"
   if (/^(number|int|Int)\b/.test(expected)) return "a number"
   if (/^(ReadonlyArray|Array|readonly \[)/.test(expected)) return "an array"
-  if (/^\{/.test(expected)) return "an object"
+  if (/^(\{|Struct\b)/.test(expected)) return "an object"
   if (/^"/.test(expected)) return `one of ${expected.split(", actual")[0]}`
   return "a value of another type"
 }
@@ -93,13 +108,9 @@ const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
   return current
 }
 
-const isPrefixOf = (prefix: ReadonlyArray<PropertyKey>, path: ReadonlyArray<PropertyKey>): boolean =>
-  prefix.length < path.length && prefix.every((key, i) => key === path[i])
+const isTypeMismatch = (leaf: Leaf): boolean => leaf.tag === "Type" && leaf.message.startsWith("Expected ")
 
-const pathKey = (path: ReadonlyArray<PropertyKey>): string => JSON.stringify(path.map(String))
-
-const isTypeMismatch = (issue: ParseResult.ArrayFormatterIssue): boolean =>
-  issue._tag === "Type" && issue.message.startsWith("Expected ")
+const isUndefinedNoise = (leaf: Leaf): boolean => leaf.tag === "Type" && /^Expected undefined(?:,|$)/.test(leaf.message)
 
 const phrase = (label: string, message: string): string =>
   /^(at least one of|every|one of)\b/.test(message)
@@ -108,13 +119,102 @@ const phrase = (label: string, message: string): string =>
     ? `${label} ${message}`
     : `${label}: ${message}`
 
+interface Entry {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly types: Set<string>
+  readonly messages: Set<string>
+}
+
+interface Place {
+  readonly children: Map<string, Place>
+  deeper: boolean
+  explained: boolean
+  entry: Entry | undefined
+}
+
+const place = (): Place => ({ children: new Map(), deeper: false, explained: false, entry: undefined })
+
+/** The options of {@link collectIssues}. */
+export interface CollectOptions {
+  /** The JSON Pointer the paths are appended to (`""`, the default, for the document root). */
+  readonly prefix?: string
+  /** The decoded input, to have mismatch messages say what was sent (`got a number`). */
+  readonly input?: unknown
+  /** The name of the empty path in messages (`"value"` by default). */
+  readonly rootLabel?: string
+  /** Build at most this many issues (all by default); the others are only counted. */
+  readonly room?: number
+  /** Problems found outside the schema, merged with its own like any other (same path and message once). */
+  readonly extra?: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+}
+
+/**
+ * {@link issuesFromParseError} with a budget: the first `room` issues built, and how many there
+ * are in all. Counting the others builds no message, so a request with millions of problems costs
+ * little more than their decoding.
+ */
+export const collectIssues = (
+  error: ParseResult.ParseError,
+  options: CollectOptions = {}
+): { readonly issues: Array<Issue>; readonly total: number } => {
+  const leaves = leavesOf(error.issue).filter((leaf) => !isUndefinedNoise(leaf))
+  for (const { path, message } of options.extra ?? []) leaves.push({ path, tag: "Refinement", message })
+  const root = place()
+  const places = leaves.map((leaf) => {
+    let at = root
+    for (const segment of leaf.path) {
+      at.deeper = true
+      const key = String(segment)
+      let next = at.children.get(key)
+      if (next === undefined) {
+        next = place()
+        at.children.set(key, next)
+      }
+      at = next
+    }
+    if (!isTypeMismatch(leaf)) at.explained = true
+    return at
+  })
+  const entries: Array<Entry> = []
+  leaves.forEach((leaf, i) => {
+    const at = places[i]!
+    const mismatch = isTypeMismatch(leaf)
+    if (mismatch && (at.deeper || at.explained)) return
+    if (at.entry === undefined) {
+      at.entry = { path: leaf.path, types: new Set(), messages: new Set() }
+      entries.push(at.entry)
+    }
+    if (mismatch) at.entry.types.add(leaf.message)
+    else at.entry.messages.add(leaf.tag === "Missing" ? "is required" : leaf.message)
+  })
+  const { input, prefix = "", room = Infinity, rootLabel = "value" } = options
+  const issues: Array<Issue> = []
+  let total = 0
+  for (const entry of entries) {
+    const count = (entry.types.size > 0 ? 1 : 0) + entry.messages.size
+    total += count
+    if (issues.length >= room) continue
+    const pointer = jsonPointer(entry.path, prefix)
+    const label = fieldLabel(entry.path, rootLabel)
+    if (entry.types.size > 0) {
+      const types = Array.from(new Set(Array.from(entry.types, describeExpected)))
+      const actual = input === undefined ? "" : `, got ${describeValue(valueAt(input, entry.path))}`
+      issues.push({ path: pointer, message: `${label} must be ${types.join(" or ")}${actual}` })
+    }
+    for (const message of entry.messages) issues.push({ path: pointer, message: phrase(label, message) })
+  }
+  return { issues: issues.length > room ? issues.slice(0, room) : issues, total }
+}
+
 /**
  * Turns a `ParseError` into the issues of a problem response: one clear message per problem,
  * each with a JSON Pointer (`prefix` + the path of the problem) and naming the field. The noisy
  * duplicates Schema reports (`Expected undefined, actual …` beside the real problem of an
  * optional field, the failed alternatives of a union when one alternative got further) are
  * dropped; the alternatives of a union at the same place become one message. Pass the decoded
- * `input` to have the messages say what was sent instead (`got a number`).
+ * `input` to have the messages say what was sent instead (`got a number`). The work is linear in
+ * the size of the error: its tree is walked once, and problems are matched by path through a
+ * tree of the paths.
  *
  * @since 0.1.0
  */
@@ -123,47 +223,7 @@ export const issuesFromParseError = (
   prefix = "",
   input?: unknown,
   rootLabel = "value"
-): Array<Issue> => {
-  const all = ParseResult.ArrayFormatter.formatIssueSync(error.issue).filter(
-    (issue) => !(issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual"))
-  )
-  const kept = all.filter((issue) => {
-    if (!isTypeMismatch(issue)) return true
-    return !all.some((other) =>
-      other !== issue &&
-      (isPrefixOf(issue.path, other.path) || (!isTypeMismatch(other) && pathKey(other.path) === pathKey(issue.path)))
-    )
-  })
-  const byPath = new Map<string, { path: ReadonlyArray<PropertyKey>; types: Array<string>; messages: Array<string> }>()
-  for (const issue of kept) {
-    const key = pathKey(issue.path)
-    let entry = byPath.get(key)
-    if (entry === undefined) {
-      entry = { path: issue.path, types: [], messages: [] }
-      byPath.set(key, entry)
-    }
-    const label = fieldLabel(issue.path, rootLabel)
-    if (isTypeMismatch(issue)) {
-      const expected = describeExpected(issue.message)
-      if (!entry.types.includes(expected)) entry.types.push(expected)
-    } else if (issue._tag === "Missing") {
-      entry.messages.push(`${label} is required`)
-    } else {
-      entry.messages.push(phrase(label, issue.message))
-    }
-  }
-  const issues: Array<Issue> = []
-  for (const entry of byPath.values()) {
-    const pointer = jsonPointer(entry.path, prefix)
-    if (entry.types.length > 0) {
-      const label = fieldLabel(entry.path, rootLabel)
-      const actual = input === undefined ? "" : `, got ${describeValue(valueAt(input, entry.path))}`
-      issues.push({ path: pointer, message: `${label} must be ${entry.types.join(" or ")}${actual}` })
-    }
-    for (const message of new Set(entry.messages)) issues.push({ path: pointer, message })
-  }
-  return issues
-}
+): Array<Issue> => collectIssues(error, { prefix, input, rootLabel }).issues
 
 interface Sanitised {
   readonly value: unknown
@@ -211,31 +271,46 @@ const sanitise = (input: unknown): Sanitised => {
   return { value: go(input, []), tooDeep, nul }
 }
 
-const decodeRecord = Schema.decodeUnknownEither(TradeflowRecord, { errors: "all" })
+const decodeRecord = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value)
 
 const referenceKeys = ["container_reference", "bill_of_lading_reference", "booking_reference"] as const
 
+const limitedKeys = Object.keys(maxEntries) as ReadonlyArray<keyof typeof maxEntries>
+
 /**
- * Validates one record (already sanitised): its decoded form, or its issues with pointers under
- * `prefix`.
+ * Validates one record (already sanitised): its decoded form, or else its issues (pointers under
+ * `prefix`) added to `errors`. A list longer than its {@link maxEntries} is the record's only
+ * issue: nothing of the record is decoded then.
  */
-const validateRecord = (raw: unknown, prefix: string): Either.Either<TradeflowRecord, Array<Issue>> => {
+const validateRecord = (raw: unknown, prefix: string, errors: IssueList): TradeflowRecord | undefined => {
   if (!isObject(raw)) {
-    return Either.left([{ path: prefix, message: `record must be a JSON object, got ${describeValue(raw)}` }])
+    errors.add({ path: prefix, message: `record must be a JSON object, got ${describeValue(raw)}` })
+    return undefined
   }
-  const decoded = decodeRecord(raw)
-  if (Either.isRight(decoded)) return Either.right(decoded.right)
-  const issues = issuesFromParseError(decoded.left, prefix, raw, "record")
-  if (referenceKeys.every((key) => raw[key] === undefined)) {
-    const path = jsonPointer(["container_reference"], prefix)
-    if (!issues.some((issue) => issue.path === path && issue.message === atLeastOneReferenceMessage)) {
-      issues.push({ path, message: atLeastOneReferenceMessage })
+  const total = errors.total
+  for (const key of limitedKeys) {
+    const list = raw[key]
+    if (Array.isArray(list) && list.length > maxEntries[key]) {
+      errors.add({ path: jsonPointer([key], prefix), message: `${key} ${tooManyEntries(maxEntries[key], list.length, "record")}` })
     }
   }
-  return Either.left(issues)
+  if (errors.total > total) return undefined
+  const decoded = decodeRecord(raw)
+  if (Either.isRight(decoded)) return decoded.right
+  const noReference = referenceKeys.every((key) => raw[key] === undefined)
+  const { issues, total: found } = collectIssues(decoded.left, {
+    prefix,
+    input: raw,
+    rootLabel: "record",
+    room: errors.room,
+    ...(noReference ? { extra: [{ path: ["container_reference"], message: atLeastOneReferenceMessage }] } : {})
+  })
+  errors.addAll(issues)
+  errors.skip(found - issues.length)
+  return undefined
 }
 
 const dateFields = [
@@ -349,12 +424,58 @@ const recordWarnings = (
     return warnings
   })
 
+/** At most this many distinct containers per tradeflow in one request (its records together). */
+export const maxTradeflowContainers = 1_000
+
+/** At most this many events per tradeflow in one request (its records together). */
+export const maxTradeflowEvents = 1_000
+
+/**
+ * The issues of tradeflows whose records together name more than {@link maxTradeflowContainers}
+ * distinct containers or hold more than {@link maxTradeflowEvents} events, each at the record
+ * that crossed the limit.
+ */
+const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
+  const tally = new Map<string, { containers: Set<string>; events: number }>()
+  const issues: Array<Issue> = []
+  for (const { prefix, record } of located) {
+    const reference = record.tradeflow_reference
+    let t = tally.get(reference)
+    if (t === undefined) {
+      t = { containers: new Set(), events: 0 }
+      tally.set(reference, t)
+    }
+    const before = { containers: t.containers.size, events: t.events }
+    for (const entry of record.container_reference ?? []) t.containers.add(entry.reference)
+    t.events += record.events?.length ?? 0
+    const merged = `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
+    if (before.containers <= maxTradeflowContainers && t.containers.size > maxTradeflowContainers) {
+      issues.push({
+        path: jsonPointer(["container_reference"], prefix),
+        message: `the ${merged} name more than ${maxTradeflowContainers} distinct containers (from this record on); ` +
+          `at most ${maxTradeflowContainers} are accepted per tradeflow and request`
+      })
+    }
+    if (before.events <= maxTradeflowEvents && t.events > maxTradeflowEvents) {
+      issues.push({
+        path: jsonPointer(["events"], prefix),
+        message: `the ${merged} hold more than ${maxTradeflowEvents} events (from this record on); ` +
+          `at most ${maxTradeflowEvents} are accepted per tradeflow and request`
+      })
+    }
+  }
+  return issues
+}
+
 const bodyError = (message: string) => new ValidationError({ errors: [{ path: "", message }] })
 
 /**
- * Validates a whole request body: every record is decoded with {@link TradeflowRecord} and every
- * problem of every record is reported at once (a {@link ValidationError} with JSON Pointers into
- * the body). A valid request is grouped by `tradeflow_reference` (first-appearance order) with the
+ * Validates a whole request body: every record is decoded with {@link TradeflowRecordInput} and
+ * every problem of every record is reported at once (a {@link ValidationError} with JSON Pointers
+ * into the body; at most {@link maxIssues} listed, the rest counted). A list over its
+ * {@link maxEntries} is refused before its entries are decoded, and the records of one reference
+ * together hold at most {@link maxTradeflowContainers} containers and {@link maxTradeflowEvents}
+ * events. A valid request is grouped by `tradeflow_reference` (first-appearance order) with the
  * warnings of each group: container numbers failing ISO 6346, UN/LOCODEs the {@link Locations}
  * directory does not know, fields ignored in the environment, unknown mock scenarios and
  * date-times without an offset. Warnings never reject a record.
@@ -371,15 +492,21 @@ export const validateRequest: (
   const input = sanitised.value
   if (sanitised.tooDeep.length > 0) {
     return yield* new ValidationError({
-      errors: sanitised.tooDeep.slice(0, 100).map((path) => ({
-        path: jsonPointer(path),
-        message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
-      }))
+      errors: listIssues(
+        sanitised.tooDeep.slice(0, maxIssues).map((path) => ({
+          path: jsonPointer(path),
+          message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
+        })),
+        sanitised.tooDeep.length
+      )
     })
   }
   if (sanitised.nul.length > 0) {
     return yield* new ValidationError({
-      errors: sanitised.nul.slice(0, 100).map((path) => ({ path: jsonPointer(path), message: nulMessage }))
+      errors: listIssues(
+        sanitised.nul.slice(0, maxIssues).map((path) => ({ path: jsonPointer(path), message: nulMessage })),
+        sanitised.nul.length
+      )
     })
   }
   let entries: Array<readonly [raw: unknown, prefix: string]>
@@ -400,14 +527,16 @@ export const validateRequest: (
     )
   }
 
-  const errors: Array<Issue> = []
+  const errors = new IssueList()
   const located: Array<Located> = []
   for (const [raw, prefix] of entries) {
-    const result = validateRecord(raw, prefix)
-    if (Either.isLeft(result)) errors.push(...result.left)
-    else located.push({ record: result.right, raw: raw as Record<string, unknown>, prefix })
+    const record = validateRecord(raw, prefix, errors)
+    if (record !== undefined) located.push({ record, raw: raw as Record<string, unknown>, prefix })
+    if (options.pause !== undefined) yield* options.pause
   }
-  if (errors.length > 0) return yield* new ValidationError({ errors })
+  if (errors.total > 0) return yield* new ValidationError({ errors: errors.issues() })
+  const overLimit = tradeflowIssues(located)
+  if (overLimit.length > 0) return yield* new ValidationError({ errors: listIssues(overLimit) })
 
   const locations = yield* Locations
   const known = new Map<string, boolean>()
@@ -427,12 +556,17 @@ export const validateRequest: (
     else list.push(l)
   }
   const warnings: Array<ReadonlyArray<string>> = []
+  let room = maxIssues
   for (const group of groups) {
     const groupWarnings = new Set<string>()
     for (const l of byReference.get(group.tradeflow_reference) ?? []) {
       for (const w of yield* recordWarnings(l, options.environment, isKnownLocode)) groupWarnings.add(w)
     }
-    warnings.push(Array.from(groupWarnings))
+    const listed = Array.from(groupWarnings).slice(0, room)
+    room -= listed.length
+    const more = groupWarnings.size - listed.length
+    warnings.push(more === 0 ? listed : [...listed, `and ${more} more warnings not listed`])
+    if (options.pause !== undefined) yield* options.pause
   }
   const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))
   return { groups, warnings, pointers }

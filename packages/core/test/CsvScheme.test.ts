@@ -234,7 +234,8 @@ const fields: Record<string, fc.Arbitrary<unknown>> = {
   port_of_discharge: Arbitrary.make(UnLocode),
   configuration: fc.record({ enroll_insurance: fc.boolean() }),
   references: optionalObject(fc.record({ house_bill_of_lading: text, delivery_location: text, delivery_event_date: date }, { requiredKeys: [] })),
-  mock_tracking: fc.record({ scenario: text })
+  mock_tracking: fc.record({ scenario: text }),
+  tradeflow_reference: text.filter((t) => t.trim() !== "*")
 }
 const csvRecord: fc.Arbitrary<Record<string, unknown>> = fc.record(fields, { requiredKeys: ["tradeflow_reference"] })
   .map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)))

@@ -349,3 +349,46 @@ describe("DcsaTntScheme.decode: properties", () => {
     { fastCheck: { numRuns: 200 } }
   )
 })
+
+describe("DcsaTntScheme.decode: bounded work", () => {
+  it("an event with 32,000 document references of 1: a 422 with at most 101 issues, naming the field", () => {
+    const error = failure([equipment("LOAD", { documentReferences: Array.from({ length: 32_000 }, () => 1) })])
+    assert.strictEqual(error.reason, "invalid")
+    assert.isAtMost(error.errors.length, 101)
+    assert.isBelow(JSON.stringify(error.errors).length, 16_384)
+    assert.deepStrictEqual(error.errors, [{
+      path: "/0/documentReferences",
+      message: "event 0: documentReferences must hold at most 100 entries per event, got 32000"
+    }])
+  })
+
+  it("documentReferences: 100 per event accepted, 101 refused before they are decoded", () => {
+    const refs = (n: number) => Array.from({ length: n }, (_, i) => i === 0 ? bkg("BK1") : trd(`T${i}`))
+    assert.strictEqual(records([equipment("LOAD", { documentReferences: refs(100) })]).length, 1)
+    for (const event of [equipment("LOAD", { documentReferences: refs(101) }), transport("DEPA", { documentReferences: refs(101) })]) {
+      assert.deepStrictEqual(failure([equipment("LOAD"), event]).errors, [{
+        path: "/1/documentReferences",
+        message: "event 1: documentReferences must hold at most 100 entries per event, got 101"
+      }])
+    }
+    const shipment = failure([equipment("LOAD"), { eventType: "SHIPMENT", documentReferences: Array.from({ length: 101 }, () => 1) }])
+    assert.deepStrictEqual(shipment.errors.map((e) => e.path), ["/1/documentReferences"])
+  })
+
+  it("many broken events: 100 problems listed, the rest counted", () => {
+    const error = failure(Array.from({ length: 5_000 }, () => equipment("LOAD", { eventDateTime: "soon", eventClassifierCode: 1 })))
+    assert.strictEqual(error.errors.length, 101)
+    assert.deepStrictEqual(error.errors[100], { path: "", message: "and 9900 more problems not listed" })
+  })
+
+  it("a body that is not UTF-8 is malformed (400), not read with replacement characters", () => {
+    const text = new TextEncoder().encode(JSON.stringify([equipment("LOAD", { equipmentReference: "CSQU3054383" })]))
+    const at = text.indexOf("C".charCodeAt(0), text.indexOf("equipmentReference".charCodeAt(0)) + 20)
+    for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80]]) {
+      const body = new Uint8Array([...text.slice(0, at), ...bad, ...text.slice(at)])
+      const error = failure(body)
+      assert.deepStrictEqual([error.reason, error.errors], ["malformed", [{ path: "", message: "the body is not UTF-8 text" }]])
+    }
+    assert.isTrue(Either.isRight(run(new Uint8Array([0xef, 0xbb, 0xbf, ...text]))))
+  })
+})

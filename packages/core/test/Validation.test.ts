@@ -1,10 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Layer } from "effect"
+import { Effect, Either, FastCheck as fc, JSONSchema, Layer, ParseResult, Schema } from "effect"
+import * as DcsaTntScheme from "../src/DcsaTntScheme.js"
 import type { ValidationError } from "../src/DownstreamError.js"
 import type { Environment } from "../src/Environment.js"
+import { leavesOf } from "../src/internal/parseIssues.js"
+import * as Iso6346 from "../src/Iso6346.js"
 import * as Locations from "../src/Locations.js"
 import { StorageError } from "../src/StorageError.js"
-import { validateRequest } from "../src/Validation.js"
+import { EventInput, RecordGroup, TradeflowRecord, TradeflowRecordInput } from "../src/TradeflowRecord.js"
+import { issuesFromParseError, validateRequest } from "../src/Validation.js"
 
 const validate = (body: unknown, form: "array" | "any" = "array", environment: Environment = "uat") =>
   validateRequest(body, { environment, form }).pipe(Effect.provide(Locations.layerBuiltin))
@@ -398,4 +402,215 @@ describe("Validation.validateRequest: properties", () => {
       strip((asArray.left as ValidationError).errors)
     )
   })
+})
+
+describe("Validation.validateRequest: bounded problems", () => {
+  it("one record with 32,000 events of 1: a 422 with at most 101 issues, a small document", () => {
+    const errors = errorsOf([{ ...ok, events: Array.from({ length: 32_000 }, () => 1) }])
+    assert.isAtMost(errors.length, 101)
+    assert.isBelow(JSON.stringify(errors).length, 16_384)
+    assert.deepStrictEqual(errors, [{ path: "/0/events", message: "events must hold at most 1000 entries per record, got 32000" }])
+  })
+
+  it("a problem lists at most 100 issues, then counts the rest", () => {
+    const errors = errorsOf(Array.from({ length: 1_000 }, () => ({ ...ok, port_of_loading: "XX" })))
+    assert.strictEqual(errors.length, 101)
+    assert.deepStrictEqual(errors.slice(0, 2).map((e) => e.path), ["/0/port_of_loading", "/1/port_of_loading"])
+    assert.deepStrictEqual(errors[100], { path: "", message: "and 900 more problems not listed" })
+  })
+
+  it("a record of 1,000 broken events among 300 such records: every problem counted, 100 listed", () => {
+    const record = { ...ok, events: Array.from({ length: 1_000 }, () => 1) }
+    const errors = errorsOf(Array.from({ length: 300 }, () => record))
+    assert.strictEqual(errors.length, 101)
+    assert.deepStrictEqual(errors[99], { path: "/0/events/99", message: "events[99] must be an object, got a number" })
+    assert.deepStrictEqual(errors[100], { path: "", message: "and 299900 more problems not listed" })
+  })
+})
+
+const parseErrorOf = <A, I>(schema: Schema.Schema<A, I>, value: unknown): ParseResult.ParseError => {
+  const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(value)
+  if (Either.isRight(decoded)) return assert.fail("expected a ParseError")
+  return decoded.left
+}
+
+/** Wraps every node of a parse issue tree in a proxy counting the reads of its properties. */
+const counted = (root: ParseResult.ParseIssue) => {
+  const count = { nodes: 0, reads: 0, actuals: 0 }
+  const wrap = (node: ParseResult.ParseIssue): ParseResult.ParseIssue => {
+    count.nodes++
+    const children = new Map<PropertyKey, unknown>()
+    if ("issue" in node) children.set("issue", wrap(node.issue))
+    if ("issues" in node) children.set("issues", Array.isArray(node.issues) ? node.issues.map(wrap) : wrap(node.issues as ParseResult.ParseIssue))
+    return new Proxy(node, {
+      get: (target, property, receiver) => {
+        count.reads++
+        if (property === "actual") count.actuals++
+        return children.has(property) ? children.get(property) : Reflect.get(target, property, receiver)
+      }
+    })
+  }
+  return { issue: wrap(root), count }
+}
+
+describe("Validation.validateRequest: giving way", () => {
+  it("runs pause after each record and after each tradeflow's warnings, failing or not", () => {
+    for (const [body, expected] of [[[ok, ok, { ...ok, tradeflow_reference: "PO-2" }], 5], [[ok, 5, { ...ok, port_of_loading: 1 }], 3]] as const) {
+      let pauses = 0
+      Effect.runSync(Effect.either(
+        validateRequest(body, { environment: "uat", form: "array", pause: Effect.sync(() => void pauses++) }).pipe(
+          Effect.provide(Locations.layerBuiltin)
+        )
+      ))
+      assert.strictEqual(pauses, expected)
+    }
+  })
+})
+
+describe("Validation.validateRequest: limits", () => {
+  const container = (i: number) => {
+    const owner = `${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26) % 26)}CU`
+    const serial = String(i).padStart(6, "0")
+    return `${owner}${serial}${Iso6346.checkDigit(owner + serial)}`
+  }
+  const lists: ReadonlyArray<readonly [key: string, max: number, entry: (i: number) => unknown]> = [
+    ["events", 1_000, (i) => ({ message: `event ${i}` })],
+    ["partners", 100, (i) => ({ name: `partner ${i}` })],
+    ["container_reference", 1_000, container],
+    ["booking_reference", 100, (i) => `BK-${i}`],
+    ["bill_of_lading_reference", 100, (i) => `BL-${i}`]
+  ]
+
+  for (const [key, max, entry] of lists) {
+    it(`${key}: ${max} per record accepted, ${max + 1} refused naming the field, before its entries are decoded`, () => {
+      const atLimit = run([{ ...ok, [key]: Array.from({ length: max }, (_, i) => entry(i)) }], "array", "production")
+      assert.isTrue(Either.isRight(atLimit), JSON.stringify(Either.isLeft(atLimit) ? atLimit.left : ""))
+      const over = Array.from({ length: max + 1 }, (_, i) => i === max ? 1 : entry(i))
+      assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: 5, [key]: over }]), [
+        { path: `/1/${key}`, message: `${key} must hold at most ${max} entries per record, got ${max + 1}` }
+      ])
+    })
+  }
+
+  it("the input schema holds the same limits (for decoders that skip the pre-check), in its JSON Schema too; stored jobs' does not", () => {
+    const decoded = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })({ ...ok, booking_reference: Array.from({ length: 101 }, (_, i) => `B${i}`) })
+    if (Either.isRight(decoded)) return assert.fail("expected a ParseError")
+    assert.deepStrictEqual(issuesFromParseError(decoded.left, "", undefined, "record"), [
+      { path: "/booking_reference", message: "booking_reference must hold at most 100 entries per record, got 101" }
+    ])
+    const jsonSchema = JSON.stringify(JSONSchema.make(TradeflowRecordInput))
+    assert.deepStrictEqual(jsonSchema.match(/"maxItems":\d+/g), ["1000", "100", "100", "1000", "100"].map((n) => `"maxItems":${n}`))
+    const stored = { tradeflow_reference: "*", records: [{ ...ok, tradeflow_reference: "*", events: Array.from({ length: 1_001 }, () => ({ message: "m" })) }] }
+    assert.isTrue(Either.isRight(Schema.decodeUnknownEither(RecordGroup)(stored)))
+  })
+
+  it("per tradeflow and request: 1,000 distinct containers and 1,000 events in all, then a 422 at the record that crosses", () => {
+    const containers = (from: number, n: number) => Array.from({ length: n }, (_, i) => container(from + i))
+    const events = (n: number) => Array.from({ length: n }, (_, i) => ({ message: `e${i}` }))
+    const fits = [
+      { ...ok, container_reference: containers(0, 600), events: events(500) },
+      { ...ok, container_reference: containers(200, 800), events: events(500) },
+      { ...ok, tradeflow_reference: "PO-2", container_reference: containers(0, 1_000), events: events(1_000) }
+    ]
+    assert.isTrue(Either.isRight(run(fits, "array", "production")))
+    const errors = errorsOf([...fits, { ...ok, container_reference: containers(1_000, 1), events: events(1) }])
+    assert.deepStrictEqual(errors, [
+      {
+        path: "/3/container_reference",
+        message: "the records with tradeflow_reference \"PO-1\" in this request name more than 1000 distinct containers " +
+          "(from this record on); at most 1000 are accepted per tradeflow and request"
+      },
+      {
+        path: "/3/events",
+        message: "the records with tradeflow_reference \"PO-1\" in this request hold more than 1000 events " +
+          "(from this record on); at most 1000 are accepted per tradeflow and request"
+      }
+    ])
+  })
+
+  it("warnings: at most 100 listed in all, each tradeflow's unlisted ones counted", () => {
+    const many = Array.from({ length: 400 }, (_, i) => `ABCU${String(i).padStart(7, "0")}`).filter((c) => !Iso6346.isValid(c))
+    const [one] = warningsOf([{ ...ok, container_reference: many.slice(0, 300) }], "production")
+    assert.strictEqual(one!.length, 101)
+    assert.strictEqual(one![100], "and 200 more warnings not listed")
+    const three = warningsOf([
+      { ...ok, tradeflow_reference: "A", container_reference: many.slice(0, 80) },
+      { ...ok, tradeflow_reference: "B", container_reference: many.slice(80, 130) },
+      { ...ok, tradeflow_reference: "C", container_reference: many.slice(130, 135) },
+      { ...ok, tradeflow_reference: "D" }
+    ], "production")
+    assert.deepStrictEqual(three.map((w) => w.length), [80, 21, 1, 0])
+    assert.strictEqual(three[1]![20], "and 30 more warnings not listed")
+    assert.deepStrictEqual(three[2], ["and 5 more warnings not listed"])
+  })
+
+  it("a tradeflow reference * is refused: it stands for every tradeflow in a DELETE", () => {
+    const message = "tradeflow_reference must not be \"*\", which stands for every tradeflow (DELETE /downstream/tradeflows/*)"
+    for (const reference of ["*", " * "]) {
+      assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: reference }]), [{ path: "/1/tradeflow_reference", message }])
+    }
+    assert.isTrue(Either.isRight(run([{ ...ok, tradeflow_reference: "**" }, { ...ok, tradeflow_reference: "PO-*" }])))
+  })
+})
+
+describe("Validation.issuesFromParseError: linear collection", () => {
+  it("visits each node of the error a bounded number of times, and never formats a mismatched value", () => {
+    for (const n of [1_000, 32_000]) {
+      const error = parseErrorOf(Schema.Array(EventInput), Array.from({ length: n }, () => 1))
+      const { count, issue } = counted(error.issue)
+      const issues = issuesFromParseError(new ParseResult.ParseError({ issue }), "/events", [], "events")
+      assert.strictEqual(issues.length, n)
+      assert.strictEqual(count.nodes, 3 * n + 1)
+      assert.isAtMost(count.reads, 5 * count.nodes)
+      assert.strictEqual(count.actuals, 0)
+    }
+  })
+
+  const fieldNames = Object.keys(TradeflowRecord.from.fields)
+  const anyRecord = fc.dictionary(fc.constantFrom(...fieldNames), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 8 })
+  const agrees = (error: ParseResult.ParseError) => {
+    const leaves = leavesOf(error.issue)
+    const formatted = ParseResult.ArrayFormatter.formatIssueSync(error.issue)
+    assert.strictEqual(leaves.length, formatted.length)
+    leaves.forEach((leaf, i) => {
+      const f = formatted[i]!
+      assert.deepStrictEqual(leaf.path.map(String), f.path.map(String))
+      assert.strictEqual(leaf.tag, f._tag)
+      assert.isTrue(leaf.message === f.message || f.message.startsWith(`${leaf.message}, actual `), `${leaf.message} / ${f.message}`)
+    })
+  }
+
+  it.prop(
+    "the leaves of one walk are the formatter's, in order (mismatch messages without the value)",
+    [fc.oneof(
+      fc.tuple(validRecord, fc.nat({ max: breakers.length - 1 })).map(([r, which]) => breakers[which]!(r)),
+      anyRecord
+    )],
+    ([record]) => {
+      const decoded = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })(record)
+      if (Either.isLeft(decoded)) agrees(decoded.left)
+    }
+  )
+
+  it.prop(
+    "and so for DCSA events",
+    [fc.record({
+      eventType: fc.constantFrom("TRANSPORT", "EQUIPMENT", "SHIPMENT"),
+      eventClassifierCode: fc.oneof(fc.constantFrom("ACT", "PLN"), fc.jsonValue({ maxDepth: 1 })),
+      eventDateTime: fc.oneof(fc.constant("2024-01-01"), fc.jsonValue({ maxDepth: 1 })),
+      transportEventTypeCode: fc.oneof(fc.constantFrom("ARRI", "DEPA"), fc.jsonValue({ maxDepth: 1 })),
+      equipmentEventTypeCode: fc.oneof(fc.constantFrom("LOAD", "GTIN"), fc.jsonValue({ maxDepth: 1 })),
+      transportCall: fc.jsonValue({ maxDepth: 2 }),
+      documentReferences: fc.jsonValue({ maxDepth: 3 })
+    }, { requiredKeys: ["eventType"] })],
+    ([event]) => {
+      const schema = event.eventType === "TRANSPORT"
+        ? DcsaTntScheme.TransportEvent
+        : event.eventType === "EQUIPMENT"
+        ? DcsaTntScheme.EquipmentEvent
+        : DcsaTntScheme.ShipmentEvent
+      const decoded = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, { errors: "all" })(event)
+      if (Either.isLeft(decoded)) agrees(decoded.left)
+    }
+  )
 })

@@ -65,12 +65,14 @@ export const mockTracking: fc.Arbitrary<{ readonly scenario: string; readonly sp
 const annotated = <A>(arbitrary: fc.Arbitrary<A>) => ({ arbitrary: () => () => arbitrary })
 const ContainerNumber = Schema.String.annotations(annotated(containerNumber))
 const UnLocode = Schema.String.annotations(annotated(unlocode))
-const Text = Schema.String.annotations(annotated(fc.string({ minLength: 1, maxLength: 24 }).map((s) => s.trim()).filter((s) => s.length > 0)))
+const text = fc.string({ minLength: 1, maxLength: 24 }).map((s) => s.trim()).filter((s) => s.length > 0)
+const Text = Schema.String.annotations(annotated(text))
+const Reference = Schema.String.annotations(annotated(text.filter((s) => s !== "*")))
 
 /** The record fields with containers, ports, references and scenarios narrowed to valid values. */
 const GeneratedRecord = Schema.Struct({
   ...TradeflowRecordFields.fields,
-  tradeflow_reference: Text,
+  tradeflow_reference: Reference,
   container_reference: Schema.optional(Schema.Union(ContainerNumber, Schema.Array(ContainerNumber))),
   bill_of_lading_reference: Schema.optional(Schema.Union(Text, Schema.Array(Text))),
   booking_reference: Schema.optional(Schema.Union(Text, Schema.Array(Text))),

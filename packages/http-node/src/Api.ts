@@ -110,13 +110,13 @@ export const UpstreamPage = Schema.Struct({
 export class DownstreamGroup extends HttpApiGroup.make("downstream")
   .add(
     HttpApiEndpoint.post("submit", "/downstream")
-      .setPayload(Schema.Array(TradeflowRecord.TradeflowRecord))
+      .setPayload(Schema.Array(TradeflowRecord.TradeflowRecordInput))
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Accepted, { status: 202 })
   )
   .add(
     HttpApiEndpoint.post("submitTradeflows", "/downstream/tradeflows")
-      .setPayload(Schema.Union(TradeflowRecord.TradeflowRecord, Schema.Array(TradeflowRecord.TradeflowRecord)))
+      .setPayload(Schema.Union(TradeflowRecord.TradeflowRecordInput, Schema.Array(TradeflowRecord.TradeflowRecordInput)))
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Accepted, { status: 202 })
   )

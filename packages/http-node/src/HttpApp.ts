@@ -154,6 +154,18 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Ef
     )
   )
 
+/** The longest `Idempotency-Key` accepted. */
+export const maxIdempotencyKeyLength = 255
+
+const idempotencyKey = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string | undefined, Problem.Problem> => {
+  const key = request.headers["idempotency-key"]
+  return key === undefined || key.length <= maxIdempotencyKeyLength
+    ? Effect.succeed(key)
+    : Effect.fail(Problem.make(400, `the Idempotency-Key header holds more than ${maxIdempotencyKeyLength} characters`, [
+      { path: "Idempotency-Key", message: `must be at most ${maxIdempotencyKeyLength} characters, got ${key.length}` }
+    ]))
+}
+
 const submit = (form: "array" | "any") =>
   Effect.gen(function*() {
     const bodies = yield* RequestBodies
@@ -161,11 +173,11 @@ const submit = (form: "array" | "any") =>
     return Effect.gen(function*() {
       const { caller, environment } = yield* CurrentCaller
       const request = yield* HttpServerRequest.HttpServerRequest
+      const key = yield* idempotencyKey(request)
       const body = yield* bodies.readJson
       if (Array.isArray(body) && body.length > maxRecords) {
         return yield* Problem.make(413, `at most ${maxRecords} records per request (got ${body.length})`)
       }
-      const key = request.headers["idempotency-key"]
       return yield* mapCoreErrors(ingest.submit({
         organisation_id: caller.organisation.id,
         environment,
@@ -184,6 +196,7 @@ const submitScheme = Effect.gen(function*() {
     Effect.gen(function*() {
       const { caller, environment } = yield* CurrentCaller
       const request = yield* HttpServerRequest.HttpServerRequest
+      const key = yield* idempotencyKey(request)
       const body = yield* bodies.readBytes
       const query = Object.fromEntries(new URL(request.url, "http://localhost").searchParams)
       const records = yield* mapCoreErrors(schemes.decode(path.scheme, {
@@ -191,7 +204,6 @@ const submitScheme = Effect.gen(function*() {
         body,
         query
       }))
-      const key = request.headers["idempotency-key"]
       return yield* mapCoreErrors(ingest.submit({
         organisation_id: caller.organisation.id,
         environment,

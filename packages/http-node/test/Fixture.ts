@@ -29,6 +29,7 @@ export interface Sent {
   readonly auth?: string
   readonly json?: unknown
   readonly text?: string
+  readonly bytes?: Uint8Array
   readonly contentType?: string
   readonly headers?: Record<string, string>
 }
@@ -51,6 +52,8 @@ export const send = (method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH", url: s
       request = HttpClientRequest.bodyText(request, JSON.stringify(sent.json), sent.contentType ?? "application/json")
     } else if (sent.text !== undefined) {
       request = HttpClientRequest.bodyText(request, sent.text, sent.contentType ?? "application/json")
+    } else if (sent.bytes !== undefined) {
+      request = HttpClientRequest.bodyUint8Array(request, sent.bytes, sent.contentType ?? "application/json")
     }
     const response = yield* client.execute(request)
     const text = yield* response.text

@@ -23,7 +23,7 @@ export const listIssues = (issues: ReadonlyArray<Issue>, total = issues.length):
   const listed = issues.length <= maxIssues ? issues : issues.slice(0, maxIssues)
   return total <= listed.length
     ? listed
-    : [...listed, { path: "", message: `and ${total - listed.length} more problems not listed` }]
+    : [...listed, { path: "", message: `and ${(total - listed.length).toLocaleString("en")} more problems not listed` }]
 }
 
 /** The request does not satisfy the record rules; nothing of it was queued. */

@@ -11,6 +11,7 @@ import {
   ConfirmationRequired,
   IdempotencyKeyInFlight,
   IdempotencyKeyReused,
+  listIssues,
   TooManyRecords,
   TradeflowNotFound,
   ValidationError
@@ -169,7 +170,7 @@ export const layer: Layer.Layer<
         break
       }
     }
-    if (errors.length > 0) return yield* new ValidationError({ errors: errors.slice(0, 100) })
+    if (errors.length > 0) return yield* new ValidationError({ errors: listIssues(errors) })
   })
 
   const guardKey = <A, E, R>(

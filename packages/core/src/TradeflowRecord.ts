@@ -56,7 +56,7 @@ export const maxEntries = {
 
 /** The message of a list with `count` entries where at most `max` are accepted per `unit`. */
 export const tooManyEntries = (max: number, count: number, unit: string): string =>
-  `must hold at most ${max} entries per ${unit}, got ${count}`
+  `must hold at most ${max.toLocaleString("en")} entries per ${unit}, got ${count.toLocaleString("en")}`
 
 /** An array of at most `max` items (`maxItems` in its JSON Schema), the message of {@link tooManyEntries}. */
 export const limitedArray = <A, I, R>(

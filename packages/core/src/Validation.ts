@@ -449,18 +449,19 @@ const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
     for (const entry of record.container_reference ?? []) t.containers.add(entry.reference)
     t.events += record.events?.length ?? 0
     const merged = `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
+    const max = (n: number) => n.toLocaleString("en")
     if (before.containers <= maxTradeflowContainers && t.containers.size > maxTradeflowContainers) {
       issues.push({
         path: jsonPointer(["container_reference"], prefix),
-        message: `the ${merged} name more than ${maxTradeflowContainers} distinct containers (from this record on); ` +
-          `at most ${maxTradeflowContainers} are accepted per tradeflow and request`
+        message: `the ${merged} name more than ${max(maxTradeflowContainers)} distinct containers (from this record ` +
+          `on); at most ${max(maxTradeflowContainers)} are accepted per tradeflow and request`
       })
     }
     if (before.events <= maxTradeflowEvents && t.events > maxTradeflowEvents) {
       issues.push({
         path: jsonPointer(["events"], prefix),
-        message: `the ${merged} hold more than ${maxTradeflowEvents} events (from this record on); ` +
-          `at most ${maxTradeflowEvents} are accepted per tradeflow and request`
+        message: `the ${merged} hold more than ${max(maxTradeflowEvents)} events (from this record on); ` +
+          `at most ${max(maxTradeflowEvents)} are accepted per tradeflow and request`
       })
     }
   }
@@ -565,7 +566,7 @@ export const validateRequest: (
     const listed = Array.from(groupWarnings).slice(0, room)
     room -= listed.length
     const more = groupWarnings.size - listed.length
-    warnings.push(more === 0 ? listed : [...listed, `and ${more} more warnings not listed`])
+    warnings.push(more === 0 ? listed : [...listed, `and ${more.toLocaleString("en")} more warnings not listed`])
     if (options.pause !== undefined) yield* options.pause
   }
   const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))

@@ -358,7 +358,7 @@ describe("DcsaTntScheme.decode: bounded work", () => {
     assert.isBelow(JSON.stringify(error.errors).length, 16_384)
     assert.deepStrictEqual(error.errors, [{
       path: "/0/documentReferences",
-      message: "event 0: documentReferences must hold at most 100 entries per event, got 32000"
+      message: "event 0: documentReferences must hold at most 100 entries per event, got 32,000"
     }])
   })
 
@@ -378,7 +378,7 @@ describe("DcsaTntScheme.decode: bounded work", () => {
   it("many broken events: 100 problems listed, the rest counted", () => {
     const error = failure(Array.from({ length: 5_000 }, () => equipment("LOAD", { eventDateTime: "soon", eventClassifierCode: 1 })))
     assert.strictEqual(error.errors.length, 101)
-    assert.deepStrictEqual(error.errors[100], { path: "", message: "and 9900 more problems not listed" })
+    assert.deepStrictEqual(error.errors[100], { path: "", message: "and 9,900 more problems not listed" })
   })
 
   it("a body that is not UTF-8 is malformed (400), not read with replacement characters", () => {

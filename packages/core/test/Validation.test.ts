@@ -409,7 +409,7 @@ describe("Validation.validateRequest: bounded problems", () => {
     const errors = errorsOf([{ ...ok, events: Array.from({ length: 32_000 }, () => 1) }])
     assert.isAtMost(errors.length, 101)
     assert.isBelow(JSON.stringify(errors).length, 16_384)
-    assert.deepStrictEqual(errors, [{ path: "/0/events", message: "events must hold at most 1000 entries per record, got 32000" }])
+    assert.deepStrictEqual(errors, [{ path: "/0/events", message: "events must hold at most 1,000 entries per record, got 32,000" }])
   })
 
   it("a problem lists at most 100 issues, then counts the rest", () => {
@@ -424,7 +424,7 @@ describe("Validation.validateRequest: bounded problems", () => {
     const errors = errorsOf(Array.from({ length: 300 }, () => record))
     assert.strictEqual(errors.length, 101)
     assert.deepStrictEqual(errors[99], { path: "/0/events/99", message: "events[99] must be an object, got a number" })
-    assert.deepStrictEqual(errors[100], { path: "", message: "and 299900 more problems not listed" })
+    assert.deepStrictEqual(errors[100], { path: "", message: "and 299,900 more problems not listed" })
   })
 })
 
@@ -487,7 +487,7 @@ describe("Validation.validateRequest: limits", () => {
       assert.isTrue(Either.isRight(atLimit), JSON.stringify(Either.isLeft(atLimit) ? atLimit.left : ""))
       const over = Array.from({ length: max + 1 }, (_, i) => i === max ? 1 : entry(i))
       assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: 5, [key]: over }]), [
-        { path: `/1/${key}`, message: `${key} must hold at most ${max} entries per record, got ${max + 1}` }
+        { path: `/1/${key}`, message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${(max + 1).toLocaleString("en")}` }
       ])
     })
   }
@@ -517,13 +517,13 @@ describe("Validation.validateRequest: limits", () => {
     assert.deepStrictEqual(errors, [
       {
         path: "/3/container_reference",
-        message: "the records with tradeflow_reference \"PO-1\" in this request name more than 1000 distinct containers " +
-          "(from this record on); at most 1000 are accepted per tradeflow and request"
+        message: "the records with tradeflow_reference \"PO-1\" in this request name more than 1,000 distinct containers (from this record " +
+          "on); at most 1,000 are accepted per tradeflow and request"
       },
       {
         path: "/3/events",
-        message: "the records with tradeflow_reference \"PO-1\" in this request hold more than 1000 events " +
-          "(from this record on); at most 1000 are accepted per tradeflow and request"
+        message: "the records with tradeflow_reference \"PO-1\" in this request hold more than 1,000 events " +
+          "(from this record on); at most 1,000 are accepted per tradeflow and request"
       }
     ])
   })

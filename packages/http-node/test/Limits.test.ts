@@ -37,7 +37,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
       const k = yield* newKey("production")
       const r = yield* send("POST", "/downstream", { auth: k.key, json: [{ ...record, events: Array.from({ length: 32_000 }, () => 1) }] })
       const body = problem(r, 422)
-      assert.deepStrictEqual(body.errors, [{ path: "/0/events", message: "events must hold at most 1000 entries per record, got 32000" }])
+      assert.deepStrictEqual(body.errors, [{ path: "/0/events", message: "events must hold at most 1,000 entries per record, got 32,000" }])
       assert.isBelow(r.text.length, 1_024)
     }))
 
@@ -48,7 +48,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
       const r = yield* send("POST", "/downstream", { auth: k.key, json: body })
       const errors = problem(r, 422).errors ?? []
       assert.strictEqual(errors.length, 101)
-      assert.deepStrictEqual(errors[100], { path: "", message: "and 299900 more problems not listed" })
+      assert.deepStrictEqual(errors[100], { path: "", message: "and 299,900 more problems not listed" })
       assert.isBelow(r.text.length, 16_384)
     }))
 
@@ -67,7 +67,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
           const list = (n: number) => Array.from({ length: n }, (_, i) => entry(i))
           accepted(yield* send("POST", "/downstream", { auth: k.key, json: [{ ...record, tradeflow_reference: `AT-${key}`, [key]: list(max) }] }))
           const over = problem(yield* send("POST", "/downstream/tradeflows", { auth: k.key, json: { ...record, [key]: list(max + 1) } }), 422)
-          assert.deepStrictEqual(over.errors, [{ path: `/${key}`, message: `${key} must hold at most ${max} entries per record, got ${max + 1}` }])
+          assert.deepStrictEqual(over.errors, [{ path: `/${key}`, message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${(max + 1).toLocaleString("en")}` }])
         }))
     }
   })
@@ -87,7 +87,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
         422
       )
       assert.deepStrictEqual(over.errors?.map((e) => e.path), ["/2/container_reference"])
-      assert.match(over.errors![0]!.message, /"PO-1".*more than 1000 distinct containers/)
+      assert.match(over.errors![0]!.message, /"PO-1".*more than 1,000 distinct containers/)
       const events501 = problem(
         yield* send("POST", "/downstream", { auth: k.key, json: [half, { ...record, events: events(501) }] }),
         422
@@ -125,7 +125,7 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
       const r = yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, json: [dcsaEvent(Array.from({ length: 32_000 }, () => 1))] })
       assert.deepStrictEqual(problem(r, 422).errors, [{
         path: "/0/documentReferences",
-        message: "event 0: documentReferences must hold at most 100 entries per event, got 32000"
+        message: "event 0: documentReferences must hold at most 100 entries per event, got 32,000"
       }])
       const bkg = { documentReferenceType: "BKG", documentReferenceValue: "BK-1" }
       const text = new TextEncoder().encode(JSON.stringify([dcsaEvent([bkg])]))

@@ -6,12 +6,21 @@
  */
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cursor, Locations, SecretsAtRest, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
+import {
+  Cursor,
+  Locations,
+  SecretsAtRest,
+  Service,
+  type Storage,
+  type StorageError,
+  TrackingConfig,
+  Worker
+} from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
-import { Config, ConfigError, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, Deferred, Effect, Either, Layer, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** The database a `DATABASE_URL` names. */
@@ -86,33 +95,49 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
  * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
  * this process (after a crash, other processes retry its deliveries once it runs out);
  * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
- * many deliveries one round attempts at once.
+ * many deliveries one round attempts at once. The worker starts once `startAfter` has completed.
  */
-export const webhookLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
+export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) => Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
   const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   const httpHosts = HttpConfig.parseHosts(yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault("")))
   const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
   const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-  return DeliveryWorker.layer({ background, allowPrivate, allowHttp: allowPrivate, httpHosts, leaseMillis, batchSize }).pipe(
-    Layer.provide(WebhookClient.layer({ allowPrivate }))
-  )
+  return DeliveryWorker.layer({
+    background,
+    allowPrivate,
+    allowHttp: allowPrivate,
+    httpHosts,
+    leaseMillis,
+    batchSize,
+    startAfter
+  }).pipe(Layer.provide(WebhookClient.layer({ allowPrivate })))
 }))
+
+const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
+  Config.withDefault(Worker.defaultMaxAttempts),
+  Config.validate({ message: "WORKER_MAX_ATTEMPTS: expected an integer of at least 1", validation: (n) => n >= 1 })
+)
 
 /**
  * Every service over the configured storage, and the webhook delivery worker. `WORKER_ENABLED=false` runs no background worker:
  * the process only accepts work, and another process (or a later start) processes it.
  * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
- * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once.
+ * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
+ * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
+ * failed commit each count) before it is dead. The workers and the scheduler start once
+ * `startAfter` has completed.
  */
-export const servicesLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
+export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) => Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
   const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
   const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
   return Layer.merge(
-    Service.layer({ background, leaseMillis, concurrency }).pipe(Layer.provide(Cursor.layerConfig)),
-    webhookLayerConfig
+    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter }).pipe(
+      Layer.provide(Cursor.layerConfig)
+    ),
+    webhookLayerConfig(startAfter)
   )
 })).pipe(Layer.provideMerge(Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
@@ -214,7 +239,8 @@ export const gracefulServer = (options: {
  * `MAX_CONNECTIONS` (default 1024) connections and `SOCKET_IDLE_TIMEOUT_MILLIS` (default 60000) of
  * inactivity per connection (see {@link gracefulServer}). Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
- * cannot answer it yet.
+ * cannot answer it yet. The job worker, the scheduler and the delivery worker start only once the
+ * port listens: health checks are answered before any job runs, even one that crashes the process.
  *
  * Closing it (SIGTERM or SIGINT) is a graceful shutdown: the HTTP server drains as
  * {@link gracefulServer} says, for at most `SHUTDOWN_GRACE_MILLIS` (default 30000); then the job
@@ -227,13 +253,17 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const graceMillis = yield* Config.integer("SHUTDOWN_GRACE_MILLIS").pipe(Config.withDefault(30_000))
   const maxConnections = yield* Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(1024))
   const idleTimeoutMillis = yield* Config.integer("SOCKET_IDLE_TIMEOUT_MILLIS").pipe(Config.withDefault(60_000))
-  return HttpApp.layer.pipe(
+  const listening = yield* Deferred.make<void>()
+  const http = HttpApp.layer.pipe(
     HttpServer.withLogAddress,
     Layer.provide(Layer.merge(
       Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis, maxConnections, idleTimeoutMillis })),
       NodeHttpServer.layerContext
     )),
-    Layer.provide(HttpConfig.layerConfig),
-    Layer.provide(servicesLayerConfig)
+    Layer.provide(HttpConfig.layerConfig)
+  )
+  return Layer.effectDiscard(Deferred.succeed(listening, undefined)).pipe(
+    Layer.provide(http),
+    Layer.provide(servicesLayerConfig(Deferred.await(listening)))
   )
 }))

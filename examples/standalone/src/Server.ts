@@ -14,6 +14,7 @@ import {
   type Storage,
   type StorageError,
   TrackingConfig,
+  Upstream,
   Worker
 } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
@@ -127,14 +128,16 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
  * failed commit each count) before it is dead. The workers and the scheduler start once
- * `startAfter` has completed.
+ * `startAfter` has completed. `UPSTREAM_MAX_BYTES` (default 8 MiB) caps the message bytes of one
+ * upstream answer.
  */
 export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) => Layer.unwrapEffect(Effect.gen(function*() {
   const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
   const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
   const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+  const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
   return Layer.merge(
-    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter }).pipe(
+    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } }).pipe(
       Layer.provide(Cursor.layerConfig)
     ),
     webhookLayerConfig(startAfter)

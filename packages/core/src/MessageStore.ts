@@ -5,10 +5,15 @@
  */
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./StorageError.js"
-import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
+import type { MessageQuery, MessageRead, MessageRun, StoredMessage } from "./StoredMessage.js"
 
 /** @since 0.1.0 */
 export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<MessageStore, {
   /** Matching messages in ascending sequence order (see {@link MessageQuery.take}). */
   readonly list: (query: MessageQuery) => Effect.Effect<ReadonlyArray<StoredMessage>, StorageError>
+  /**
+   * What `list` selects, cut short once the bodies reach `max_bytes` (see {@link MessageRead}),
+   * and whether more matching messages follow: what one answer of the upstream feed reads.
+   */
+  readonly read: (query: MessageRead) => Effect.Effect<MessageRun, StorageError>
 }>() {}

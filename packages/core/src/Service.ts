@@ -34,6 +34,11 @@ export type Services =
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
 
+/** Options of {@link layer}: the worker's, and the upstream feed's under `upstream`. */
+export interface ServiceOptions extends Worker.WorkerOptions {
+  readonly upstream?: Upstream.UpstreamOptions
+}
+
 /**
  * Every service over the storage ports, the location directory and the tracking settings, with
  * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
@@ -41,7 +46,7 @@ export type Services =
  * `startAfter`), unless `scheduler` says otherwise.
  */
 export const layer = (
-  options: Worker.WorkerOptions = {},
+  options: ServiceOptions = {},
   scheduler: Scheduler.SchedulerOptions = {}
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
@@ -51,7 +56,7 @@ export const layer = (
     Documents.layer,
     Ingest.layer,
     Jobs.layer,
-    Upstream.layer,
+    Upstream.layer(options.upstream),
     Schemes.layer,
     WidgetSearch.layer,
     Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler })

@@ -26,7 +26,7 @@ import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import { Settings } from "./Settings.js"
-import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
+import { byteLength, fitting, type MessageQuery, type MessageRead, type MessageRun, type StoredMessage } from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 import { type Candidate, TradeflowStore } from "./TradeflowStore.js"
@@ -91,6 +91,21 @@ export const selectMessages = (
   )
   const limit = Math.max(0, Math.floor(q.limit))
   return q.take === "oldest" ? matching.slice(0, limit) : matching.slice(Math.max(0, matching.length - limit))
+}
+
+/** The semantics of `MessageStore.read` over one organisation's log, as {@link selectMessages}. */
+export const readMessages = (
+  log: ReadonlyArray<StoredMessage>,
+  q: MessageRead,
+  newestSeq?: ReadonlyMap<string, number>
+): MessageRun => {
+  const limit = Math.max(0, Math.floor(q.limit))
+  const candidates = selectMessages(log, { ...q, limit: limit + 1 }, newestSeq)
+  if (q.take === "newest") candidates.reverse()
+  const count = fitting(candidates.map((m) => byteLength(m.body)), limit, q.max_bytes)
+  const messages = candidates.slice(0, count)
+  if (q.take === "newest") messages.reverse()
+  return { messages, more: candidates.length > count }
 }
 
 interface OrgMessages {
@@ -404,6 +419,10 @@ export const makeMemory = Effect.gen(function*() {
     list: (q) => Effect.sync(() => {
       const l = logs.get(q.organisation_id)
       return l === undefined ? [] : selectMessages(l.messages, q, l.newest)
+    }),
+    read: (q) => Effect.sync(() => {
+      const l = logs.get(q.organisation_id)
+      return l === undefined ? { messages: [], more: false } : readMessages(l.messages, q, l.newest)
     })
   })
 

@@ -11,7 +11,7 @@ import type { InsertedMessage } from "./Delivery.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
-import type { NewMessage } from "./StoredMessage.js"
+import { fitting, type MessageRead, type MessageRun, type NewMessage, type StoredMessage } from "./StoredMessage.js"
 import * as Tradeflow from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 
@@ -290,6 +290,35 @@ export const decodeMessages = (
   Array.isArray(input) && input.every(isMessageRow)
     ? Effect.succeed(input as ReadonlyArray<typeof MessageRow.Type>)
     : decodeMessageRows(input)
+/** @since 0.1.0 */
+export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: Schema.Number }))
+
+/**
+ * `MessageStore.read` over two statements of an SQL adapter: `sizes(n)` answers the seq and body
+ * size of the first `n` matching messages in the order of `take` (no body read), and `bodies(seqs)`
+ * the rows of those seqs in any order. Only the bodies of the messages returned are read.
+ */
+export const readRun = <E, R>(
+  query: MessageRead,
+  sizes: (n: number) => Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly bytes: number }>, E, R>,
+  bodies: (seqs: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<StoredMessage>, E, R>
+): Effect.Effect<MessageRun, E, R> =>
+  Effect.gen(function*() {
+    if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
+    const limit = Math.max(0, Math.floor(query.limit))
+    const candidates = yield* sizes(limit + 1)
+    const count = fitting(candidates.map((c) => c.bytes), limit, query.max_bytes)
+    const seqs = candidates.slice(0, count).map((c) => c.seq).sort((a, b) => a - b)
+    const bySeq = new Map<number, StoredMessage>()
+    for (const part of chunks(seqs, 500)) for (const m of yield* bodies(part)) bySeq.set(m.seq, m)
+    const messages: Array<StoredMessage> = []
+    for (const seq of seqs) {
+      const m = bySeq.get(seq)
+      if (m !== undefined) messages.push(m)
+    }
+    return { messages, more: candidates.length > count }
+  })
+
 /** @since 0.1.0 */
 export const decodeAutomations = rows(AutomationRow)
 /** @since 0.1.0 */

@@ -45,3 +45,53 @@ export interface MessageQuery {
   readonly take: "oldest" | "newest"
   readonly limit: number
 }
+
+/** What `MessageStore.read` selects: a {@link MessageQuery} bounded in body bytes too. */
+export interface MessageRead extends MessageQuery {
+  /**
+   * The bodies returned total at most this many bytes ({@link byteLength}), except that the first
+   * matching message always comes back (alone when it is larger). The run ends before the first
+   * message that does not fit; the store reads the bodies it returns and no others.
+   */
+  readonly max_bytes: number
+}
+
+/** What `MessageStore.read` answers: the messages, ascending seq, and whether the run was cut short. */
+export interface MessageRun {
+  readonly messages: ReadonlyArray<StoredMessage>
+  /** Whether another matching message follows the run in the order of `take` (cut by `limit` or `max_bytes`). */
+  readonly more: boolean
+}
+
+/** The size of a body as `max_bytes` counts it: its UTF-8 length (a lone surrogate counts 3, as its U+FFFD does). */
+export const byteLength = (body: string): number => {
+  let bytes = body.length
+  for (let i = 0; i < body.length; i++) {
+    const unit = body.charCodeAt(i)
+    if (unit < 0x80) continue
+    if (unit < 0x800) {
+      bytes += 1
+    } else if (unit >= 0xd800 && unit <= 0xdbff && (body.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2
+      i++
+    } else {
+      bytes += 2
+    }
+  }
+  return bytes
+}
+
+/**
+ * How many of the messages whose body sizes are `sizes` (in the order of `take`) a run of
+ * `MessageStore.read` returns: at most `limit`, the first always, then while the total stays at
+ * most `maxBytes`. A store reads `limit + 1` sizes; `more` is whether it read more than this.
+ */
+export const fitting = (sizes: ReadonlyArray<number>, limit: number, maxBytes: number): number => {
+  const end = Math.min(sizes.length, Math.max(0, Math.floor(limit)))
+  let total = 0
+  for (let i = 0; i < end; i++) {
+    total += sizes[i]!
+    if (i > 0 && total > maxBytes) return i
+  }
+  return end
+}

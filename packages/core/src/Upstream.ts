@@ -50,7 +50,7 @@ export interface PageQuery extends UpstreamFilters {
 export interface Page {
   readonly data: ReadonlyArray<StoredMessage>
   readonly next_cursor: string
-  /** Whether more matching messages follow right now. */
+  /** Whether more matching messages follow right now (the page was cut by `per_page` or by the byte cap). */
   readonly has_more: boolean
 }
 
@@ -58,13 +58,15 @@ export interface Page {
 export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, {
   /**
    * The 500 most recent matching messages generated in the last 24 hours (`since` narrows the
-   * window), oldest first. `body` of each is the APIMessage as JSON text. Reads the 500 newest
+   * window), oldest first, fewer when their bodies would pass the byte cap ({@link UpstreamOptions}):
+   * then the most recent that fit. `body` of each is the APIMessage as JSON text. Reads the newest
    * matching messages by sequence first, and only when some of them fall outside the window asks
    * the store for the window itself (a busy organisation's window can hold millions of rows).
    */
   readonly list: (query: UpstreamQuery) => Effect.Effect<ReadonlyArray<StoredMessage>, StorageError>
   /**
-   * One page of the matching messages in ascending sequence, walked by keyset over the
+   * One page of the matching messages in ascending sequence, at most `per_page` and at most the
+   * byte cap ({@link UpstreamOptions}; the first message always comes), walked by keyset over the
    * organisation's sequence numbers (never an offset). The first page (no cursor) starts at the
    * beginning of the retained history, or with `since` at the first matching message generated at
    * or after it; neither `since` nor the 24-hour window applies to later pages, so a cursor reaches
@@ -86,6 +88,19 @@ export const pollWindowMillis = 24 * 60 * 60 * 1000
 
 /** The largest `per_page`. */
 export const maxPerPage = 500
+
+/** The default of {@link UpstreamOptions.maxBytes}: 8 MiB. */
+export const defaultMaxBytes = 8 * 1024 * 1024
+
+/** Options of {@link layer}. */
+export interface UpstreamOptions {
+  /**
+   * The most message bytes one answer (a page or a poll) holds: the stored bodies, as UTF-8
+   * (default {@link defaultMaxBytes}). The answer ends before the first message that would pass
+   * it; the first message always comes, so a larger one is answered alone.
+   */
+  readonly maxBytes?: number
+}
 
 const storeFilters = (q: UpstreamFilters) => ({
   organisation_id: q.organisation_id,
@@ -135,44 +150,45 @@ const signerOf = Effect.gen(function*() {
  * `Cursor.layerConfig`, from `CURSOR_SECRET`), otherwise with a secret generated once and stored
  * through the {@link Settings} port, so every process sharing the database accepts every cursor.
  */
-export const layer: Layer.Layer<Upstream, never, MessageStore | Settings> = Layer.effect(Upstream, Effect.gen(function*() {
-  const store = yield* MessageStore
-  const signer = yield* signerOf
-  return Upstream.of({
-    list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
-      const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
-      const since = Math.max(windowStart, query.since ?? windowStart)
-      const newest = yield* store.list({ ...storeFilters(query), take: "newest", limit: pollLimit })
-      const recent = newest.filter((m) => m.generated_at >= since)
-      const rows = newest.length < pollLimit || recent.length === newest.length
-        ? recent
-        : yield* store.list({ ...storeFilters(query), since, take: "newest", limit: pollLimit })
-      return shaped(query, rows)
-    }),
-    page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
-      const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
-      const filters = storeFilters(query)
-      const cursors = yield* (yield* signer).scoped(scopeOf(query))
-      let after = 0
-      if (query.cursor !== undefined) {
-        after = yield* cursors.verify(query.cursor)
-      } else if (query.since !== undefined) {
-        const first = yield* store.list({ ...filters, since: query.since, take: "oldest", limit: 1 })
-        if (first[0] !== undefined) {
-          after = first[0].seq - 1
-        } else {
-          const newest = yield* store.list({ ...filters, take: "newest", limit: 1 })
-          after = newest[0]?.seq ?? 0
+export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, never, MessageStore | Settings> =>
+  Layer.effect(Upstream, Effect.gen(function*() {
+    const store = yield* MessageStore
+    const signer = yield* signerOf
+    const max_bytes = options.maxBytes ?? defaultMaxBytes
+    return Upstream.of({
+      list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
+        const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
+        const since = Math.max(windowStart, query.since ?? windowStart)
+        const newest = yield* store.read({ ...storeFilters(query), take: "newest", limit: pollLimit, max_bytes })
+        const recent = newest.messages.filter((m) => m.generated_at >= since)
+        const rows = !newest.more || recent.length === newest.messages.length
+          ? recent
+          : (yield* store.read({ ...storeFilters(query), since, take: "newest", limit: pollLimit, max_bytes })).messages
+        return shaped(query, rows)
+      }),
+      page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
+        const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
+        const filters = storeFilters(query)
+        const cursors = yield* (yield* signer).scoped(scopeOf(query))
+        let after = 0
+        if (query.cursor !== undefined) {
+          after = yield* cursors.verify(query.cursor)
+        } else if (query.since !== undefined) {
+          const first = yield* store.list({ ...filters, since: query.since, take: "oldest", limit: 1 })
+          if (first[0] !== undefined) {
+            after = first[0].seq - 1
+          } else {
+            const newest = yield* store.list({ ...filters, take: "newest", limit: 1 })
+            after = newest[0]?.seq ?? 0
+          }
         }
-      }
-      const rows = yield* store.list({ ...filters, after_seq: after, take: "oldest", limit: perPage + 1 })
-      const data = rows.slice(0, perPage)
-      const last = data[data.length - 1]
-      return {
-        data: shaped(query, data),
-        next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
-        has_more: rows.length > perPage
-      }
+        const run = yield* store.read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
+        const last = run.messages[run.messages.length - 1]
+        return {
+          data: shaped(query, run.messages),
+          next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
+          has_more: run.more
+        }
+      })
     })
-  })
-}))
+  }))

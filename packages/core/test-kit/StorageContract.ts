@@ -23,7 +23,7 @@ import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "../src/Organis
 import { OrganisationStore } from "../src/OrganisationStore.js"
 import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
-import type { MessageQuery, NewMessage, StoredMessage } from "../src/StoredMessage.js"
+import type { MessageQuery, MessageRead, MessageRun, NewMessage, StoredMessage } from "../src/StoredMessage.js"
 import { Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowKey from "../src/TradeflowKey.js"
 import { type Candidate, type Commit, TradeflowStore } from "../src/TradeflowStore.js"
@@ -126,6 +126,34 @@ export const selectMessages = (log: ReadonlyArray<StoredMessage>, q: MessageQuer
   )
   return q.take === "oldest" ? matching.slice(0, q.limit) : matching.slice(Math.max(0, matching.length - q.limit))
 }
+
+const utf8 = new TextEncoder()
+
+/**
+ * The reference semantics of `MessageStore.read`: what `list` selects without its limit, taken in
+ * the order of `take` up to `limit` messages, and ended before the first message whose body would
+ * take the UTF-8 total past `max_bytes` (never the first one).
+ */
+export const readModel = (log: ReadonlyArray<StoredMessage>, q: MessageRead): MessageRun => {
+  const all = selectMessages(log, { ...q, limit: Number.MAX_SAFE_INTEGER })
+  const ordered = q.take === "oldest" ? all : [...all].reverse()
+  const taken: Array<StoredMessage> = []
+  let total = 0
+  for (const m of ordered) {
+    if (taken.length >= Math.max(0, Math.floor(q.limit))) break
+    total += utf8.encode(m.body).length
+    if (taken.length > 0 && total > q.max_bytes) break
+    taken.push(m)
+  }
+  return { messages: q.take === "oldest" ? taken : taken.reverse(), more: taken.length < ordered.length }
+}
+
+/** Bodies of any size from a few bytes to a few KB, with 2-, 3- and 4-byte UTF-8 characters. */
+export const arbitrarySizedBody: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.string({ unit: "binary", minLength: 200, maxLength: 2_000 }),
+  fc.tuple(fc.constantFrom("a", "é", "€", "😀"), fc.integer({ min: 0, max: 1_500 })).map(([c, n]) => c.repeat(n))
+).map((text) => JSON.stringify({ text }))
 
 const messageTypes = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 const references = ["TF-1", "TF-2", "TF-3"] as const
@@ -944,6 +972,23 @@ export const storageContract = (
       for (const q of queries) {
         const query = { ...q, organisation_id: org }
         expect(yield* messages.list(query)).toEqual(selectMessages(expected, query))
+      }
+    }), props)
+
+    it.effect.prop("messages: read returns what fits in max_bytes (the first always) and whether more follow", [
+      fc.array(fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }), {
+        minLength: 1,
+        maxLength: 3
+      }),
+      fc.array(fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })), { minLength: 1, maxLength: 6 })
+    ], ([batches, queries]) => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      for (const batch of batches) yield* commitNew(org, { messages: batch })
+      const expected = expectedLog(batches)
+      for (const [q, max_bytes] of queries) {
+        const query = { ...q, organisation_id: org, max_bytes }
+        expect(yield* messages.read(query)).toEqual(readModel(expected, query))
       }
     }), props)
 

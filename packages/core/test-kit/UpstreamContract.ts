@@ -10,7 +10,7 @@ import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Effect, Fiber, FastCheck as fc, Layer } from "effect"
 import * as Job from "../src/Job.js"
 import { JobQueue } from "../src/JobQueue.js"
-import type { MessageStore } from "../src/MessageStore.js"
+import { MessageStore } from "../src/MessageStore.js"
 import type { Settings } from "../src/Settings.js"
 import type { MessageQuery, NewMessage, StoredMessage } from "../src/StoredMessage.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
@@ -27,6 +27,8 @@ export interface UpstreamContractOptions {
 export type UpstreamPorts = JobQueue | TradeflowStore | MessageStore | Settings
 
 type Filters = Omit<Upstream.UpstreamFilters, "organisation_id">
+
+const utf8 = new TextEncoder()
 
 const messageTypes = ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"] as const
 const containerNumbers = ["MSCU1234565", "TGHU0000001", "CSQU3054383"] as const
@@ -94,6 +96,36 @@ export const commitMessages = (organisation_id: string, messages: ReadonlyArray<
       .toBe(true)
   })
 
+/** What a spy on a database driver counts: the result rows it handed over and the characters of their `body` fields. */
+export interface DriverReads {
+  readonly rows: number
+  readonly bodyChars: number
+}
+
+/**
+ * The byte cap at the driver (run it with a spy on the adapter's driver): of 40 messages with
+ * 100,000-character bodies, a read capped at 350,000 bytes answers 3 (oldest, then newest) and
+ * the driver hands over their bodies and no other, and size rows for at most `limit + 1` messages.
+ */
+export const checkReadFetchesOnlyWhatItReturns = (measure: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<[A, DriverReads], E, R>) =>
+  Effect.gen(function*() {
+    const org = `org_${globalThis.crypto.randomUUID()}`
+    const body = (n: number) => JSON.stringify({ n, text: "x".repeat(100_000 - 16 - String(n).length) })
+    yield* commitMessages(org, Array.from({ length: 40 }, (_, n) => ({
+      hash: `big-${n}`, type: "BASIC_STATUS", tradeflow_reference: "TF-1", container_reference: null, generated_at: n, body: body(n)
+    })))
+    const store = yield* MessageStore
+    for (const take of ["oldest", "newest"] as const) {
+      for (const limit of [500, 10]) {
+        const [run, reads] = yield* measure(store.read({ organisation_id: org, take, limit, max_bytes: 350_000 }))
+        expect(run.messages.map((m) => m.hash)).toEqual(take === "oldest" ? ["big-0", "big-1", "big-2"] : ["big-37", "big-38", "big-39"])
+        expect(run.more).toBe(true)
+        expect(reads.bodyChars).toBe(3 * 100_000)
+        expect(reads.rows).toBe(Math.min(40, limit + 1) + 3)
+      }
+    }
+  })
+
 /** Walks every page from `cursor` (or the first page); checks the page invariants on the way. */
 export const walk = (query: Upstream.PageQuery, bound = 10_000) =>
   Effect.gen(function*() {
@@ -143,7 +175,7 @@ export const upstreamContract = (
   const numRuns = options.numRuns ?? 25
   const props = { fastCheck: { numRuns } }
 
-  sharedLayer(Layer.provideMerge(Upstream.layer, layer), { timeout: "60 seconds", excludeTestServices: true })(`upstream contract: ${name}`, (it) => {
+  sharedLayer(Layer.provideMerge(Upstream.layer(), layer), { timeout: "60 seconds", excludeTestServices: true })(`upstream contract: ${name}`, (it) => {
     it.effect.prop("a walk returns exactly the unpaginated list, each page shaped by the filters", [
       fc.array(fc.array(arbitraryUpstreamMessage, { maxLength: 12 }), { minLength: 1, maxLength: 4 }),
       arbitraryFilters,
@@ -158,6 +190,36 @@ export const upstreamContract = (
       const again = yield* Effect.flatMap(Upstream.Upstream, (u) =>
         u.page({ organisation_id: org, per_page: perPage, cursor, ...filters }))
       expect([again.data, again.has_more, again.next_cursor]).toEqual([[], false, cursor])
+    }), props)
+
+    it.effect.prop("under a byte cap a walk returns exactly the feed, each page all that fits, cursors right after it", [
+      fc.array(arbitraryUpstreamMessage, { maxLength: 25 }),
+      arbitraryFilters,
+      fc.integer({ min: 1, max: 7 }),
+      fc.integer({ min: 0, max: 1_500 })
+    ], ([batch, filters, perPage, maxBytes]) => Effect.gen(function*() {
+      const org = freshId("org")
+      yield* commitMessages(org, batch)
+      const feed = expectedFeed(expectedLog([batch]), filters)
+      const upstream = yield* Effect.provide(Upstream.Upstream, Upstream.layer({ maxBytes }))
+      const data: Array<StoredMessage> = []
+      let cursor: string | undefined
+      while (true) {
+        const page = yield* upstream.page({ organisation_id: org, per_page: perPage, ...filters, ...(cursor === undefined ? {} : { cursor }) })
+        const expected: Array<StoredMessage> = []
+        let total = 0
+        for (const m of feed.slice(data.length, data.length + perPage)) {
+          total += utf8.encode(m.body).length
+          if (expected.length > 0 && total > maxBytes) break
+          expected.push(m)
+        }
+        expect(page.data.map((m) => m.seq)).toEqual(expected.map((m) => m.seq))
+        data.push(...page.data)
+        expect(page.has_more).toBe(data.length < feed.length)
+        cursor = page.next_cursor
+        if (!page.has_more) break
+      }
+      expectShaped(data, feed, filters)
     }), props)
 
     it.effect.prop("a stored cursor resumes with exactly the messages committed since", [
@@ -275,7 +337,7 @@ export const upstreamContract = (
         })))
         const first = yield* Effect.flatMap(Upstream.Upstream, (u) => u.page({ organisation_id: org, per_page: 2 }))
         const second = yield* Effect.flatMap(Upstream.Upstream, (u) =>
-          u.page({ organisation_id: org, per_page: 2, cursor: first.next_cursor })).pipe(Effect.provide(Upstream.layer))
+          u.page({ organisation_id: org, per_page: 2, cursor: first.next_cursor })).pipe(Effect.provide(Upstream.layer()))
         expect([...first.data, ...second.data].map((m) => m.hash)).toEqual(["shared-0", "shared-1", "shared-2", "shared-3"])
         expect(second.has_more).toBe(false)
       }))

@@ -76,7 +76,7 @@ const message = (n: number, fields: Partial<NewMessage> = {}): NewMessage =>
     ...fields
   })
 
-const memory = Layer.provideMerge(Upstream.layer, Storage.layerMemory)
+const memory = Layer.provideMerge(Upstream.layer(), Storage.layerMemory)
 
 describe("Upstream.list", () => {
   it.effect("the 500 most recent of the last 24 hours; since narrows, never widens", () =>
@@ -149,13 +149,13 @@ describe("Upstream cursors", () => {
     Effect.gen(function*() {
       const org = freshId("org")
       yield* commitMessages(org, [message(1), message(2), message(3)])
-      const withSecret = (secret: string) => Layer.provide(Upstream.layer, Cursor.layerSecret(secret))
+      const withSecret = (secret: string) => Layer.provide(Upstream.layer(), Cursor.layerSecret(secret))
       const first = yield* pageOf(org).pipe(Effect.provide(withSecret("s1")))
       const same = yield* pageOf(org, first.next_cursor).pipe(Effect.provide(withSecret("s1")))
       expect(same.data.map((m) => m.hash)).toEqual(["m-3"])
       const error = yield* Effect.flip(pageOf(org, first.next_cursor).pipe(Effect.provide(withSecret("s2"))))
       assert.strictEqual(error._tag, "InvalidCursor")
-      const stored = yield* Effect.flip(pageOf(org, first.next_cursor).pipe(Effect.provide(Upstream.layer)))
+      const stored = yield* Effect.flip(pageOf(org, first.next_cursor).pipe(Effect.provide(Upstream.layer())))
       assert.strictEqual(stored._tag, "InvalidCursor")
     }).pipe(Effect.provide(Storage.layerMemory)))
 
@@ -163,12 +163,12 @@ describe("Upstream cursors", () => {
     Effect.gen(function*() {
       const org = freshId("org")
       yield* commitMessages(org, [message(1)])
-      yield* pageOf(org).pipe(Effect.provide(Upstream.layer))
+      yield* pageOf(org).pipe(Effect.provide(Upstream.layer()))
       const settings = yield* Settings
       const secret = yield* settings.getOrCreate(Cursor.settingName, "other")
       expect(secret).not.toBe("other")
       expect(secret.length).toBeGreaterThanOrEqual(40)
-      const first = yield* pageOf(org).pipe(Effect.provide(Upstream.layer))
+      const first = yield* pageOf(org).pipe(Effect.provide(Upstream.layer()))
       const signer = yield* Cursor.makeSigner(Redacted.make(secret))
       expect(yield* signer.verify({ organisation_id: org }, first.next_cursor)).toBe(1)
     }).pipe(Effect.provide(Storage.layerMemory)))

@@ -7,7 +7,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Cursor, MessageStore, Service, type StoredMessage, Upstream } from "@tradeflow/core"
+import { Cursor, MessageStore, Service, Storage, type StoredMessage, Upstream } from "@tradeflow/core"
 import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
 import { consoleToken, newKey, uat } from "./Fixture.js"
@@ -15,18 +15,15 @@ import { consoleToken, newKey, uat } from "./Fixture.js"
 let stored: ReadonlyArray<StoredMessage.StoredMessage> = []
 
 const store = MessageStore.MessageStore.of({
-  list: (query) =>
-    Effect.sync(() => {
-      const matching = stored.filter((m) => query.after_seq === undefined || m.seq > query.after_seq)
-      return query.take === "oldest" ? matching.slice(0, query.limit) : matching.slice(-query.limit)
-    })
+  list: (query) => Effect.sync(() => Storage.selectMessages(stored, query)),
+  read: (query) => Effect.sync(() => Storage.readMessages(stored, query))
 })
 
 const secret = "upstream-bytes-secret"
 
 const appLayer = HttpApp.layer.pipe(
   Layer.provide(HttpConfig.layer({ consoleToken })),
-  Layer.provide(Layer.fresh(Upstream.layer).pipe(
+  Layer.provide(Layer.fresh(Upstream.layer()).pipe(
     Layer.provide(Layer.succeed(MessageStore.MessageStore, store)),
     Layer.provide(Cursor.layerSecret(secret))
   )),

@@ -81,6 +81,8 @@ const {
   decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
+  decodeBodySizes,
+  readRun,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
@@ -584,35 +586,45 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }, storageError("TradeflowStore.commit"))
     })
 
+    const whereOf = (query: StoredMessage.MessageQuery): Statement.Fragment => {
+      const where: Array<Statement.Fragment> = [sql`m.organisation_id = ${query.organisation_id}`]
+      if (query.since !== undefined) where.push(sql`m.generated_at >= ${query.since}`)
+      if (query.tradeflow_reference !== undefined) where.push(sql`m.tradeflow_reference = ${query.tradeflow_reference}`)
+      if (query.container_reference !== undefined) where.push(sql`m.container_reference = ${query.container_reference}`)
+      if (query.types !== undefined) where.push(sql`m.type IN ${sql.in([...new Set(query.types)])}`)
+      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
+        where.push(sql`m.type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+      }
+      if (query.after_seq !== undefined) where.push(sql`m.seq > ${query.after_seq}`)
+      if (query.latest === true) {
+        const newer = sql`SELECT 1 FROM messages n
+          WHERE n.organisation_id = m.organisation_id AND n.tradeflow_reference = m.tradeflow_reference
+            AND n.type = m.type AND n.seq > m.seq`
+        where.push(sql`CASE WHEN m.container_reference IS NULL
+          THEN NOT EXISTS (${newer} AND n.container_reference IS NULL)
+          ELSE NOT EXISTS (${newer} AND n.container_reference = m.container_reference) END`)
+      }
+      return sql.and(where)
+    }
+    const messageColumns = sql`SELECT m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
+      m.generated_at, m.body FROM messages m`
+    const order = (query: StoredMessage.MessageQuery) => sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+
     const messages = MessageStore.MessageStore.of({
       list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
         if (query.types !== undefined && query.types.length === 0) return []
-        const where: Array<Statement.Fragment> = [sql`m.organisation_id = ${query.organisation_id}`]
-        if (query.since !== undefined) where.push(sql`m.generated_at >= ${query.since}`)
-        if (query.tradeflow_reference !== undefined) where.push(sql`m.tradeflow_reference = ${query.tradeflow_reference}`)
-        if (query.container_reference !== undefined) where.push(sql`m.container_reference = ${query.container_reference}`)
-        if (query.types !== undefined) where.push(sql`m.type IN ${sql.in([...new Set(query.types)])}`)
-        if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-          where.push(sql`m.type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
-        }
-        if (query.after_seq !== undefined) where.push(sql`m.seq > ${query.after_seq}`)
-        if (query.latest === true) {
-          const newer = sql`SELECT 1 FROM messages n
-            WHERE n.organisation_id = m.organisation_id AND n.tradeflow_reference = m.tradeflow_reference
-              AND n.type = m.type AND n.seq > m.seq`
-          where.push(sql`CASE WHEN m.container_reference IS NULL
-            THEN NOT EXISTS (${newer} AND n.container_reference IS NULL)
-            ELSE NOT EXISTS (${newer} AND n.container_reference = m.container_reference) END`)
-        }
-        const limit = Math.max(0, Math.floor(query.limit))
-        const columns = sql`SELECT m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
-          m.generated_at, m.body FROM messages m`
-        if (query.take === "oldest") {
-          return yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY m.seq ASC LIMIT ${limit}`)
-        }
-        const newest = yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY m.seq DESC LIMIT ${limit}`)
-        return [...newest].reverse()
-      }, storageError("MessageStore.list"))
+        const rows = yield* decodeMessages(yield* sql`${messageColumns} WHERE ${whereOf(query)}
+          ORDER BY m.seq ${order(query)} LIMIT ${Math.max(0, Math.floor(query.limit))}`)
+        return query.take === "oldest" ? rows : [...rows].reverse()
+      }, storageError("MessageStore.list")),
+      read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
+        return yield* readRun(
+          query,
+          (n) => Effect.flatMap(sql`SELECT m.seq::float8 AS seq, octet_length(m.body)::float8 AS bytes FROM messages m
+            WHERE ${whereOf(query)} ORDER BY m.seq ${order(query)} LIMIT ${n}`, decodeBodySizes),
+          (seqs) => Effect.flatMap(sql`${messageColumns} WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`, decodeMessages)
+        )
+      }, storageError("MessageStore.read"))
     })
 
     const settings = Storage.Settings.of({

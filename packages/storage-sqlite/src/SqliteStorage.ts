@@ -54,6 +54,8 @@ const {
   decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
+  decodeBodySizes,
+  readRun,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
@@ -471,31 +473,41 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("TradeflowStore.commit"))
   })
 
+  const whereOf = (query: StoredMessage.MessageQuery): Statement.Fragment => {
+    const where: Array<Statement.Fragment> = [sql`organisation_id = ${query.organisation_id}`]
+    if (query.since !== undefined) where.push(sql`generated_at >= ${query.since}`)
+    if (query.tradeflow_reference !== undefined) where.push(sql`tradeflow_reference = ${query.tradeflow_reference}`)
+    if (query.container_reference !== undefined) where.push(sql`container_reference = ${query.container_reference}`)
+    if (query.types !== undefined) where.push(sql.in("type", [...new Set(query.types)]))
+    if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
+      where.push(sql`type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+    }
+    if (query.after_seq !== undefined) where.push(sql`seq > ${query.after_seq}`)
+    if (query.latest === true) {
+      where.push(sql`NOT EXISTS (SELECT 1 FROM messages AS newer
+        WHERE newer.organisation_id = m.organisation_id AND newer.tradeflow_reference = m.tradeflow_reference
+          AND newer.type = m.type AND newer.container_reference IS m.container_reference AND newer.seq > m.seq)`)
+    }
+    return sql.and(where)
+  }
+  const messageColumns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages AS m`
+  const order = (query: StoredMessage.MessageQuery) => sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+
   const messages = MessageStore.MessageStore.of({
     list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
       if (query.types !== undefined && query.types.length === 0) return []
-      const where: Array<Statement.Fragment> = [sql`organisation_id = ${query.organisation_id}`]
-      if (query.since !== undefined) where.push(sql`generated_at >= ${query.since}`)
-      if (query.tradeflow_reference !== undefined) where.push(sql`tradeflow_reference = ${query.tradeflow_reference}`)
-      if (query.container_reference !== undefined) where.push(sql`container_reference = ${query.container_reference}`)
-      if (query.types !== undefined) where.push(sql.in("type", [...new Set(query.types)]))
-      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-        where.push(sql`type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
-      }
-      if (query.after_seq !== undefined) where.push(sql`seq > ${query.after_seq}`)
-      if (query.latest === true) {
-        where.push(sql`NOT EXISTS (SELECT 1 FROM messages AS newer
-          WHERE newer.organisation_id = m.organisation_id AND newer.tradeflow_reference = m.tradeflow_reference
-            AND newer.type = m.type AND newer.container_reference IS m.container_reference AND newer.seq > m.seq)`)
-      }
-      const limit = Math.max(0, Math.floor(query.limit))
-      const columns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages AS m`
-      if (query.take === "oldest") {
-        return yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY seq ASC LIMIT ${limit}`)
-      }
-      const newest = yield* decodeMessages(yield* sql`${columns} WHERE ${sql.and(where)} ORDER BY seq DESC LIMIT ${limit}`)
-      return [...newest].reverse()
-    }, storageError("MessageStore.list"))
+      const rows = yield* decodeMessages(yield* sql`${messageColumns} WHERE ${whereOf(query)}
+        ORDER BY seq ${order(query)} LIMIT ${Math.max(0, Math.floor(query.limit))}`)
+      return query.take === "oldest" ? rows : [...rows].reverse()
+    }, storageError("MessageStore.list")),
+    read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
+      return yield* readRun(
+        query,
+        (n) => Effect.flatMap(sql`SELECT seq, octet_length(body) AS bytes FROM messages AS m WHERE ${whereOf(query)}
+          ORDER BY seq ${order(query)} LIMIT ${n}`, decodeBodySizes),
+        (seqs) => Effect.flatMap(sql`${messageColumns} WHERE organisation_id = ${query.organisation_id} AND ${sql.in("seq", seqs)}`, decodeMessages)
+      )
+    }, storageError("MessageStore.read"))
   })
 
   const settings = Storage.Settings.of({

@@ -20,7 +20,7 @@
 import { Effect, Either, Schema } from "effect"
 import type { Issue } from "./DownstreamError.js"
 import { type Payload, type Scheme, schemeError, type SchemeError } from "./Scheme.js"
-import { TradeflowRecordInput } from "./TradeflowRecord.js"
+import { maxEntries, tooManyEntries, TradeflowRecordInput } from "./TradeflowRecord.js"
 import { atLeastOneReferenceMessage, issuesFromParseError, jsonPointer } from "./Validation.js"
 
 /** At most this many data rows per upload (more: a `too_large` {@link SchemeError}, HTTP 413). */
@@ -275,7 +275,11 @@ export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<str
           } else setPath(record, name, value)
         } else if (columns.get(name) === "list") {
           const items = cell.split(listSeparator).map((s) => s.trim()).filter((s) => s !== "")
-          if (items.length > 0) setPath(record, name, items)
+          const max = maxEntries[name as keyof typeof maxEntries]
+          if (items.length > max) {
+            const message = `row ${row}: ${name} ${tooManyEntries(max, items.length, "record")}`
+            rowIssues.push({ path: at(row, name), message })
+          } else if (items.length > 0) setPath(record, name, items)
         } else setPath(record, name, cell)
       })
       if (rowIssues.length === 0) {

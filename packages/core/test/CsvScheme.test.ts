@@ -180,6 +180,16 @@ describe("CsvScheme.decode: errors name the row and the column", () => {
     assert.match(failure("tradeflow_reference,booking_reference\n\n").errors[0]!.message, /no data rows/)
   })
 
+  it("a list cell holds at most its record limit; a longer one is the row's problem, and the row is not decoded", () => {
+    const cell = (n: number) => Array.from({ length: n }, (_, i) => `B${i}`).join(";")
+    assert.strictEqual(records(`tradeflow_reference,booking_reference\nPO-1,${cell(100)}\n`).length, 1)
+    const csv = `tradeflow_reference,booking_reference,container_reference,port_of_loading\nPO-1,${cell(101)},${"x;".repeat(2_000_000)},NL\n`
+    assert.deepStrictEqual(issues(csv), [
+      ["/rows/2/booking_reference", "row 2: booking_reference must hold at most 100 entries per record, got 101"],
+      ["/rows/2/container_reference", "row 2: container_reference must hold at most 1,000 entries per record, got 2,000,000"]
+    ])
+  })
+
   it("at most 10,000 data rows (too_large, HTTP 413); empty rows do not count", () => {
     const row = "R,B\n"
     assert.strictEqual(records("tradeflow_reference,booking_reference\n" + row.repeat(CsvScheme.maxRows) + ",\n").length, 10_000)

@@ -1,17 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import { Context, Deferred, Effect, Layer, Option, TestClock } from "effect"
 import type { LocationUpdate } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
 import * as Positions from "../src/Positions.js"
-import { Scheduler, type SchedulerOptions } from "../src/Scheduler.js"
+import { layer as schedulerLayer, Scheduler, type SchedulerOptions } from "../src/Scheduler.js"
 import * as Service from "../src/Service.js"
 import * as Storage from "../src/Storage.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
 import * as Worker from "../src/Worker.js"
+import { makeTradeflow } from "../test-kit/StorageContract.js"
 import { messages } from "./ProcessorKit.js"
 
 const hour = 3_600_000
@@ -221,4 +222,33 @@ describe("Scheduler", () => {
         D - 15 * 60_000 + 12 * hour
       ])
     }).pipe(Effect.provide(memoryService({ background: false }, { batchSize: 2 })))))
+
+  it.scoped("the background scheduler ticks only once startAfter has completed", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const context = yield* Layer.build(schedulerLayer({ startAfter: Deferred.await(gate) }).pipe(
+        Layer.provideMerge(Worker.layer({ background: false })),
+        Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+      ))
+      const queue = Context.get(context, JobQueue)
+      const enqueued = yield* queue.enqueue({
+        organisation_id: org, environment: "uat", payload: { _tag: "Delete", reference: null, hard: false }, received_at: 0
+      })
+      assert.strictEqual(enqueued._tag, "Enqueued")
+      const committed = yield* Context.get(context, TradeflowStore).commit({
+        job_id: enqueued._tag === "Enqueued" ? enqueued.id : 0,
+        organisation_id: org,
+        upserts: [{ ...makeTradeflow(org, "TF-DUE", []), next_position_at: 0 }],
+        deletes: [],
+        messages: [],
+        result: { count: 0 }
+      })
+      assert.isTrue(committed)
+      const advances = Effect.map(queue.pending(100), (jobs) => jobs.filter((j) => j.payload._tag === "Advance").length)
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(yield* advances, 0)
+      yield* Deferred.succeed(gate, undefined)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* advances, 1)
+    }))
 })

@@ -17,7 +17,7 @@ import {
   TrackingConfig,
   Worker
 } from "@tradeflow/core"
-import { Duration, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { DeliveryWorker, RetrySchedule, type Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
@@ -580,4 +580,20 @@ describe("DeliveryWorker", () => {
       assert.isAtLeast(claims.count, 2)
     }).pipe(Effect.provide(layer)))
   })
+
+  it.scoped("in the background it claims nothing before startAfter has completed", () =>
+    Effect.gen(function*() {
+      const claims = { count: 0 }
+      const gate = yield* Deferred.make<void>()
+      yield* Layer.build(DeliveryWorker.layer({ allowPrivate: true, startAfter: Deferred.await(gate) }).pipe(
+        Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+        Layer.provide(flakyClaims(claims)),
+        Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+      ))
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(claims.count, 0)
+      yield* Deferred.succeed(gate, undefined)
+      yield* TestClock.adjust("2 seconds")
+      assert.isAtLeast(claims.count, 2)
+    }))
 })

@@ -18,7 +18,8 @@
  * (202 to done, from the jobs table) and the bytes of message bodies each stored.
  *
  * `npx tsx bench/big-tradeflow/bench.ts [sqlite|postgres|both]`. Env: BENCH_SECONDS,
- * BENCH_GAP_MILLIS, BENCH_SERVER, TRADEFLOW_TEST_PG_URL. Prints JSON lines and a Markdown table;
+ * BENCH_GAP_MILLIS, BENCH_SERVER, BENCH_CPU_PROF (a directory: the server runs with `--cpu-prof`
+ * and writes its profile into `<dir>/<backend>/` when it stops), TRADEFLOW_TEST_PG_URL. Prints JSON lines and a Markdown table;
  * writes nothing into the repository.
  */
 import { IngestLimits, Render } from "@tradeflow/core"
@@ -32,6 +33,7 @@ import { type BenchDatabase, eventLoopProbe, machineLine, post, type Running, st
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 20)
 const gapMillis = Number(process.env["BENCH_GAP_MILLIS"] ?? 10)
+const cpuProf = process.env["BENCH_CPU_PROF"]
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
@@ -139,7 +141,7 @@ const runBackend = (backend: Backend) =>
   withDatabase(backend, "big-tradeflow", async (database) => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-big-"))
     const probe = eventLoopProbe(dir)
-    const server = await startServer(database.url, probe.env, undefined, probe.nodeArgs)
+    const server = await startServer(database.url, probe.env, cpuProf === undefined ? undefined : join(cpuProf, backend), probe.nodeArgs)
     const jobs = jobsOf(backend, database)
     try {
       const a = await uatKey(server, "Big tenant")
@@ -171,8 +173,8 @@ const runBackend = (backend: Backend) =>
       })()
       const loadedUntil = performance.now() + seconds * 1000
       const loaded = await smallPosts(server.port, b.key, "loaded", () => performance.now() > loadedUntil)
+        .finally(() => stopped = true)
       const eld = await probe.read(server)
-      stopped = true
       await big
       results.push({
         backend,

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { AutomationStore } from "./AutomationStore.js"
 import {
   ConfirmationRequired,
@@ -27,6 +27,7 @@ import { JobQueue } from "./JobQueue.js"
 import { Locations } from "./Locations.js"
 import * as Render from "./Render.js"
 import type { StorageError } from "./StorageError.js"
+import type { RecordGroup } from "./TradeflowRecord.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 import { type ValidatedRequest, validateRequest } from "./Validation.js"
 import { Worker } from "./Worker.js"
@@ -110,14 +111,19 @@ export const layer: Layer.Layer<
       documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
     }
     const sizes = yield* store.sizes(organisationId, groups.map((g) => g.tradeflow_reference))
-    const estimates = groups.map((g) => IngestLimits.estimateGroup(g, sizes.get(g.tradeflow_reference), options))
+    const storedOf = (g: RecordGroup) => {
+      const size = sizes.get(g.tradeflow_reference)
+      return size === undefined ? undefined : { size }
+    }
+    const estimates = groups.map((g) => IngestLimits.estimateGroup(g, storedOf(g), options))
     const read = new Set<number>()
     const exactly = (i: number) => Effect.gen(function*() {
       const g = groups[i]!
-      if (read.size >= maxExactReads || read.has(i) || !sizes.has(g.tradeflow_reference)) return
+      const size = sizes.get(g.tradeflow_reference)
+      if (read.size >= maxExactReads || read.has(i) || size === undefined) return
       read.add(i)
-      const stored = yield* store.get(organisationId, g.tradeflow_reference)
-      estimates[i] = IngestLimits.estimateGroup(g, Option.getOrUndefined(stored), options)
+      const held = yield* store.held(organisationId, g.tradeflow_reference, IngestLimits.identities(g))
+      estimates[i] = IngestLimits.estimateGroup(g, { size, held }, options)
     })
     for (const [i, e] of estimates.entries()) {
       if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)

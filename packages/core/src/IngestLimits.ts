@@ -4,9 +4,10 @@
  * render more than a job may (`Render.maxMessagesPerJob`, `Render.maxBytesPerJob`):
  *
  * - Stored caps: after the request, a tradeflow holds at most {@link maxStoredContainers}
- *   containers and {@link maxStoredEvents} events (imported and mock). Counted from the stored
- *   sizes (`TradeflowStore.sizes`) plus everything the request names; when that bound is over a
- *   cap, again exactly against the stored tradeflow (so a re-post of what is stored passes).
+ *   containers and {@link maxStoredEvents} events (imported and mock, a regenerated mock journey
+ *   counted on top of the stored one). Counted from the stored sizes (`TradeflowStore.sizes`) plus
+ *   everything the request names; when that bound is over a cap, again without what the tradeflow
+ *   already holds (`TradeflowStore.held`), so a re-post of what is stored passes.
  * - Render estimate: what the job would render, from the sizes measured per message (a
  *   BASIC_STATUS about 0.6 KB; a CONTAINER_MILESTONE or SHIPMENT_CHANGE, which embed the shipment
  *   with its containers three to five times, about 3.4 KB + 0.42 KB per container, or 5.3 KB +
@@ -20,7 +21,6 @@
 import { Option } from "effect"
 import * as Render from "./Render.js"
 import * as Scenarios from "./Scenarios.js"
-import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 import type { TradeflowSize } from "./TradeflowStore.js"
@@ -79,10 +79,22 @@ export interface GroupEstimate {
   readonly bytes: number
 }
 
-/** What is known of the stored tradeflow: nothing (new), its sizes, or the tradeflow itself. */
-export type Stored = undefined | TradeflowSize | Tradeflow
+/**
+ * What is known of the stored tradeflow: nothing (it is new), or its sizes and, to count exactly,
+ * which of the request's containers and event keys it holds (`TradeflowStore.held`).
+ */
+export interface Stored {
+  readonly size: TradeflowSize
+  readonly held?: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+}
 
-const isTradeflow = (stored: Stored): stored is Tradeflow => stored !== undefined && "reference" in stored
+/** The container numbers and event keys a group names (what `TradeflowStore.held` is asked). */
+export const identities = (group: RecordGroup) => ({
+  containers: group.records.flatMap((r) => (r.container_reference ?? []).map((c) => c.reference)),
+  events: group.records.flatMap(eventKeys)
+})
+
+const eventKeys = (r: TradeflowRecord) => (r.events ?? []).map((e) => TradeflowMerge.eventKey(TradeflowMerge.fromInput(e)))
 
 /** The mock tracking a group asks for (its last `mock_tracking`), in UAT only. */
 const trackingOf = (group: RecordGroup, uat: boolean) =>
@@ -112,24 +124,20 @@ const running = (
   return { total, over }
 }
 
-const eventKeys = (r: TradeflowRecord) => (r.events ?? []).map((e) => TradeflowMerge.eventKey(TradeflowMerge.fromInput(e)))
-
 /**
  * Estimates a group against the stored caps and the render caps. `documents`: the organisation
  * has an enabled webhook automation of format `tradeflow`.
  */
 export const estimateGroup = (
   group: RecordGroup,
-  stored: Stored,
+  stored: Stored | undefined,
   options: { readonly uat: boolean; readonly documents: boolean }
 ): GroupEstimate => {
   const { records } = group
-  const exact = isTradeflow(stored)
-  const storedContainers = new Set(exact ? stored.containers.map((c) => c.reference) : [])
   const containers = running(
     records,
-    exact ? storedContainers.size : stored?.containers ?? 0,
-    storedContainers,
+    stored?.size.containers ?? 0,
+    new Set(stored?.held?.containers),
     maxStoredContainers,
     (r) => (r.container_reference ?? []).map((c) => c.reference)
   )
@@ -139,11 +147,10 @@ export const estimateGroup = (
     : journeys.get(tracking.scenario) ?? otherJourney
   const journeyContainers = Math.max(1, containers.total)
   const mockEvents = journey === undefined ? 0 : journey.perContainer * journeyContainers + journey.moves
-  const imported = exact ? stored.events.filter((e) => e.source === "import") : []
   const events = running(
     records,
-    (exact ? imported.length : stored?.events ?? 0) + mockEvents,
-    new Set(imported.map((e) => e.key)),
+    (stored?.size.events ?? 0) + mockEvents,
+    new Set(stored?.held?.events),
     maxStoredEvents,
     eventKeys
   )

@@ -109,9 +109,34 @@ export interface Outcome {
   readonly messages: ReadonlyArray<NewMessage>
 }
 
-const withoutVolatile = (t: Tradeflow) => {
-  const { active: _active, created_at: _created, updated_at: _updated, ...content } = t
-  return MessageHash.canonicalJson(content)
+/**
+ * Whether two JSON-like values have the same JSON form (keys in any order, undefined members left
+ * out), comparing by identity first: a merge keeps what it does not change, so comparing a state
+ * with its successor only walks what changed.
+ */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a === "number" && typeof b === "number") return Number.isNaN(a) && Number.isNaN(b)
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  const keys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined)
+  const xs = keys(x)
+  if (xs.length !== keys(y).length) return false
+  for (const k of xs) if (!sameJson(x[k], y[k])) return false
+  return true
+}
+
+/** Whether two states differ in more than `active` and their timestamps. */
+const contentChanged = (a: Tradeflow, b: Tradeflow): boolean => {
+  const { active: _a, created_at: _c, updated_at: _u, ...x } = a
+  const { active: _b, created_at: _d, updated_at: _v, ...y } = b
+  return !sameJson(x, y)
 }
 
 /** The digest of the inputs of a mock journey (the speed only when it is not `instant`). */
@@ -285,7 +310,7 @@ export const processGroup = (
       if (!next.active) lifecycle.push("TRADEFLOW_DEACTIVATED")
     } else {
       const before = previous.value
-      const changed = withoutVolatile(before) !== withoutVolatile(next)
+      const changed = contentChanged(before, next)
       if (!before.active && next.active) lifecycle.push("TRADEFLOW_REACTIVATED")
       if (changed) {
         lifecycle.push("TRADEFLOW_UPDATED")

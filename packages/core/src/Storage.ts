@@ -356,6 +356,15 @@ export const makeMemory = Effect.gen(function*() {
       for (const key of keys) for (const [reference, c] of byKey.get(tfKey(o, key)) ?? []) found.set(reference, c)
       return [...found.values()]
     }),
+    held: (o, r, identities) => Effect.sync(() => {
+      const t = tradeflows.get(tfKey(o, r))
+      const containers = new Set(t?.containers.map((c) => c.reference))
+      const events = new Set(t?.events.map((e) => e.key))
+      return {
+        containers: [...new Set(identities.containers)].filter((c) => containers.has(c)),
+        events: [...new Set(identities.events)].filter((k) => events.has(k))
+      }
+    }),
     containers: (o) => Effect.sync(() =>
       [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
     due: (now, limit) => Effect.sync(() => {

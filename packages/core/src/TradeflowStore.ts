@@ -66,6 +66,16 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
    * once, in no particular order: read from an index kept with every write, no document decoded.
    */
   readonly lookup: (organisationId: string, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Candidate>, StorageError>
+  /**
+   * Which of these container numbers and event keys (`TradeflowMerge.eventKey`) the tradeflow
+   * holds (none when it does not exist), read without decoding its document: what the ingest
+   * counts a request's new containers and events with near the stored caps.
+   */
+  readonly held: (
+    organisationId: string,
+    reference: string,
+    identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+  ) => Effect.Effect<{ readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }, StorageError>
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**

@@ -832,6 +832,39 @@ export const storageContract = (
         expect((yield* store.sizes(org, [])).size).toBe(0)
       }))
 
+    it.effect("tradeflows: held answers which of the given containers and event keys a tradeflow holds", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const keys = Array.from({ length: 1_200 }, (_, i) => JSON.stringify([`C${i}`, "GE", "NLRTM", "import"]))
+        const t: Tradeflow = {
+          ...makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"]),
+          events: keys.map((key, i) => ({
+            key,
+            message: "Gate out empty",
+            status_code: "GE",
+            container_reference: `C${i}`,
+            location: "NLRTM",
+            event_date: i,
+            actual: true,
+            source: "import",
+            predicted_at: 0,
+            history: []
+          }))
+        }
+        yield* commitNew(org, { upserts: [t] })
+        const asked = {
+          containers: ["TGHU0000001", "CSQU3054383", "TGHU0000001", ...Array.from({ length: 1_100 }, (_, i) => `X${i}`)],
+          events: [keys[5]!, "[\"other\"]", keys[1_199]!, keys[5]!, ...Array.from({ length: 1_100 }, (_, i) => `K${i}`)]
+        }
+        const held = yield* store.held(org, "TF-1", asked)
+        expect([...held.containers].sort()).toEqual(["TGHU0000001"])
+        expect([...held.events].sort()).toEqual([keys[1_199]!, keys[5]!].sort())
+        expect(yield* store.held(org, "TF-2", asked)).toEqual({ containers: [], events: [] })
+        expect(yield* store.held(freshId("org"), "TF-1", asked)).toEqual({ containers: [], events: [] })
+        expect(yield* store.held(org, "TF-1", { containers: [], events: [] })).toEqual({ containers: [], events: [] })
+      }))
+
     it.effect.prop("tradeflows: any tradeflow comes back as it was stored", [arbitraryTradeflow], ([tradeflow]) =>
       Effect.gen(function*() {
         const { store } = yield* ports

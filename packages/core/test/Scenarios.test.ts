@@ -18,6 +18,7 @@ const storeWith = (containers: ReadonlyArray<string>) =>
     get: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([]),
     sizes: () => Effect.succeed(new Map()),
+    held: () => Effect.succeed({ containers: [], events: [] }),
     lookup: () => Effect.succeed([]),
     containers: () => Effect.succeed(containers),
     due: () => Effect.succeed([]),

@@ -537,6 +537,26 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
         return [...found.values()]
       }, storageError("TradeflowStore.lookup")),
+      held: Effect.fn("TradeflowStore.held")(function*(
+        organisationId: string,
+        reference: string,
+        identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+      ) {
+        const containers: Array<string> = []
+        for (const part of chunks([...new Set(identities.containers)], 1000)) {
+          for (const r of yield* decodeContainers(yield* sql`SELECT container_reference FROM tradeflow_containers
+            WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
+            AND ${sql.in("container_reference", part)}`)) containers.push(r.container_reference)
+        }
+        const events: Array<string> = []
+        for (const part of chunks([...new Set(identities.events)], 1000)) {
+          for (const r of yield* decodeValues(yield* sql`SELECT DISTINCT e ->> 'key' AS value
+            FROM tradeflows t, json_array_elements(t.doc::json -> 'events') e
+            WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}
+            AND (e ->> 'key') IN ${sql.in(part)}`)) events.push(r.value)
+        }
+        return { containers, events }
+      }, storageError("TradeflowStore.held")),
       containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
         const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
           FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)

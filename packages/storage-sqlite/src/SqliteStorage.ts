@@ -418,6 +418,23 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       }
       return [...found.values()]
     }, storageError("TradeflowStore.lookup")),
+    held: Effect.fn("TradeflowStore.held")(function*(
+      organisationId: string,
+      reference: string,
+      identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+    ) {
+      const containers: Array<string> = []
+      for (const part of chunks([...new Set(identities.containers)], 500)) {
+        for (const r of yield* decodeContainers(yield* sql`SELECT container_reference FROM tradeflow_containers
+          WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
+          AND ${sql.in("container_reference", part)}`)) containers.push(r.container_reference)
+      }
+      const wanted = new Set(identities.events)
+      const events = wanted.size === 0 ? [] : (yield* decodeValues(yield* sql`SELECT json_extract(e.value, '$.key') AS value
+        FROM tradeflows t, json_each(t.doc, '$.events') e
+        WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}`)).map((r) => r.value).filter((k) => wanted.has(k))
+      return { containers, events: [...new Set(events)] }
+    }, storageError("TradeflowStore.held")),
     containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
       const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
         FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)

@@ -29,7 +29,7 @@
  * - no tradeflow, job or message names a reference that is not in a landed batch (`unexpected`);
  * - no two messages of an organisation share a hash, in the table or across all cursor pages of
  *   `GET /v3/upstream?per_page=500`, and the pages hold exactly the hashes of the table;
- * - no job is left pending or failed.
+ * - no job is left pending or dead.
  *
  * A connection refused (the server was just killed) sent nothing: it is counted in `attempts_refused`
  * and tried again, not counted as an attempt. Requests without an answer: `attempts_unanswered` counts them; `attempts_unanswered_landed` those
@@ -472,7 +472,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
       const receivedAt = new Map<string, number>()
       for (const j of jobRows) {
         if (j.status === "pending") jobsPending++
-        if (j.status === "failed") {
+        if (j.status === "dead") {
           jobsFailed++
           if (failedErrors.size < 5) failedErrors.add(String(j.error).slice(0, 400))
         }

@@ -242,7 +242,8 @@ export const makeMemory = Effect.gen(function*() {
     leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
     return { _tag: "Enqueued" as const, id }
   }
-  const inQueueOrder = () => [...jobs.values()].sort((a, b) => a.id - b.id)
+  /** Pending jobs in ascending id: the map's insertion order (a retry re-inserts in order). */
+  const inQueueOrder = () => [...jobs.values()]
   const markDead = (id: number, error: string) => {
     const job = jobs.get(id)
     if (job === undefined) return
@@ -333,7 +334,9 @@ export const makeMemory = Effect.gen(function*() {
       if (found === undefined) return jobs.has(id) || outcomes.has(id) ? "not-dead" as const : "not-found" as const
       dead.delete(id)
       outcomes.delete(id)
-      jobs.set(id, found.job)
+      const ordered = [...jobs.values(), found.job].sort((a, b) => a.id - b.id)
+      jobs.clear()
+      for (const job of ordered) jobs.set(job.id, job)
       leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
       return "retried" as const
     }), (outcome) => outcome === "retried" ? PubSub.publish(wakeups, undefined) : Effect.void),

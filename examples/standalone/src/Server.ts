@@ -9,6 +9,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import {
   Cursor,
   Locations,
+  Retention,
   SecretsAtRest,
   Service,
   type Storage,
@@ -21,7 +22,7 @@ import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
-import { Config, ConfigError, Deferred, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** The database a `DATABASE_URL` names. */
@@ -136,8 +137,21 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
   const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
   const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
   const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
+  const d = Retention.defaultAges
+  const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>
+    Config.integer(name).pipe(
+      Config.withDefault(unit === "hours" ? Duration.toHours(fallback) : Duration.toHours(fallback) / 24),
+      Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 }),
+      Config.map((n) => unit === "hours" ? Duration.hours(n) : Duration.days(n))
+    )
+  const ages = {
+    idempotencyKeys: yield* age("RETAIN_IDEMPOTENCY_KEYS_HOURS", "hours", d.idempotencyKeys),
+    doneJobs: yield* age("RETAIN_DONE_JOBS_DAYS", "days", d.doneJobs),
+    deliveryAttempts: yield* age("RETAIN_DELIVERY_ATTEMPTS_DAYS", "days", d.deliveryAttempts),
+    dead: yield* age("RETAIN_DEAD_DAYS", "days", d.dead)
+  }
   return Layer.merge(
-    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } }).pipe(
+    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } }, {}, { ages }).pipe(
       Layer.provide(Cursor.layerConfig)
     ),
     webhookLayerConfig(startAfter)

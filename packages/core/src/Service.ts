@@ -12,6 +12,7 @@ import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as Jobs from "./Jobs.js"
 import * as Locations from "./Locations.js"
+import * as Retention from "./Retention.js"
 import * as Scheduler from "./Scheduler.js"
 import * as Schemes from "./Schemes.js"
 import * as Storage from "./Storage.js"
@@ -33,6 +34,7 @@ export type Services =
   | Scheduler.Scheduler
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
+  | Retention.Retention
 
 /** Options of {@link layer}: the worker's, and the upstream feed's under `upstream`. */
 export interface ServiceOptions extends Worker.WorkerOptions {
@@ -42,12 +44,13 @@ export interface ServiceOptions extends Worker.WorkerOptions {
 /**
  * Every service over the storage ports, the location directory and the tracking settings, with
  * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
- * position scheduler runs in the background when the worker does (and starts when it does,
- * `startAfter`), unless `scheduler` says otherwise.
+ * position scheduler and retention run in the background when the worker does (and start when it
+ * does, `startAfter`), unless `scheduler` or `retention` say otherwise.
  */
 export const layer = (
   options: ServiceOptions = {},
-  scheduler: Scheduler.SchedulerOptions = {}
+  scheduler: Scheduler.SchedulerOptions = {},
+  retention: Retention.RetentionOptions = {}
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
     Accounts.layer,
@@ -59,7 +62,8 @@ export const layer = (
     Upstream.layer(options.upstream),
     Schemes.layer,
     WidgetSearch.layer,
-    Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler })
+    Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler }),
+    Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention })
   ).pipe(
     Layer.provideMerge(Worker.layer(options))
   )

@@ -25,6 +25,7 @@ import {
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
+import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
 import { byteLength, fitting, type MessageQuery, type MessageRead, type MessageRun, type StoredMessage } from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
@@ -45,6 +46,7 @@ export type Storage =
   | Settings
   | AutomationStore
   | DeliveryStore
+  | RetentionStore
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -125,7 +127,8 @@ export const makeMemory = Effect.gen(function*() {
   const dead = new Map<number, { readonly job: Job; readonly attempt: number; readonly error: string }>()
   const settings = new Map<string, string>()
   const outcomes = new Map<number, JobOutcome>()
-  const idempotency = new Map<string, { readonly request_hash: string; readonly response: string }>()
+  const idempotency = new Map<string, { readonly request_hash: string; readonly response: string; readonly created_at: number }>()
+  const receivedAt = new Map<number, number>()
   const tradeflows = new Map<string, Tradeflow>()
   const byKey = new Map<string, Map<string, Candidate>>()
   const logs = new Map<string, OrgMessages>()
@@ -235,9 +238,10 @@ export const makeMemory = Effect.gen(function*() {
       if (seen) return seen.request_hash === idem.request_hash
         ? { _tag: "Replayed" as const, response: seen.response }
         : { _tag: "KeyReused" as const }
-      idempotency.set(key, { request_hash: idem.request_hash, response: idem.response })
+      idempotency.set(key, { request_hash: idem.request_hash, response: idem.response, created_at: job.received_at })
     }
     const id = nextJob++
+    receivedAt.set(id, job.received_at)
     jobs.set(id, { id, ...job })
     leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
     return { _tag: "Enqueued" as const, id }
@@ -538,8 +542,46 @@ export const makeMemory = Effect.gen(function*() {
     wakeups: Stream.fromPubSub(deliveryWakeups)
   })
 
+  const pruneMap = <K, V>(map: Map<K, V>, old: (key: K, value: V) => boolean, limit: number): number => {
+    const doomed = [...map].filter(([k, v]) => old(k, v)).slice(0, limit)
+    for (const [k] of doomed) map.delete(k)
+    return doomed.length
+  }
+  const retention = RetentionStore.of({
+    prune: (kind, before, limit) => Effect.sync(() => {
+      const n = Math.max(0, Math.floor(limit))
+      const received = (id: number) => receivedAt.get(id) ?? Infinity
+      switch (kind) {
+        case "idempotency_keys":
+          return pruneMap(idempotency, (_, v) => v.created_at < before, n)
+        case "done_jobs":
+        case "dead_jobs": {
+          const tag = kind === "done_jobs" ? "Done" : "Failed"
+          const pruned = [...outcomes].filter(([id, o]) => o._tag === tag && received(id) < before)
+            .sort(([a], [b]) => a - b).slice(0, n)
+          for (const [id] of pruned) {
+            outcomes.delete(id)
+            receivedAt.delete(id)
+          }
+          return pruned.length
+        }
+        case "delivery_attempts": {
+          const doomed = new Set(attempts.filter((a) => a.at < before).sort((a, b) => a.at - b.at).slice(0, n))
+          attempts = attempts.filter((a) => !doomed.has(a))
+          return doomed.size
+        }
+        case "dead_deliveries": {
+          const doomed = new Set([...deliveries.values()].filter((d) => d.status === "dead" && d.created_at < before)
+            .sort((a, b) => a.id - b.id).slice(0, n).map((d) => d.id))
+          removeDeliveries((d) => !doomed.has(d.id))
+          return doomed.size
+        }
+      }
+    })
+  })
+
   const wakeups = yield* PubSub.sliding<void>(1)
-  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations, deliveries: outbox }
+  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations, deliveries: outbox, retention }
 })
 
 /** Every storage port, in memory. */
@@ -550,6 +592,7 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(Effect.map(
     Context.add(MessageStore, m.messages),
     Context.add(Settings, m.settings),
     Context.add(AutomationStore, m.automations),
-    Context.add(DeliveryStore, m.deliveries)
+    Context.add(DeliveryStore, m.deliveries),
+    Context.add(RetentionStore, m.retention)
   )
 ))

@@ -16,6 +16,7 @@ import type { AttemptResult, ClaimedDelivery, Outbox, OutboxTarget } from "../sr
 import { DeliveryStore } from "../src/DeliveryStore.js"
 import { JobQueue } from "../src/JobQueue.js"
 import type { Storage } from "../src/Storage.js"
+import { RetentionStore } from "../src/RetentionStore.js"
 import type { NewMessage } from "../src/StoredMessage.js"
 import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
 import { freshId, makeAutomation, makeMessage, makeTradeflow, type StorageContractOptions } from "./StorageContract.js"
@@ -224,6 +225,39 @@ export const deliveryContract = (
       expect(withTest.map((d) => [d.automation_id, d.message_hash, d.body])).toEqual([
         [a.id, "x1", messages[0]?.body], [a.id, "y1", messages[2]?.body], [b.id, "t1", "{\"test\":true}"]
       ])
+      yield* teardown(automations)
+    }))
+
+  it.effect("retention: attempts and dead deliveries older than the bound go, oldest first, in batches; the rest stay", () =>
+    Effect.gen(function*() {
+      const { deliveries } = yield* ports
+      const retention = yield* RetentionStore
+      const { automations, org } = yield* setup(1)
+      const [a] = automations as [Automation]
+      const base = -9e15 + Math.floor(Math.random() * 1e9)
+      const make = (n: number) => deliveries.enqueue({
+        automation_id: a.id, organisation_id: org, tradeflow_reference: `TEST-R${n}`, message_hash: `r${n}`, seq: null,
+        body: "{}", test: true, created_at: base + 10 * n
+      })
+      yield* Effect.forEach([1, 2, 3], make)
+      const claimed = yield* claimOf([a], base + 100)
+      const [d1, d2, d3] = [1, 2, 3].map((n) => claimed.find((d) => d.message_hash === `r${n}`)!)
+      expect(yield* recordOne(result(d1!, { status: "dead", at: base + 200, error: "gave up" }))).toBe(true)
+      expect(yield* recordOne(result(d2!, { status: "failed", at: base + 300, error: "HTTP 500", retry_at: base + 50_000 }))).toBe(true)
+      expect(yield* recordOne(result(d3!, { status: "delivered", at: base + 5_000 }))).toBe(true)
+      const logged = () => Effect.map(deliveries.log(a.id, 100), (log) => log.map((e) => e.message_hash).sort())
+      expect(yield* logged()).toEqual(["r1", "r2", "r3"])
+
+      expect(yield* retention.prune("dead_deliveries", base + 100, 10)).toBe(1)
+      expect(Option.isNone(yield* deliveries.get(d1!.id))).toBe(true)
+      expect(yield* logged()).toEqual(["r2", "r3"])
+      expect(yield* retention.prune("dead_deliveries", base + 100, 10)).toBe(0)
+
+      expect(yield* retention.prune("delivery_attempts", base + 1_000, 1)).toBe(1)
+      expect(yield* logged()).toEqual(["r3"])
+      expect(yield* retention.prune("delivery_attempts", base + 1_000, 10)).toBe(0)
+      expect(Option.getOrThrow(yield* deliveries.get(d2!.id))).toMatchObject({ status: "pending", attempt: 1 })
+      expect(Option.getOrThrow(yield* deliveries.get(d3!.id))).toMatchObject({ status: "delivered" })
       yield* teardown(automations)
     }))
 

@@ -21,6 +21,7 @@ import { attemptLimitReached, type Claim, type ClaimedJob, JobQueue, type JobSum
 import { MessageStore } from "../src/MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "../src/Organisation.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
+import { RetentionStore } from "../src/RetentionStore.js"
 import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
 import type { MessageQuery, MessageRead, MessageRun, NewMessage, StoredMessage } from "../src/StoredMessage.js"
@@ -575,6 +576,41 @@ export const storageContract = (
         .toEqual([JSON.parse(Schema.encodeSync(codec)({ ...job, id, organisation_id: org }))])
       yield* queue.fail(id, "cleanup")
       }), props)
+
+    it.effect("retention: idempotency keys and done jobs older than the bound go, oldest first, in batches; pending jobs stay", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const retention = yield* RetentionStore
+        const org = freshId("org")
+        const base = -9e15 + Math.floor(Math.random() * 1e9)
+        const at = (t: number) => ({ ...newJob(org), received_at: base + t })
+        const keyed = (t: number, key: string) => queue.enqueue(at(t), { key, request_hash: "h", response: `{"key":"${key}"}` })
+        const j1 = enqueued(yield* keyed(100, "old"))
+        const j2 = enqueued(yield* keyed(200, "new"))
+        expect(yield* retention.prune("idempotency_keys", base + 150, 10)).toBe(1)
+        const j3 = enqueued(yield* keyed(300, "old"))
+        expect(yield* keyed(400, "new")).toEqual({ _tag: "Replayed", response: "{\"key\":\"new\"}" })
+        expect(yield* retention.prune("idempotency_keys", base + 150, 10)).toBe(0)
+
+        const done = (job_id: number) =>
+          store.commit({ job_id, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 } })
+        for (const id of [j1, j2, j3]) expect(yield* done(id)).toBe(true)
+        const pending = enqueued(yield* queue.enqueue(at(50)))
+        expect(yield* retention.prune("done_jobs", base + 250, 1)).toBe(1)
+        expect(Option.isNone(yield* queue.outcome(j1))).toBe(true)
+        expect(Option.isSome(yield* queue.outcome(j2))).toBe(true)
+        expect(yield* retention.prune("done_jobs", base + 250, 10)).toBe(1)
+        expect(yield* retention.prune("done_jobs", base + 250, 10)).toBe(0)
+        expect(Option.isSome(yield* queue.outcome(j3))).toBe(true)
+        expect(yield* retention.prune("done_jobs", base + 10_000, 10)).toBe(1)
+        expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([pending])
+        expect(yield* retention.prune("dead_jobs", base + 10_000, 10)).toBe(0)
+        yield* cleanup([org])
+        expect(Option.isSome(yield* queue.outcome(pending))).toBe(true)
+        expect(yield* retention.prune("done_jobs", base + 10_000, 10)).toBe(0)
+        expect(yield* retention.prune("dead_jobs", base + 10_000, 10)).toBe(1)
+        expect(Option.isNone(yield* queue.outcome(pending))).toBe(true)
+      }))
 
     it.effect("queue: idempotency keys replay, refuse reuse, and are per organisation", () => Effect.gen(function*() {
       const { queue } = yield* ports

@@ -39,6 +39,7 @@ import {
   StorageRows,
   type StoredMessage,
   Tradeflow,
+  RetentionStore,
   TradeflowStore
 } from "@tradeflow/core"
 import {
@@ -123,6 +124,7 @@ export interface PgStorage {
   readonly settings: Storage.Settings["Type"]
   readonly automations: AutomationStore.AutomationStore["Type"]
   readonly deliveries: DeliveryStore.DeliveryStore["Type"]
+  readonly retention: RetentionStore.RetentionStore["Type"]
 }
 
 /** The NOTIFY channel of enqueues (the payload is the schema, so schemas of one database don't mix). */
@@ -835,7 +837,40 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       wakeups: Stream.fromPubSub(deliveryHub)
     })
 
-    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries }
+
+    const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.NumberFromString })))
+    const retention = RetentionStore.RetentionStore.of({
+      prune: Effect.fn("RetentionStore.prune")(function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
+        const n = Math.max(0, Math.floor(limit))
+        switch (kind) {
+          case "idempotency_keys":
+            return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
+                SELECT organisation_id, key FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${n}
+              ) RETURNING 1 AS id`).length
+          case "done_jobs":
+          case "dead_jobs":
+            return (yield* sql`DELETE FROM jobs WHERE id IN (
+                SELECT id FROM jobs WHERE status = ${kind === "done_jobs" ? "done" : "dead"} AND received_at < ${before}
+                ORDER BY id LIMIT ${n}
+              ) RETURNING id`).length
+          case "delivery_attempts":
+            return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
+                SELECT delivery_id, attempt FROM delivery_attempts WHERE at < ${before} ORDER BY at LIMIT ${n}
+              ) RETURNING 1 AS id`).length
+          case "dead_deliveries":
+            return yield* sql.withTransaction(Effect.gen(function*() {
+              const ids = (yield* gone(yield* sql`SELECT id FROM deliveries
+                WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`)).map((r) => r.id)
+              if (ids.length === 0) return 0
+              yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
+              yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
+              return ids.length
+            }))
+        }
+      }, storageError("RetentionStore.prune"))
+    })
+
+    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
   }
 )
 
@@ -847,7 +882,8 @@ export const toContext = (storage: PgStorage): Context.Context<Storage.Storage> 
     Context.add(MessageStore.MessageStore, storage.messages),
     Context.add(Storage.Settings, storage.settings),
     Context.add(AutomationStore.AutomationStore, storage.automations),
-    Context.add(DeliveryStore.DeliveryStore, storage.deliveries)
+    Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
+    Context.add(RetentionStore.RetentionStore, storage.retention)
   )
 
 /** Every storage port on an existing `PgClient`; migrates and starts listening on build. */

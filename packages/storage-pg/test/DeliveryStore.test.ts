@@ -70,11 +70,13 @@ describe("PgStorage deliveries on PostgreSQL", () => {
         WHERE schemaname = ${test.schema} AND tablename IN ('deliveries', 'delivery_attempts') ORDER BY indexname`
       expect(indexes.map((i) => i.indexname)).toEqual([
         "deliveries_automation",
+        "deliveries_dead",
         "deliveries_due",
         "deliveries_head",
         "deliveries_pending",
         "deliveries_pkey",
         "deliveries_tradeflow",
+        "delivery_attempts_at",
         "delivery_attempts_log",
         "delivery_attempts_pkey"
       ])

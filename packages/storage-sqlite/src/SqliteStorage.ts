@@ -24,6 +24,7 @@ import {
   StorageRows,
   type StoredMessage,
   Tradeflow,
+  RetentionStore,
   TradeflowStore
 } from "@tradeflow/core"
 import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
@@ -102,6 +103,7 @@ export interface SqliteStorage {
   readonly settings: Storage.Settings["Type"]
   readonly automations: AutomationStore.AutomationStore["Type"]
   readonly deliveries: DeliveryStore.DeliveryStore["Type"]
+  readonly retention: RetentionStore.RetentionStore["Type"]
 }
 
 /** Runs the migrations of this package (idempotent). */
@@ -712,7 +714,40 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     wakeups: Stream.fromPubSub(deliveryWakeups)
   })
 
-  return { organisations, jobs, tradeflows, messages, settings, automations, deliveries }
+
+  const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
+  const retention = RetentionStore.RetentionStore.of({
+    prune: Effect.fn("RetentionStore.prune")(function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
+      const n = Math.max(0, Math.floor(limit))
+      switch (kind) {
+        case "idempotency_keys":
+          return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
+              SELECT organisation_id, key FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${n}
+            ) RETURNING 1 AS id`).length
+        case "done_jobs":
+        case "dead_jobs":
+          return (yield* sql`DELETE FROM jobs WHERE id IN (
+              SELECT id FROM jobs WHERE status = ${kind === "done_jobs" ? "done" : "dead"} AND received_at < ${before}
+              ORDER BY id LIMIT ${n}
+            ) RETURNING id`).length
+        case "delivery_attempts":
+          return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
+              SELECT delivery_id, attempt FROM delivery_attempts WHERE at < ${before} ORDER BY at LIMIT ${n}
+            ) RETURNING 1 AS id`).length
+        case "dead_deliveries":
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const ids = (yield* gone(yield* sql`SELECT id FROM deliveries
+              WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`)).map((r) => r.id)
+            if (ids.length === 0) return 0
+            yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
+            yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
+            return ids.length
+          }))
+      }
+    }, storageError("RetentionStore.prune"))
+  })
+
+  return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
 })
 
 /** The storage ports as a context, from adapters built by {@link make}. */
@@ -723,7 +758,8 @@ export const toContext = (storage: SqliteStorage): Context.Context<Storage.Stora
     Context.add(MessageStore.MessageStore, storage.messages),
     Context.add(Storage.Settings, storage.settings),
     Context.add(AutomationStore.AutomationStore, storage.automations),
-    Context.add(DeliveryStore.DeliveryStore, storage.deliveries)
+    Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
+    Context.add(RetentionStore.RetentionStore, storage.retention)
   )
 
 /** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */

@@ -66,10 +66,12 @@ describe("SqliteStorage deliveries", () => {
       migrations: expect.arrayContaining([4, 6].map((migration_id) => ({ migration_id }))),
       indexes: [
         "deliveries_automation",
+        "deliveries_dead",
         "deliveries_due",
         "deliveries_head",
         "deliveries_pending",
         "deliveries_tradeflow",
+        "delivery_attempts_at",
         "delivery_attempts_log"
       ]
         .map((name) => ({ name }))

@@ -46,7 +46,7 @@ describe("SqliteStorage", () => {
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
       migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }]
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -209,7 +209,7 @@ describe("SqliteStorage", () => {
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(seen).toEqual({
         migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }],
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }],
         claimed: [["org-old", 1]],
         next: Option.some(null),
         due: [],
@@ -260,7 +260,7 @@ describe("SqliteStorage", () => {
         dead: [[ids.failed, "Delete", bytes, "boom"]],
         pending: [[ids.pending, "Delete", bytes]],
         next: { _tag: "Enqueued", id: ids.deleted + 1 },
-        indexes: ["jobs_dead", "jobs_leased", "jobs_pending", "jobs_pending_organisation", "jobs_received"],
+        indexes: ["jobs_dead", "jobs_finished", "jobs_leased", "jobs_pending", "jobs_pending_organisation", "jobs_received"],
         refused: expect.stringContaining("CHECK constraint failed")
       })
     }))

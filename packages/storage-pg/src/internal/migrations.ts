@@ -215,6 +215,12 @@ export const migrations = {
       `CREATE INDEX tradeflow_keys_tradeflow ON tradeflow_keys (organisation_id, tradeflow_reference)`
     ),
     backfillKeys
+  ),
+  "0008_retention": statements(
+    `CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
+    `CREATE INDEX jobs_finished ON jobs (status, received_at) WHERE status <> 'pending'`,
+    `CREATE INDEX delivery_attempts_at ON delivery_attempts (at)`,
+    `CREATE INDEX deliveries_dead ON deliveries (created_at) WHERE status = 'dead'`
   )
 }
 

@@ -138,7 +138,7 @@ const bigRequest = (round: number) =>
 const results: Array<Record<string, unknown>> = []
 
 const runBackend = (backend: Backend) =>
-  withDatabase(backend, "big-tradeflow", async (database) => {
+  withDatabase(backend, "big_tradeflow", async (database) => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-big-"))
     const probe = eventLoopProbe(dir)
     const server = await startServer(database.url, probe.env, cpuProf === undefined ? undefined : join(cpuProf, backend), probe.nodeArgs)

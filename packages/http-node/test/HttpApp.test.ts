@@ -194,6 +194,34 @@ layer(makeAppLayer(), { excludeTestServices: true })("HttpApp", (it) => {
     })
   }
 
+  it.effect("size caps over HTTP: the issue's 2,500-container UAT tradeflow and a stored tradeflow past 1,000 containers are 422, nothing queued", () =>
+    Effect.gen(function*() {
+      const k = yield* newKey("uat")
+      const container = (i: number) => `ABCU${String(i).padStart(7, "0")}`
+      const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => container(from + i))
+      const issue = {
+        tradeflow_reference: "UAT-BIG",
+        container_reference: range(0, 2_500),
+        port_of_loading: "CNSHA",
+        port_of_discharge: "NLRTM",
+        events: range(0, 2_500).map((c) => ({ message: "Gate out empty", container_reference: c }))
+      }
+      const refused = assertProblem(yield* send("POST", "/v3/downstream/tradeflows", { host: uat, auth: k.key, json: issue }), 422)
+      assert.isTrue((refused.errors ?? []).some((e) => e.path === "/container_reference"), JSON.stringify(refused.errors))
+      const first = { tradeflow_reference: "TF-CAP", container_reference: range(0, 600) }
+      assert.strictEqual((yield* send("POST", "/v3/downstream/tradeflows", { host: uat, auth: k.key, json: first })).status, 202)
+      yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
+      const more = { tradeflow_reference: "TF-CAP", container_reference: range(600, 1_001) }
+      const over = assertProblem(yield* send("POST", "/v3/downstream/tradeflows", { host: uat, auth: k.key, json: more }), 422)
+      assert.deepStrictEqual(over.errors, [{
+        path: "/container_reference",
+        message: "tradeflow \"TF-CAP\" would hold 1,001 containers; at most 1,000 per tradeflow (it holds 600)"
+      }])
+      yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
+      const feed = yield* send("GET", "/v3/upstream?tradeflow=UAT-BIG", { host: uat, auth: k.key })
+      assert.deepStrictEqual((feed.body as { data?: ReadonlyArray<unknown> }).data ?? feed.body, [])
+    }))
+
   it.effect("the UAT walk-through: console, uat key, ocean_basic, milestones upstream", () =>
     Effect.gen(function*() {
       const created = yield* send("POST", "/console/organisations", { auth: consoleAuth, json: { name: "Walkthrough BV" } })

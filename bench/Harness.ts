@@ -140,6 +140,16 @@ export interface EventLoopDelay {
   readonly max: number
 }
 
+/** The probe's last snapshot, or undefined while there is none or it is being written. */
+const readSnapshot = (file: string): (EventLoopDelay & { readonly snapshot: number }) | undefined => {
+  if (!existsSync(file)) return undefined
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as EventLoopDelay & { readonly snapshot: number }
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The event-loop-delay probe of a server (bench/event-loop-probe.mjs, `perf_hooks.monitorEventLoopDelay`):
  * the node arguments and environment to start the server with ({@link startServer}), and `read`,
@@ -155,10 +165,8 @@ export const eventLoopProbe = (dir: string) => {
       snapshot++
       server.child.kill("SIGUSR2")
       for (let i = 0; i < 1_000; i++) {
-        if (existsSync(file)) {
-          const seen = JSON.parse(readFileSync(file, "utf8")) as EventLoopDelay & { snapshot: number }
-          if (seen.snapshot === snapshot) return { samples: seen.samples, p50: seen.p50, p99: seen.p99, max: seen.max }
-        }
+        const seen = readSnapshot(file)
+        if (seen?.snapshot === snapshot) return { samples: seen.samples, p50: seen.p50, p99: seen.p99, max: seen.max }
         await new Promise((r) => setTimeout(r, 10))
       }
       throw new Error("the event-loop probe did not answer")

@@ -102,7 +102,7 @@ const drive = async (clients: number, next: () => Promise<void>) => {
 const results: Array<Record<string, unknown>> = []
 
 const runBackend = (backend: Backend) =>
-  withDatabase(backend, "widget-search", async (database) => {
+  withDatabase(backend, "widget_search", async (database) => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-widget-"))
     const probe = eventLoopProbe(dir)
     const server = await startServer(

@@ -20,16 +20,18 @@ import {
   Automations,
   Deliveries,
   Documents,
+  DownstreamError,
   Ingest,
   Jobs,
   Schemes,
   TradeflowRecord,
   Upstream,
+  Validation,
   WidgetSearch,
   Worker
 } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
-import { Cause, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { Cause, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
@@ -137,21 +139,17 @@ const mergeIssues = (issues: ReadonlyArray<Problem.ProblemIssue>): ReadonlyArray
   return [...byPath].map(([path, messages]) => ({ path, message: messages.join("; or ") }))
 }
 
-const jsonPointer = (path: ReadonlyArray<PropertyKey>): string =>
-  path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("")
-
+/**
+ * Decodes a console body: 422 naming each field, as the record rules do (`name must be a string,
+ * got an array`), never with the value sent (Schema's formatter prints it whole, recursively: a
+ * stack overflow at some thousand levels of nesting, megabytes for a large value).
+ */
 const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Problem.Problem> =>
   Schema.decodeUnknown(schema, { errors: "all" })(body).pipe(
-    Effect.mapError((error) =>
-      Problem.make(
-        422,
-        "the request body does not match the expected shape",
-        mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-          path: jsonPointer(issue.path),
-          message: issue.message
-        })))
-      )
-    )
+    Effect.mapError((error) => {
+      const { issues, total } = Validation.collectIssues(error, { input: body, room: DownstreamError.maxIssues })
+      return Problem.make(422, "the request body does not match the expected shape", DownstreamError.listIssues(issues, total))
+    })
   )
 
 /** The longest `Idempotency-Key` accepted. */

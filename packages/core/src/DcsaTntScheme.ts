@@ -264,7 +264,7 @@ export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEve
       issues.add({
         path: `/${i}/eventType`,
         message: `event ${i}: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got ${
-          JSON.stringify(type) ?? "nothing"
+          typeof type === "string" ? JSON.stringify(type) : type === undefined ? "nothing" : describe(type)
         }`
       })
     } else if (Array.isArray(raw["documentReferences"]) && raw["documentReferences"].length > maxDocumentReferences) {

@@ -73,6 +73,27 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
       problem(yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, text: "[", contentType: "application/json" }), 400)
     }))
 
+  it.effect("dcsa-tnt: 100,000 nested arrays or objects in any field of an event: accepted where ignored, else a 422 at the field, never a 500", () =>
+    Effect.gen(function*() {
+      const k = yield* newKey("production")
+      const deep = ["[".repeat(100_000) + "]".repeat(100_000), `{"a":`.repeat(100_000) + "1" + "}".repeat(100_000)]
+      for (const field of [...Object.keys(dcsa[0]!), "x"]) {
+        for (const value of deep) {
+          const text = `[${JSON.stringify({ ...dcsa[0], [field]: "DEEP" }).replace(`"DEEP"`, value)}]`
+          const r = yield* send("POST", "/downstream/scheme/dcsa-tnt?reference=PO-DEEP", { auth: k.key, text })
+          if (r.status === 202) continue
+          const errors = problem(r, 422).errors ?? []
+          assert.isBelow(r.text.length, 2_048, field)
+          assert.deepStrictEqual(errors.map((e) => e.path.split("/").slice(0, 3).join("/")), [`/0/${field}`], field)
+        }
+      }
+      const kind = problem(yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, json: [{ ...dcsa[0], eventType: [[["EQUIPMENT"]]] }] }), 422)
+      assert.deepStrictEqual(kind.errors, [{
+        path: "/0/eventType",
+        message: `event 0: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got an array`
+      }])
+    }))
+
   it.effect("an unknown scheme is 404 naming the known ones; auth and idempotency apply", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")

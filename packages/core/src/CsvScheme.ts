@@ -15,11 +15,14 @@
  * `/rows/{row}/{column}` with messages starting `row {row}: `, and every row is checked against
  * the record rules here already, so the errors of a csv upload always name its rows and columns.
  *
+ * Decoding lets the event loop turn every 2 ms of work, between rows and inside a long row.
+ *
  * @since 0.1.0
  */
 import { Effect, Either, Schema } from "effect"
-import type { Issue } from "./DownstreamError.js"
-import { type Payload, type Scheme, schemeError, type SchemeError } from "./Scheme.js"
+import { complete, drive, timeSlice } from "./internal/eventLoop.js"
+import { IssueList } from "./internal/issueList.js"
+import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
 import { maxEntries, tooManyEntries, TradeflowRecordInput } from "./TradeflowRecord.js"
 import { atLeastOneReferenceMessage, issuesFromParseError, jsonPointer } from "./Validation.js"
 
@@ -76,14 +79,26 @@ interface ParseFailure {
   readonly message: string
 }
 
+type Steps<A> = Generator<void, A, undefined>
+
+const isBlank = (cell: string): boolean => cell.trim() === ""
+
+/** How many cells (or doubled quotes) the parser reads between two pauses. */
+const pauseEvery = 256
+
 /**
- * Splits RFC 4180 text into rows of cells: `,` separates cells, CRLF, LF or CR ends a row, a
- * quoted cell may hold separators, line breaks and doubled quotes. A last line break does not
- * start another row.
+ * RFC 4180 parsing as {@link Steps}: each row is handed to `onRow` with its 1-based number and
+ * whether all its cells are empty or spaces, and the parser pauses every {@link pauseEvery} cells
+ * and doubled quotes; answers the failure that stopped it, if any.
  */
-export const parse = (text: string): Either.Either<Array<Array<string>>, ParseFailure> => {
-  const rows: Array<Array<string>> = []
+function* rowSteps(
+  text: string,
+  onRow: (cells: Array<string>, row: number, blank: boolean) => void
+): Steps<ParseFailure | undefined> {
   let row: Array<string> = []
+  let rowNumber = 1
+  let blank = true
+  let units = 0
   const n = text.length
   let i = 0
   for (;;) {
@@ -93,13 +108,12 @@ export const parse = (text: string): Either.Either<Array<Array<string>>, ParseFa
       value = ""
       for (;;) {
         const q = text.indexOf("\"", j)
-        if (q === -1) {
-          return Either.left({ row: rows.length + 1, cell: row.length, message: "a quoted cell is never closed" })
-        }
+        if (q === -1) return { row: rowNumber, cell: row.length, message: "a quoted cell is never closed" }
         value += text.slice(j, q)
         if (text.charCodeAt(q + 1) === 34) {
           value += "\""
           j = q + 2
+          if (++units % pauseEvery === 0) yield
         } else {
           i = q + 1
           break
@@ -107,11 +121,11 @@ export const parse = (text: string): Either.Either<Array<Array<string>>, ParseFa
       }
       const c = text.charCodeAt(i)
       if (i < n && c !== 44 && c !== 10 && c !== 13) {
-        return Either.left({
-          row: rows.length + 1,
+        return {
+          row: rowNumber,
           cell: row.length,
           message: "text after the closing quote of a quoted cell (a quote inside a quoted cell is written twice: \"\")"
-        })
+        }
       }
     } else {
       let j = i
@@ -119,33 +133,45 @@ export const parse = (text: string): Either.Either<Array<Array<string>>, ParseFa
         const c = text.charCodeAt(j)
         if (c === 44 || c === 10 || c === 13) break
         if (c === 34) {
-          return Either.left({
-            row: rows.length + 1,
+          return {
+            row: rowNumber,
             cell: row.length,
             message:
               "a quote inside a cell that does not start with one (quote the whole cell and write the quote twice)"
-          })
+          }
         }
       }
       value = text.slice(i, j)
       i = j
     }
     row.push(value)
+    blank &&= isBlank(value)
+    if (++units % pauseEvery === 0) yield
     if (i >= n) break
     if (text.charCodeAt(i) === 44) {
       i++
       continue
     }
     i += text.charCodeAt(i) === 13 && text.charCodeAt(i + 1) === 10 ? 2 : 1
-    rows.push(row)
+    onRow(row, rowNumber++, blank)
     row = []
-    if (i >= n) return Either.right(rows)
+    blank = true
+    if (i >= n) return undefined
   }
-  rows.push(row)
-  return Either.right(rows)
+  onRow(row, rowNumber, blank)
+  return undefined
 }
 
-const isBlank = (cell: string): boolean => cell.trim() === ""
+/**
+ * Splits RFC 4180 text into rows of cells: `,` separates cells, CRLF, LF or CR ends a row, a
+ * quoted cell may hold separators, line breaks and doubled quotes. A last line break does not
+ * start another row.
+ */
+export const parse = (text: string): Either.Either<Array<Array<string>>, ParseFailure> => {
+  const rows: Array<Array<string>> = []
+  const failure = complete(rowSteps(text, (cells) => rows.push(cells)))
+  return failure === undefined ? Either.right(rows) : Either.left(failure)
+}
 
 const readText = (payload: Payload): Effect.Effect<string, SchemeError> => {
   const [type = "", ...params] = payload.contentType.split(";").map((p) => p.trim().toLowerCase())
@@ -182,10 +208,12 @@ const columnOf = (pointer: string): string | undefined => {
   return columns.has(two) ? two : columns.has(tokens[0] ?? "") ? tokens[0] : undefined
 }
 
+const knownColumns = `; known columns: ${Array.from(columns.keys()).join(", ")}`
+
 const hint = (name: string): string =>
   /^(events|partners)\b/.test(name)
     ? `; ${name.split(".")[0]} cannot be sent as csv (send them with POST /downstream/tradeflows)`
-    : `; known columns: ${Array.from(columns.keys()).join(", ")}`
+    : knownColumns
 
 const setPath = (record: Record<string, unknown>, name: string, value: unknown): void => {
   const [head = "", tail] = name.split(".")
@@ -202,104 +230,138 @@ const booleans: Readonly<Record<string, boolean>> = {
   "0": false
 }
 
-/** Decodes a csv upload into raw tradeflow records (see the module documentation). */
-export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SchemeError> =>
-  Effect.flatMap(readText(payload), (text) => {
-    const parsed = parse(text)
-    if (Either.isLeft(parsed)) {
-      const { cell, message, row } = parsed.left
-      return fail("malformed", at(row), `row ${row}, cell ${cell + 1}: ${message}`)
-    }
-    const rows = parsed.right
-    const headerIndex = rows.findIndex((cells) => !cells.every(isBlank))
-    const header = rows[headerIndex]
-    if (header === undefined) {
-      return fail("invalid", "", "the upload is empty: its first row names the columns, each later row is a record")
-    }
-    const headerRow = headerIndex + 1
-    const names = header.map((cell) => cell.trim().toLowerCase())
-    if (names.length === 1 && /[;\t]/.test(names[0] ?? "")) {
-      return fail(
-        "invalid",
-        at(headerRow),
-        `row ${headerRow}: the header has a single column ${JSON.stringify(header[0])}; cells are separated by commas`
-      )
-    }
-    const headerIssues: Array<Issue> = []
-    names.forEach((name, k) => {
-      if (name === "") return
-      if (!columns.has(name)) {
-        headerIssues.push({
-          path: at(headerRow, name),
-          message: `row ${headerRow}: unknown column ${JSON.stringify(name)}${hint(name)}`
-        })
-      } else if (names.indexOf(name) !== k) {
-        headerIssues.push({
-          path: at(headerRow, name),
-          message: `row ${headerRow}: column ${name} appears twice (cells ${names.indexOf(name) + 1} and ${k + 1})`
-        })
-      }
-    })
-    if (headerIssues.length > 0) return Effect.fail(schemeError("invalid", headerIssues))
+type Decoded = Either.Either<ReadonlyArray<Record<string, unknown>>, SchemeError>
 
-    const data: Array<readonly [row: number, cells: Array<string>]> = []
-    for (let r = headerIndex + 1; r < rows.length; r++) {
-      const cells = rows[r] ?? []
-      if (!cells.every(isBlank)) data.push([r + 1, cells])
-    }
-    if (data.length === 0) return fail("invalid", "", "the upload has a header but no data rows")
-    if (data.length > maxRows) {
-      const message = `the upload has ${data.length} data rows; at most ${maxRows} are accepted per request`
-      return fail("too_large", "", message)
-    }
+const failed = (reason: SchemeError["reason"], path: string, message: string): Decoded =>
+  Either.left(schemeError(reason, [{ path, message }]))
 
-    const issues: Array<Issue> = []
-    const records: Array<Record<string, unknown>> = []
-    for (const [row, cells] of data) {
-      const record: Record<string, unknown> = {}
-      const rowIssues: Array<Issue> = []
-      cells.forEach((cell, k) => {
-        if (isBlank(cell)) return
-        const name = names[k]
-        if (name === undefined) {
-          const message = `row ${row}: ${cells.length} cells, but the header names ${names.length} columns`
-          rowIssues.push({ path: at(row), message })
-        } else if (name === "") {
-          rowIssues.push({ path: at(row), message: `row ${row}: cell ${k + 1} has a value but its column has no name` })
-        } else if (columns.get(name) === "boolean") {
-          const key = cell.trim().toLowerCase()
-          const value = Object.hasOwn(booleans, key) ? booleans[key] : undefined
-          if (value === undefined) {
-            const message = `row ${row}: ${name} must be true or false, got ${JSON.stringify(cell)}`
-            rowIssues.push({ path: at(row, name), message })
-          } else setPath(record, name, value)
-        } else if (columns.get(name) === "list") {
-          const items = cell.split(listSeparator).map((s) => s.trim()).filter((s) => s !== "")
-          const max = maxEntries[name as keyof typeof maxEntries]
-          if (items.length > max) {
-            const message = `row ${row}: ${name} ${tooManyEntries(max, items.length, "record")}`
-            rowIssues.push({ path: at(row, name), message })
-          } else if (items.length > 0) setPath(record, name, items)
-        } else setPath(record, name, cell)
-      })
-      if (rowIssues.length === 0) {
-        const decoded = decodeRecord(record)
-        if (Either.isLeft(decoded)) {
-          const found = issuesFromParseError(decoded.left, "", record, "record")
-          const noReference = referenceColumns.every((c) => record[c] === undefined)
-          if (noReference && !found.some((i) => i.message === atLeastOneReferenceMessage)) {
-            found.push({ path: "/container_reference", message: atLeastOneReferenceMessage })
-          }
-          for (const issue of found) {
-            rowIssues.push({ path: at(row, columnOf(issue.path)), message: `row ${row}: ${issue.message}` })
-          }
-        }
-      }
-      issues.push(...new Map(rowIssues.map((i) => [JSON.stringify(i), i])).values())
-      records.push(record)
+/** The problems of one row's cells, in cell order; the record they make. */
+function* cellSteps(row: number, cells: Array<string>, names: ReadonlyArray<string>, issues: IssueList): Steps<{
+  readonly record: Record<string, unknown>
+  readonly ok: boolean
+}> {
+  const record: Record<string, unknown> = {}
+  const before = issues.total
+  const named = Math.min(cells.length, names.length)
+  for (let k = 0; k < named; k++) {
+    if (k % pauseEvery === pauseEvery - 1) yield
+    const cell = cells[k]!
+    if (isBlank(cell)) continue
+    const name = names[k]!
+    if (name === "") {
+      issues.add({ path: at(row), message: `row ${row}: cell ${k + 1} has a value but its column has no name` })
+    } else if (columns.get(name) === "boolean") {
+      const key = cell.trim().toLowerCase()
+      const value = Object.hasOwn(booleans, key) ? booleans[key] : undefined
+      if (value === undefined) {
+        issues.add({ path: at(row, name), message: `row ${row}: ${name} must be true or false, got ${JSON.stringify(cell)}` })
+      } else setPath(record, name, value)
+    } else if (columns.get(name) === "list") {
+      const items = cell.split(listSeparator).map((s) => s.trim()).filter((s) => s !== "")
+      const max = maxEntries[name as keyof typeof maxEntries]
+      if (items.length > max) {
+        issues.add({ path: at(row, name), message: `row ${row}: ${name} ${tooManyEntries(max, items.length, "record")}` })
+      } else if (items.length > 0) setPath(record, name, items)
+    } else setPath(record, name, cell)
+  }
+  for (let k = named; k < cells.length; k++) {
+    if (k % pauseEvery === pauseEvery - 1) yield
+    if (!isBlank(cells[k]!)) {
+      issues.add({ path: at(row), message: `row ${row}: ${cells.length} cells, but the header names ${names.length} columns` })
+      break
     }
-    return issues.length > 0 ? Effect.fail(schemeError("invalid", issues)) : Effect.succeed(records)
+  }
+  return { record, ok: issues.total === before }
+}
+
+function* decodeSteps(text: string): Steps<Decoded> {
+  let header: { readonly cells: Array<string>; readonly row: number } | undefined
+  const data: Array<readonly [row: number, cells: Array<string>]> = []
+  let dataRows = 0
+  const failure = yield* rowSteps(text, (cells, row, blank) => {
+    if (blank) return
+    if (header === undefined) header = { cells, row }
+    else if (++dataRows <= maxRows) data.push([row, cells])
   })
+  if (failure !== undefined) {
+    const { cell, message, row } = failure
+    return failed("malformed", at(row), `row ${row}, cell ${cell + 1}: ${message}`)
+  }
+  if (header === undefined) {
+    return failed("invalid", "", "the upload is empty: its first row names the columns, each later row is a record")
+  }
+  const headerRow = header.row
+  const names: Array<string> = []
+  for (const cell of header.cells) {
+    names.push(cell.trim().toLowerCase())
+    if (names.length % pauseEvery === 0) yield
+  }
+  if (names.length === 1 && /[;\t]/.test(names[0] ?? "")) {
+    return failed(
+      "invalid",
+      at(headerRow),
+      `row ${headerRow}: the header has a single column ${JSON.stringify(header.cells[0])}; cells are separated by commas`
+    )
+  }
+  const headerIssues = new IssueList()
+  const seen = new Map<string, number>()
+  for (const [k, name] of names.entries()) {
+    if (k % pauseEvery === pauseEvery - 1) yield
+    if (name === "") continue
+    const first = seen.get(name)
+    if (!columns.has(name)) {
+      headerIssues.add({
+        path: at(headerRow, name),
+        message: `row ${headerRow}: unknown column ${JSON.stringify(name)}${hint(name)}`
+      })
+    } else if (first !== undefined) {
+      headerIssues.add({
+        path: at(headerRow, name),
+        message: `row ${headerRow}: column ${name} appears twice (cells ${first + 1} and ${k + 1})`
+      })
+    } else seen.set(name, k)
+  }
+  if (headerIssues.total > 0) return Either.left(new SchemeError({ reason: "invalid", errors: headerIssues.issues() }))
+
+  if (dataRows === 0) return failed("invalid", "", "the upload has a header but no data rows")
+  if (dataRows > maxRows) {
+    return failed("too_large", "", `the upload has ${dataRows} data rows; at most ${maxRows} are accepted per request`)
+  }
+
+  const issues = new IssueList()
+  const records: Array<Record<string, unknown>> = []
+  for (const [row, cells] of data) {
+    const { ok, record } = yield* cellSteps(row, cells, names, issues)
+    if (ok) {
+      const decoded = decodeRecord(record)
+      if (Either.isLeft(decoded)) {
+        const found = issuesFromParseError(decoded.left, "", record, "record")
+        const noReference = referenceColumns.every((c) => record[c] === undefined)
+        if (noReference && !found.some((i) => i.message === atLeastOneReferenceMessage)) {
+          found.push({ path: "/container_reference", message: atLeastOneReferenceMessage })
+        }
+        const rowIssues = found.map((issue) => ({ path: at(row, columnOf(issue.path)), message: `row ${row}: ${issue.message}` }))
+        issues.addAll(new Map(rowIssues.map((i) => [JSON.stringify(i), i])).values())
+      }
+    }
+    records.push(record)
+    yield
+  }
+  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(records)
+}
+
+/**
+ * Decodes a csv upload into raw tradeflow records (see the module documentation), letting the
+ * event loop turn once a time slice is used up (see {@link DecodeOptions}).
+ */
+export const decode = (
+  payload: Payload,
+  options: DecodeOptions = {}
+): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SchemeError> =>
+  Effect.flatMap(
+    readText(payload),
+    (text) => Effect.flatten(drive(decodeSteps(text), timeSlice(options.sliceMillis, options.turn)))
+  )
 
 /** The `csv` scheme. */
 export const scheme: Scheme = { decode: (payload) => Effect.withSpan(decode(payload), "CsvScheme.decode") }

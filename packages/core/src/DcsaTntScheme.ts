@@ -17,13 +17,14 @@
  *   earliest vessel departure that names one, else of the earliest event that does).
  *
  * Problems are reported with JSON Pointers into the array (`/3/transportCall/UNLocationCode`).
+ * Decoding lets the event loop turn every 2 ms of work, between events.
  *
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Issue } from "./DownstreamError.js"
+import { complete, drive, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
-import { type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
+import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
 import {
   IsoDateTime,
@@ -239,8 +240,9 @@ const describe = (value: unknown): string =>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value)
 
-/** Decodes the events of a body (already parsed JSON), each problem at its pointer. */
-export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEvent>, SchemeError> => {
+type Steps<A> = Generator<void, A, undefined>
+
+function* decodeEventSteps(body: unknown): Steps<Either.Either<ReadonlyArray<DcsaEvent>, SchemeError>> {
   if (!Array.isArray(body)) {
     return Either.left(schemeError("invalid", [{
       path: "",
@@ -256,7 +258,7 @@ export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEve
   }
   const issues = new IssueList()
   const events: Array<DcsaEvent> = []
-  body.forEach((raw: unknown, i) => {
+  for (const [i, raw] of (body as Array<unknown>).entries()) {
     const type = isObject(raw) ? raw["eventType"] : undefined
     if (!isObject(raw)) {
       issues.add({ path: `/${i}`, message: `event ${i}: must be a JSON object, got ${describe(raw)}` })
@@ -283,20 +285,26 @@ export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEve
         issues.skip(found.total - found.issues.length)
       }
     }
-  })
+    yield
+  }
   return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(events)
 }
+
+/** Decodes the events of a body (already parsed JSON), each problem at its pointer. */
+export const decodeEvents = (body: unknown): Either.Either<ReadonlyArray<DcsaEvent>, SchemeError> =>
+  complete(decodeEventSteps(body))
 
 interface Group {
   readonly reference: string
   readonly events: Array<TransportEvent | EquipmentEvent>
-  readonly refs: Array<DocumentRef>
+  readonly refs: Readonly<Record<DocumentRef["kind"], Set<string>>>
 }
 
-const unique = (values: ReadonlyArray<string>): Array<string> => Array.from(new Set(values))
-
 const byDate = (events: ReadonlyArray<TransportEvent | EquipmentEvent>) =>
-  [...events].sort((a, b) => parseIsoDateTime(a.eventDateTime) - parseIsoDateTime(b.eventDateTime))
+  events
+    .map((event) => ({ event, at: parseIsoDateTime(event.eventDateTime) }))
+    .sort((a, b) => a.at - b.at)
+    .map(({ event }) => event)
 
 const recordOf = (group: Group): Record<string, unknown> => {
   const sorted = byDate(group.events)
@@ -317,7 +325,7 @@ const recordOf = (group: Group): Record<string, unknown> => {
     const c = e.eventType === "EQUIPMENT" ? e.equipmentReference : undefined
     if (c !== undefined && !containers.has(normaliseContainerNumber(c))) containers.set(normaliseContainerNumber(c), c)
   }
-  const refs = (kind: DocumentRef["kind"]) => unique(group.refs.filter((r) => r.kind === kind).map((r) => r.value))
+  const refs = (kind: DocumentRef["kind"]) => Array.from(group.refs[kind])
   const entries: Array<readonly [string, unknown]> = [
     ["tradeflow_reference", group.reference],
     ["container_reference", Array.from(containers.values())],
@@ -340,54 +348,65 @@ const recordOf = (group: Group): Record<string, unknown> => {
 export const toRecords = (
   events: ReadonlyArray<DcsaEvent>,
   reference: string | undefined
-): Either.Either<ReadonlyArray<Record<string, unknown>>, SchemeError> => {
+): Either.Either<ReadonlyArray<Record<string, unknown>>, SchemeError> => complete(toRecordSteps(events, reference))
+
+function* toRecordSteps(
+  events: ReadonlyArray<DcsaEvent>,
+  reference: string | undefined
+): Steps<Either.Either<ReadonlyArray<Record<string, unknown>>, SchemeError>> {
   const groups = new Map<string, Group>()
-  const issues: Array<Issue> = []
-  const refsOf = events.map(documentReferencesOf)
+  const issues = new IssueList()
+  const refsOf: Array<ReadonlyArray<DocumentRef>> = []
   const bookingOf = new Map<string, string>()
-  for (const refs of refsOf) {
+  for (const event of events) {
+    const refs = documentReferencesOf(event)
+    refsOf.push(refs)
     const booking = refs.find((r) => r.kind === "booking_reference")?.value
     for (const r of refs) {
       if (booking !== undefined && r.kind === "bill_of_lading_reference" && !bookingOf.has(r.value)) {
         bookingOf.set(r.value, booking)
       }
     }
+    yield
   }
-  events.forEach((event, i) => {
+  for (const [i, event] of events.entries()) {
     const refs = refsOf[i] ?? []
     const key = reference ?? refs.find((r) => r.kind === "booking_reference")?.value ??
       refs.map((r) => bookingOf.get(r.value)).find((b) => b !== undefined) ?? refs[0]?.value
     if (key === undefined) {
       if (event.eventType !== "SHIPMENT") {
-        issues.push({
+        issues.add({
           path: `/${i}/documentReferences`,
           message: `event ${i}: no BKG or TRD document reference to find its tradeflow by; ` +
             "add one, or send the tradeflow reference as the query parameter reference"
         })
       }
-      return
+    } else {
+      let group = groups.get(key)
+      if (group === undefined) {
+        group = { reference: key, events: [], refs: { booking_reference: new Set(), bill_of_lading_reference: new Set() } }
+        groups.set(key, group)
+      }
+      for (const r of refs) group.refs[r.kind].add(r.value)
+      if (event.eventType !== "SHIPMENT") group.events.push(event)
     }
-    let group = groups.get(key)
-    if (group === undefined) {
-      group = { reference: key, events: [], refs: [] }
-      groups.set(key, group)
-    }
-    group.refs.push(...refs)
-    if (event.eventType !== "SHIPMENT") group.events.push(event)
-  })
-  const records = Array.from(groups.values(), (group) => {
+    yield
+  }
+  const records: Array<Record<string, unknown>> = []
+  for (const group of groups.values()) {
     const record = recordOf(group)
     if (!("container_reference" in record || "booking_reference" in record || "bill_of_lading_reference" in record)) {
-      issues.push({
+      issues.add({
         path: "",
         message: `tradeflow ${JSON.stringify(group.reference)}: ` +
           "none of its events names a container (equipmentReference) " +
           "or a BKG or TRD document reference, and a tradeflow needs at least one"
       })
     }
-    return record
-  })
-  return issues.length > 0 ? Either.left(schemeError("invalid", issues)) : Either.right(records)
+    records.push(record)
+    yield
+  }
+  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(records)
 }
 
 const isJson = (contentType: string): boolean => {
@@ -395,8 +414,14 @@ const isJson = (contentType: string): boolean => {
   return type === "application/json" || /^application\/[^/]+\+json$/.test(type)
 }
 
-/** Decodes a `dcsa-tnt` payload into raw tradeflow records (see the module documentation). */
-export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SchemeError> =>
+/**
+ * Decodes a `dcsa-tnt` payload into raw tradeflow records (see the module documentation), letting
+ * the event loop turn between events once a time slice is used up (see {@link DecodeOptions}).
+ */
+export const decode = (
+  payload: Payload,
+  options: DecodeOptions = {}
+): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SchemeError> =>
   Effect.suspend(() => {
     if (!isJson(payload.contentType)) {
       return Effect.fail(schemeError("unsupported_media_type", [{
@@ -422,7 +447,11 @@ export const decode = (payload: Payload): Effect.Effect<ReadonlyArray<Record<str
     } catch {
       return Effect.fail(schemeError("malformed", [{ path: "", message: "the body is not JSON" }]))
     }
-    return Either.flatMap(decodeEvents(body), (events) => toRecords(events, reference?.trim()))
+    const pause = timeSlice(options.sliceMillis, options.turn)
+    return Effect.flatMap(
+      Effect.flatten(drive(decodeEventSteps(body), pause)),
+      (events) => Effect.flatten(drive(toRecordSteps(events, reference?.trim()), pause))
+    )
   })
 
 /** The `dcsa-tnt` scheme. */

@@ -50,6 +50,17 @@ export interface Scheme {
   readonly decode: (payload: Payload) => Effect.Effect<ReadonlyArray<unknown>, SchemeError>
 }
 
+/**
+ * How a built-in scheme shares the thread while it decodes: it works in slices and lets the event
+ * loop turn between them, so that other requests are answered while a large payload is decoded.
+ */
+export interface DecodeOptions {
+  /** The event loop turns once this many milliseconds of work have passed since the last turn (default 2). */
+  readonly sliceMillis?: number
+  /** How the event loop turns (default: one `setImmediate`); tests count turns with it. */
+  readonly turn?: Effect.Effect<void>
+}
+
 /** At most this many problems are listed in one {@link SchemeError}; the rest are counted in a last entry. */
 export const maxErrors = maxIssues
 

@@ -15,6 +15,7 @@ import * as DcsaTntScheme from "./DcsaTntScheme.js"
 import { type Payload, type Scheme, type SchemeError, UnknownScheme } from "./Scheme.js"
 
 export {
+  type DecodeOptions,
   maxErrors,
   type Payload,
   type Scheme,

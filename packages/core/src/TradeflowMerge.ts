@@ -24,6 +24,7 @@ import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecor
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 import { fromMessage } from "./StatusCode.js"
 import type { MockEvent, PartnerLink, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
+import { complete } from "./internal/eventLoop.js"
 
 type ContainerEntry = typeof ContainerEntrySchema.Type
 
@@ -76,12 +77,7 @@ export type Steps<A> = Generator<void, A, undefined>
 export const pauseEvery = 256
 
 /** Completes a {@link Steps} merge without pausing. */
-export const run = <A>(steps: Steps<A>): A => {
-  for (;;) {
-    const next = steps.next()
-    if (next.done === true) return next.value
-  }
-}
+export const run: <A>(steps: Steps<A>) => A = complete
 
 /** A counter of handled items that tells when to pause. */
 const pacer = () => {

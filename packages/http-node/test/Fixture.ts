@@ -4,7 +4,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Service } from "@tradeflow/core"
+import { Schemes, Service } from "@tradeflow/core"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
 
@@ -15,10 +15,11 @@ export const uat = "uat.localhost"
 /**
  * The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it.
  * Every test client shares one address, so failed console authentications are not limited unless
- * a test asks for it (`consoleFailures`).
+ * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes.
  */
-export const makeAppLayer = (options: Partial<HttpConfig.Options> = {}) =>
+export const makeAppLayer = (options: Partial<HttpConfig.Options> = {}, schemes: Readonly<Record<string, Schemes.Scheme>> = {}) =>
   HttpApp.layer.pipe(
+    Layer.provide(Schemes.add(schemes)),
     Layer.provide(HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })),
     Layer.provideMerge(Service.layerMemory),
     Layer.provideMerge(NodeHttpServer.layerTest)

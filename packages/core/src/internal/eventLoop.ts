@@ -20,6 +20,14 @@ export const timeSlice = (sliceMillis = 2, turnWith: Effect.Effect<void> = turn)
   return Effect.suspend(() => performance.now() - since < sliceMillis ? Effect.void : turned)
 }
 
+/** Runs a generator of synchronous work (see {@link drive}) to its end at once, without pausing. */
+export const complete = <A>(steps: Generator<void, A, undefined>): A => {
+  for (;;) {
+    const next = steps.next()
+    if (next.done === true) return next.value
+  }
+}
+
 /**
  * Runs a generator of synchronous work that yields between units of it (see `TradeflowMerge.Steps`)
  * to its end, running `pause` at each yield.

@@ -116,13 +116,16 @@ const scenario = async (label: string, servers: ReadonlyArray<Server>, database:
   expect(again.status).toBe(422)
 }
 
+/** 100 posts with one key in flight at once: more than a key may have by default (429 beyond). */
+const manyInFlight = { MAX_IN_FLIGHT_PER_KEY: "1000" }
+
 describe("Idempotency-Key under concurrency", () => {
   it("SQLite, one process: 100 concurrent posts with one key queue exactly one job", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-idempotency-"))
     const file = join(dir, "tracking.sqlite")
     let server: Server | undefined
     try {
-      server = await start(file)
+      server = await start(file, manyInFlight)
       await scenario("sqlite", [server], SqliteStorage.layer({ filename: file }))
     } finally {
       if (server !== undefined) await kill(server)
@@ -135,7 +138,7 @@ describe("Idempotency-Key under concurrency", () => {
     const servers: Array<Server> = []
     try {
       const test = await Effect.runPromise(Scope.extend(makeTestSchema(), scope))
-      const env = { DATABASE_URL: test.url, PG_MAX_CONNECTIONS: "6" }
+      const env = { DATABASE_URL: test.url, PG_MAX_CONNECTIONS: "6", ...manyInFlight }
       servers.push(await start("", env))
       servers.push(await start("", env))
       await scenario("postgres", servers, PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2 }))

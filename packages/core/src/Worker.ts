@@ -12,12 +12,15 @@
  *
  * Every claim counts an attempt, so a job that keeps crashing its process, or keeps failing to
  * commit, ends: once claimed `maxAttempts` times it is marked dead instead of claimed again, and
- * its organisation's later jobs go on. A job whose processing raises a defect is dead at once.
+ * its organisation's later jobs go on. A storage error while a job is processed or committed (a
+ * dropped connection, a busy database) is first retried within the same attempt, up to 4 times
+ * over about 3 seconds while the lease is kept alive, so a passing outage never uses up a job's
+ * attempts; only an error that outlasts those retries ends the attempt. A job whose processing raises a defect is dead at once.
  * Dead jobs are listed and retried through `JobQueue.list` / `JobQueue.retry` (the console).
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
+import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Schedule, type Scope, Stream } from "effect"
 import type { AutomationStore } from "./AutomationStore.js"
 import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
@@ -127,6 +130,9 @@ export const background = (options: {
     )), Effect.forkScoped)
   })
 
+/** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
+const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
+
 /** The worker over the storage ports; with `background` (default) it runs for the lifetime of the layer. */
 export const layer = (
   options: WorkerOptions = {}
@@ -148,6 +154,7 @@ export const layer = (
     const runJob = (job: ClaimedJob): Effect.Effect<void> =>
       processJob(job).pipe(
         Effect.flatMap((commit) => store.commit({ ...commit, attempt: job.attempt })),
+        Effect.retry(storageRetries),
         Effect.provide(context),
         Effect.tap((committed) =>
           committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)

@@ -378,7 +378,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
             ) following
           ), candidates AS (
             SELECT j.id, j.attempt FROM jobs j JOIN heads ON heads.id = j.id
-            WHERE j.status = 'pending' AND j.attempt < ${max}
+            WHERE j.status = 'pending' AND j.attempt < ${max} AND (j.lease_until IS NULL OR j.lease_until <= now())
               AND NOT EXISTS (SELECT 1 FROM jobs held WHERE held.organisation_id = j.organisation_id
                 AND held.status = 'pending' AND held.lease_until IS NOT NULL AND held.lease_until > now())
             ORDER BY j.id LIMIT ${limit}

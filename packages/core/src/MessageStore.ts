@@ -16,4 +16,11 @@ export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<Me
    * and whether more matching messages follow: what one answer of the upstream feed reads.
    */
   readonly read: (query: MessageRead) => Effect.Effect<MessageRun, StorageError>
+  /**
+   * Where the log of an organisation from the instant `since` on starts, as an `after_seq`: one
+   * less than the seq of the earliest message generated at or after `since` (the lowest seq among
+   * equal instants), or, when there is none, the last seq the organisation has used (0 before its
+   * first message). One index lookup, however long the log.
+   */
+  readonly startOf: (organisation_id: string, since: number) => Effect.Effect<number, StorageError>
 }>() {}

@@ -95,6 +95,15 @@ export const selectMessages = (
   return q.take === "oldest" ? matching.slice(0, limit) : matching.slice(Math.max(0, matching.length - limit))
 }
 
+/** The semantics of `MessageStore.startOf` over one organisation's log whose last seq used is `lastSeq`. */
+export const startOfLog = (log: ReadonlyArray<StoredMessage>, lastSeq: number, since: number): number => {
+  let first: StoredMessage | undefined
+  for (const m of log) {
+    if (m.generated_at >= since && (first === undefined || m.generated_at < first.generated_at)) first = m
+  }
+  return first === undefined ? lastSeq : first.seq - 1
+}
+
 /** The semantics of `MessageStore.read` over one organisation's log, as {@link selectMessages}. */
 export const readMessages = (
   log: ReadonlyArray<StoredMessage>,
@@ -439,6 +448,10 @@ export const makeMemory = Effect.gen(function*() {
     read: (q) => Effect.sync(() => {
       const l = logs.get(q.organisation_id)
       return l === undefined ? { messages: [], more: false } : readMessages(l.messages, q, l.newest)
+    }),
+    startOf: (organisationId, since) => Effect.sync(() => {
+      const l = logs.get(organisationId)
+      return l === undefined ? 0 : startOfLog(l.messages, l.seq, since)
     })
   })
 

@@ -35,10 +35,20 @@ export const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<Readonly
   return out
 }
 
+/** A row of `message_heads`: the newest seq of one (tradeflow, type, container), what `latest` serves. */
+export interface HeadRow {
+  readonly organisation_id: string
+  readonly tradeflow_reference: string
+  readonly type: string
+  readonly container_reference: string | null
+  readonly seq: number
+}
+
 /**
  * The rows of the messages to append after `lastSeq`: each message whose hash is neither stored
  * (`stored`) nor earlier in `batch`, numbered on from `lastSeq` in batch order; with what was
- * numbered (for the outbox) and the new last seq (`lastSeq` when nothing is new).
+ * numbered (for the outbox), the new last seq (`lastSeq` when nothing is new), and the
+ * `message_heads` rows they make (one per key, the newest), to upsert.
  */
 export const numberMessages = (
   organisation_id: string,
@@ -49,6 +59,7 @@ export const numberMessages = (
   const seen = new Set(stored)
   const rows: Array<Record<string, string | number | null>> = []
   const inserted: Array<InsertedMessage> = []
+  const heads = new Map<string, HeadRow>()
   let seq = lastSeq
   for (const m of batch) {
     if (seen.has(m.hash)) continue
@@ -65,8 +76,16 @@ export const numberMessages = (
       generated_at: m.generated_at,
       body: m.body
     })
+    const { container_reference, tradeflow_reference, type } = m
+    heads.set(JSON.stringify([tradeflow_reference, type, container_reference]), {
+      organisation_id,
+      tradeflow_reference,
+      type,
+      container_reference,
+      seq
+    })
   }
-  return { rows, inserted, lastSeq: seq }
+  return { rows, inserted, lastSeq: seq, heads: [...heads.values()] }
 }
 
 /** What the rows of the key index are made of: a tradeflow, or the fields of a stored document it needs. */
@@ -295,8 +314,9 @@ export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: S
 
 /**
  * `MessageStore.read` over two statements of an SQL adapter: `sizes(n)` answers the seq and body
- * size of the first `n` matching messages in the order of `take` (no body read), and `bodies(seqs)`
- * the rows of those seqs in any order. Only the bodies of the messages returned are read.
+ * size of the first `n` matching messages in the order of `take` (no body read; the rows in any
+ * order), and `bodies(seqs)` the rows of those seqs in any order. Only the bodies of the messages
+ * returned are read.
  */
 export const readRun = <E, R>(
   query: MessageRead,
@@ -306,7 +326,7 @@ export const readRun = <E, R>(
   Effect.gen(function*() {
     if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
     const limit = Math.max(0, Math.floor(query.limit))
-    const candidates = yield* sizes(limit + 1)
+    const candidates = [...yield* sizes(limit + 1)].sort((a, b) => query.take === "oldest" ? a.seq - b.seq : b.seq - a.seq)
     const count = fitting(candidates.map((c) => c.bytes), limit, query.max_bytes)
     const seqs = candidates.slice(0, count).map((c) => c.seq).sort((a, b) => a - b)
     const bySeq = new Map<number, StoredMessage>()

@@ -59,20 +59,21 @@ export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, 
   /**
    * The 500 most recent matching messages generated in the last 24 hours (`since` narrows the
    * window), oldest first, fewer when their bodies would pass the byte cap ({@link UpstreamOptions}):
-   * then the most recent that fit. `body` of each is the APIMessage as JSON text. Reads the newest
-   * matching messages by sequence first, and only when some of them fall outside the window asks
-   * the store for the window itself (a busy organisation's window can hold millions of rows).
+   * then the most recent that fit. `body` of each is the APIMessage as JSON text. The window is a
+   * stretch of the log: from the earliest message generated in it (`MessageStore.startOf`) on, the
+   * messages generated in it; the newest are read back from the end, so a busy organisation's
+   * window of millions of rows costs what a quiet one's does.
    */
   readonly list: (query: UpstreamQuery) => Effect.Effect<ReadonlyArray<StoredMessage>, StorageError>
   /**
    * One page of the matching messages in ascending sequence, at most `per_page` and at most the
    * byte cap ({@link UpstreamOptions}; the first message always comes), walked by keyset over the
    * organisation's sequence numbers (never an offset). The first page (no cursor) starts at the
-   * beginning of the retained history, or with `since` at the first matching message generated at
-   * or after it; neither `since` nor the 24-hour window applies to later pages, so a cursor reaches
-   * the whole retained history. `next_cursor` resumes after the last message returned (after an
-   * empty page it stays where it was; after an empty first page with `since` it points at the
-   * newest matching message), so a client that stores it and polls again later gets exactly the
+   * beginning of the retained history, or with `since` where the log reaches it: at the earliest
+   * message generated at or after it (`MessageStore.startOf`), or after the last message when none
+   * was; neither `since` nor the 24-hour window applies to later pages, so a cursor reaches the
+   * whole retained history. `next_cursor` resumes after the last message returned (after an empty
+   * page it stays where it was), so a client that stores it and polls again later gets exactly the
    * messages generated since: no duplicates, no gaps. A cursor is bound to the organisation and
    * to `tradeflow`, `container`, `types` (as a set) and `latest`; anything else fails with
    * {@link Cursor.InvalidCursor}.
@@ -159,12 +160,9 @@ export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, neve
       list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
         const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
         const since = Math.max(windowStart, query.since ?? windowStart)
-        const newest = yield* store.read({ ...storeFilters(query), take: "newest", limit: pollLimit, max_bytes })
-        const recent = newest.messages.filter((m) => m.generated_at >= since)
-        const rows = !newest.more || recent.length === newest.messages.length
-          ? recent
-          : (yield* store.read({ ...storeFilters(query), since, take: "newest", limit: pollLimit, max_bytes })).messages
-        return shaped(query, rows)
+        const after_seq = yield* store.startOf(query.organisation_id, since)
+        const run = yield* store.read({ ...storeFilters(query), since, after_seq, take: "newest", limit: pollLimit, max_bytes })
+        return shaped(query, run.messages)
       }),
       page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
         const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
@@ -174,13 +172,7 @@ export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, neve
         if (query.cursor !== undefined) {
           after = yield* cursors.verify(query.cursor)
         } else if (query.since !== undefined) {
-          const first = yield* store.list({ ...filters, since: query.since, take: "oldest", limit: 1 })
-          if (first[0] !== undefined) {
-            after = first[0].seq - 1
-          } else {
-            const newest = yield* store.list({ ...filters, take: "newest", limit: 1 })
-            after = newest[0]?.seq ?? 0
-          }
+          after = yield* store.startOf(query.organisation_id, query.since)
         }
         const run = yield* store.read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
         const last = run.messages[run.messages.length - 1]

@@ -1044,6 +1044,30 @@ export const storageContract = (
       }
     }), props)
 
+    it.effect.prop("messages: latest follows commits and deletes of tradeflows (the newest of each key that remains)", [
+      fc.array(fc.oneof(
+        fc.array(arbitraryMessage, { minLength: 1, maxLength: 8 }).map((messages) => ({ messages, deletes: [] as Array<string> })),
+        fc.subarray<string>([...references], { minLength: 1 }).map((deletes) => ({ messages: [] as Array<NewMessage>, deletes })),
+        fc.tuple(fc.subarray<string>([...references], { minLength: 1 }), fc.array(arbitraryMessage, { minLength: 1, maxLength: 4 }))
+          .map(([deletes, messages]) => ({ messages, deletes }))
+      ), { minLength: 1, maxLength: 6 }),
+      fc.array(arbitraryQuery("placeholder"), { minLength: 1, maxLength: 4 })
+    ], ([steps, queries]) => Effect.gen(function*() {
+      const { messages } = yield* ports
+      const org = freshId("org")
+      let log: Array<StoredMessage> = []
+      let seq = 0
+      for (const step of steps) {
+        yield* commitNew(org, step)
+        log = log.filter((m) => !step.deletes.includes(m.tradeflow_reference))
+        for (const m of step.messages) if (!log.some((l) => l.hash === m.hash)) log.push({ ...m, seq: ++seq })
+        for (const q of queries) {
+          const query = { ...q, organisation_id: org, latest: true }
+          expect(yield* messages.list(query)).toEqual(selectMessages(log, query))
+        }
+      }
+    }), props)
+
     it.effect.prop("messages: read returns what fits in max_bytes (the first always) and whether more follow", [
       fc.array(fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }), {
         minLength: 1,

@@ -237,7 +237,7 @@ export const upstreamContract = (
       expectShaped(resumed.data, expectedFeed(expectedLog([before, after]), filters).filter((m) => m.seq > seen), filters)
     }), props)
 
-    it.effect.prop("since selects where the first page starts; later pages ignore it", [
+    it.effect.prop("since starts the first page at the earliest message generated at or after it; later pages ignore it", [
       fc.array(arbitraryUpstreamMessage, { maxLength: 20 }),
       arbitraryFilters,
       fc.integer({ min: 0, max: 1_100 }),
@@ -246,8 +246,10 @@ export const upstreamContract = (
     ], ([batch, filters, since, perPage, later]) => Effect.gen(function*() {
       const org = freshId("org")
       yield* commitMessages(org, batch)
-      const feed = expectedFeed(expectedLog([batch]), filters)
-      const start = feed.find((m) => m.generated_at >= since)
+      const log = expectedLog([batch])
+      const feed = expectedFeed(log, filters)
+      const start = log.filter((m) => m.generated_at >= since)
+        .reduce<StoredMessage | undefined>((first, m) => first === undefined || m.generated_at < first.generated_at ? m : first, undefined)
       const walked = yield* walk({ organisation_id: org, per_page: perPage, since, ...filters })
       expectShaped(walked.data, start === undefined ? [] : feed.filter((m) => m.seq >= start.seq), filters)
       yield* commitMessages(org, later)

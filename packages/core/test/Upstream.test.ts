@@ -97,7 +97,7 @@ describe("Upstream.list", () => {
       expect(recent.map((m) => m.hash)).toEqual(Array.from({ length: 500 }, (_, i) => `m-${i + 120}`))
     }).pipe(Effect.provide(memory)))
 
-  it.effect.prop("equals the 500 highest sequence numbers among the matching messages of the window", [
+  it.effect.prop("equals the 500 highest sequence numbers among the matching messages of the window, from its earliest message on", [
     fc.integer({ min: 0, max: 700 }),
     fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
     fc.option(fc.constantFrom("BASIC_STATUS", "SHIPMENT_CHANGE"), { nil: undefined }),
@@ -113,7 +113,13 @@ describe("Upstream.list", () => {
       yield* commitMessages(org, log)
       yield* TestClock.setTime(30 * hour)
       const start = Math.max(6 * hour, since ?? 0)
-      const expected = log.filter((m) => m.generated_at >= start && (type === undefined || m.type === type)).slice(-500)
+      const inWindow = log.map((m, i) => ({ m, seq: i + 1 })).filter(({ m }) => m.generated_at >= start)
+      const first = inWindow.reduce<typeof inWindow[number] | undefined>(
+        (earliest, e) => earliest === undefined || e.m.generated_at < earliest.m.generated_at ? e : earliest,
+        undefined
+      )
+      const expected = inWindow.filter(({ seq }) => first !== undefined && seq >= first.seq).map(({ m }) => m)
+        .filter((m) => type === undefined || m.type === type).slice(-500)
       const got = yield* Effect.flatMap(Upstream.Upstream, (u) =>
         u.list({ organisation_id: org, ...(type === undefined ? {} : { types: [type] }), ...(since === undefined ? {} : { since }) }))
       expect(got.map((m) => m.hash)).toEqual(expected.map((m) => m.hash))

@@ -16,7 +16,8 @@ let stored: ReadonlyArray<StoredMessage.StoredMessage> = []
 
 const store = MessageStore.MessageStore.of({
   list: (query) => Effect.sync(() => Storage.selectMessages(stored, query)),
-  read: (query) => Effect.sync(() => Storage.readMessages(stored, query))
+  read: (query) => Effect.sync(() => Storage.readMessages(stored, query)),
+  startOf: (_, since) => Effect.sync(() => Storage.startOfLog(stored, stored.length, since))
 })
 
 const secret = "upstream-bytes-secret"

@@ -503,6 +503,16 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }
         const append = numberMessages(org, batch, existing, locked.last_seq)
         for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        for (const part of chunks(append.heads.filter((h) => h.container_reference !== null), 1000)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+            ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
+            DO UPDATE SET seq = excluded.seq`
+        }
+        for (const part of chunks(append.heads.filter((h) => h.container_reference === null), 1000)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+            ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
+            DO UPDATE SET seq = excluded.seq`
+        }
         if (append.lastSeq !== locked.last_seq) {
           yield* sql`UPDATE message_sequences SET last_seq = ${append.lastSeq} WHERE organisation_id = ${org}`
         }
@@ -593,6 +603,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
             yield* sql`DELETE FROM deliveries
               WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)} AND NOT test`
             yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
             yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
           }
           yield* writeTradeflows(upserts)
@@ -608,45 +619,87 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }, storageError("TradeflowStore.commit"))
     })
 
-    const whereOf = (query: StoredMessage.MessageQuery): Statement.Fragment => {
-      const where: Array<Statement.Fragment> = [sql`m.organisation_id = ${query.organisation_id}`]
-      if (query.since !== undefined) where.push(sql`m.generated_at >= ${query.since}`)
-      if (query.tradeflow_reference !== undefined) where.push(sql`m.tradeflow_reference = ${query.tradeflow_reference}`)
-      if (query.container_reference !== undefined) where.push(sql`m.container_reference = ${query.container_reference}`)
-      if (query.types !== undefined) where.push(sql`m.type IN ${sql.in([...new Set(query.types)])}`)
+    /**
+     * The statement that selects `columns` (over `u`: `seq` and the `walked` columns of `m`) of the
+     * first `n` matching messages in the order of `take`, in any order, walking one index in seq order
+     * (each walk ordered on its own, so that several are merged, not sorted):
+     * `latest` walks the heads, with `container` the container's index, else with `tradeflow` the
+     * tradeflow's, else the type's (one walk per type, merged), else the organisation's. The other
+     * filters are read off the rows walked (`x || ''`, `x + 0`: so the planner never trades the seq
+     * order for them and sorts).
+     */
+    const matching = (query: StoredMessage.MessageQuery, walked: Statement.Fragment, columns: Statement.Fragment, n: number) => {
+      const latest = query.latest === true
+      const on = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column}`)
+      const read = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column} || ''`)
+      const types = query.types === undefined ? undefined : [...new Set(query.types)]
+      const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
+      let walks: ReadonlyArray<string | undefined> = [undefined]
+      if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
+      if (query.container_reference !== undefined) {
+        where.push(sql`${on("container_reference")} = ${query.container_reference}`)
+        if (query.tradeflow_reference !== undefined) where.push(sql`${read("tradeflow_reference")} = ${query.tradeflow_reference}`)
+        if (types !== undefined) where.push(sql`${read("type")} IN ${sql.in(types)}`)
+      } else if (query.tradeflow_reference !== undefined) {
+        where.push(sql`${on("tradeflow_reference")} = ${query.tradeflow_reference}`)
+        if (types !== undefined && latest) where.push(sql`${read("type")} IN ${sql.in(types)}`)
+        else if (types !== undefined) walks = types
+      } else if (types !== undefined) {
+        walks = types
+      }
       if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-        where.push(sql`m.type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+        where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
       }
-      if (query.after_seq !== undefined) where.push(sql`m.seq > ${query.after_seq}`)
-      if (query.latest === true) {
-        const newer = sql`SELECT 1 FROM messages n
-          WHERE n.organisation_id = m.organisation_id AND n.tradeflow_reference = m.tradeflow_reference
-            AND n.type = m.type AND n.seq > m.seq`
-        where.push(sql`CASE WHEN m.container_reference IS NULL
-          THEN NOT EXISTS (${newer} AND n.container_reference IS NULL)
-          ELSE NOT EXISTS (${newer} AND n.container_reference = m.container_reference) END`)
-      }
-      return sql.and(where)
+      if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
+      const from = latest
+        ? sql`message_heads h JOIN messages m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
+        : sql`messages m`
+      const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+      const walk = (type: string | undefined) =>
+        sql`SELECT ${on("seq")} AS seq, ${walked} FROM ${from}
+          WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])} ORDER BY ${on("seq")} ${direction}`
+      const walking = walks.length === 1
+        ? sql`${walk(walks[0])} LIMIT ${n}`
+        : sql`${sql.join(" UNION ALL ", false)(walks.map((type) => sql`(${walk(type)})`))} ORDER BY seq ${direction} LIMIT ${n}`
+      return sql`SELECT ${columns} FROM (${walking}) u`
     }
-    const messageColumns = sql`SELECT m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
-      m.generated_at, m.body FROM messages m`
-    const order = (query: StoredMessage.MessageQuery) => sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+    const messageColumns = sql`m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
+      m.generated_at, m.body`
+    const ascending = <A extends { readonly seq: number }>(rows: ReadonlyArray<A>) => [...rows].sort((a, b) => a.seq - b.seq)
 
     const messages = MessageStore.MessageStore.of({
       list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
         if (query.types !== undefined && query.types.length === 0) return []
-        const rows = yield* decodeMessages(yield* sql`${messageColumns} WHERE ${whereOf(query)}
-          ORDER BY m.seq ${order(query)} LIMIT ${Math.max(0, Math.floor(query.limit))}`)
-        return query.take === "oldest" ? rows : [...rows].reverse()
+        return ascending(yield* decodeMessages(yield* matching(
+          query,
+          sql`m.hash, m.type, m.tradeflow_reference, m.container_reference, m.generated_at, m.body`,
+          sql`u.seq::float8 AS seq, u.hash, u.type, u.tradeflow_reference, u.container_reference, u.generated_at, u.body`,
+          Math.max(0, Math.floor(query.limit))
+        )))
       }, storageError("MessageStore.list")),
       read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
         return yield* readRun(
           query,
-          (n) => Effect.flatMap(sql`SELECT m.seq::float8 AS seq, octet_length(m.body)::float8 AS bytes FROM messages m
-            WHERE ${whereOf(query)} ORDER BY m.seq ${order(query)} LIMIT ${n}`, decodeBodySizes),
-          (seqs) => Effect.flatMap(sql`${messageColumns} WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`, decodeMessages)
+          (n) =>
+            Effect.flatMap(
+              matching(query, sql`octet_length(m.body) AS bytes`, sql`u.seq::float8 AS seq, u.bytes::float8 AS bytes`, n),
+              decodeBodySizes
+            ),
+          (seqs) =>
+            Effect.flatMap(
+              sql`SELECT ${messageColumns} FROM messages m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`,
+              decodeMessages
+            )
         )
-      }, storageError("MessageStore.read"))
+      }, storageError("MessageStore.read")),
+      startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
+        const rows = yield* decodeLastSeq(yield* sql`SELECT COALESCE(
+          (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
+            ORDER BY generated_at, seq LIMIT 1),
+          (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
+          0)::float8 AS last_seq`)
+        return rows[0]?.last_seq ?? 0
+      }, storageError("MessageStore.startOf"))
     })
 
     const settings = Storage.Settings.of({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
-import { freshId, makeMessage, storageContract } from "@tradeflow/core/test-kit"
-import { Cause, Clock, Config, ConfigProvider, Duration, Effect, Fiber, Layer, Option, Redacted, Ref, Stream } from "effect"
+import { arbitraryMessage, freshId, makeMessage, selectMessages, storageContract } from "@tradeflow/core/test-kit"
+import { Cause, Clock, Config, ConfigProvider, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Redacted, Ref, Stream } from "effect"
 import { Migrator } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { PgStorage } from "../src/index.js"
@@ -47,7 +47,7 @@ describe("PgStorage on PostgreSQL", () => {
       const instances = yield* Effect.all(Array.from({ length: 4 }, () => open(test)), { concurrency: "unbounded" })
       const applied = yield* instances[0]!.sql<{ migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
       expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 },
-        { migration_id: 5 }, { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }])
+        { migration_id: 5 }, { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)
     }).pipe(Effect.scoped), 30_000)
@@ -325,6 +325,29 @@ describe("PgStorage on PostgreSQL", () => {
         .map((j) => [j.id, j.kind, j.payload_bytes])).toEqual([[ids.pending, "Delete", bytes]])
       const refused = yield* Effect.flip(instance.sql`UPDATE jobs SET status = 'failed' WHERE id = ${ids.pending}`)
       expect(String(refused.cause)).toContain("jobs_status_check")
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("message heads: the upgrade finds the newest message of every key; later commits move them", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const heads = Object.keys(migrations).find((k) => k.endsWith("_message_heads"))!
+      const log = fc.sample(fc.array(arbitraryMessage, { minLength: 30, maxLength: 30 }), { numRuns: 1, seed: 9 })[0]!
+        .map((m, i) => ({ ...m, hash: `old-${i}`, seq: i + 1 }))
+      yield* Effect.gen(function*() {
+        const sql = yield* PgClient.PgClient
+        yield* Migrator.make({})({
+          loader: PgMigrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([k]) => k < heads))),
+          table: migrationsTable
+        })
+        yield* sql`INSERT INTO messages ${sql.insert(log.map((m) => ({ organisation_id: "org-old", ...m })))}`
+        yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES ('org-old', ${log.length})`
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(test.url) })), Effect.scoped)
+      const instance = yield* open(test)
+      const later = makeMessage("new", { type: log[0]!.type, tradeflow_reference: log[0]!.tradeflow_reference, container_reference: log[0]!.container_reference })
+      const latest = { organisation_id: "org-old", latest: true, take: "oldest", limit: 100 } as const
+      expect(yield* instance.messages.list(latest)).toEqual(selectMessages(log, latest))
+      yield* commit(instance.store, { job_id: yield* enqueue(instance.queue, "org-old"), organisation_id: "org-old", messages: [later] })
+      expect(yield* instance.messages.list(latest)).toEqual(selectMessages([...log, { ...later, seq: log.length + 1 }], latest))
     }).pipe(Effect.scoped), 30_000)
 
   it.live("settings: racing processes all get the value stored first", () =>

@@ -393,6 +393,21 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     for (const part of chunks(keys, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
   })
 
+  /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
+  const upsertHeads = (heads: ReadonlyArray<StorageRows.HeadRow>) =>
+    Effect.gen(function*() {
+      for (const part of chunks(heads.filter((h) => h.container_reference !== null), 500)) {
+        yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+          ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
+          DO UPDATE SET seq = excluded.seq`
+      }
+      for (const part of chunks(heads.filter((h) => h.container_reference === null), 500)) {
+        yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+          ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
+          DO UPDATE SET seq = excluded.seq`
+      }
+    })
+
   const tradeflows = TradeflowStore.TradeflowStore.of({
     get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
       const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
@@ -465,6 +480,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
           yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
           yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
@@ -480,6 +496,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         }
         const append = numberMessages(org, commit.messages, stored, first)
         for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        yield* upsertHeads(append.heads)
         if (append.lastSeq !== first) {
           yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${append.lastSeq})
             ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
@@ -492,41 +509,73 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     }, storageError("TradeflowStore.commit"))
   })
 
-  const whereOf = (query: StoredMessage.MessageQuery): Statement.Fragment => {
-    const where: Array<Statement.Fragment> = [sql`organisation_id = ${query.organisation_id}`]
-    if (query.since !== undefined) where.push(sql`generated_at >= ${query.since}`)
-    if (query.tradeflow_reference !== undefined) where.push(sql`tradeflow_reference = ${query.tradeflow_reference}`)
-    if (query.container_reference !== undefined) where.push(sql`container_reference = ${query.container_reference}`)
-    if (query.types !== undefined) where.push(sql.in("type", [...new Set(query.types)]))
+  /**
+   * The statement that selects `seq` and `columns` of the first `n` matching messages in the
+   * order of `take`, walking one index in seq order: `latest` walks the heads, with `container` the
+   * container's index, else with `tradeflow` the tradeflow's, else the type's (one walk per type,
+   * merged), else the organisation's. The other filters are read off the rows walked
+   * (`x || ''`, `x + 0`: so the planner never trades the seq order for them and sorts).
+   */
+  const matching = (query: StoredMessage.MessageQuery, columns: Statement.Fragment, n: number) => {
+    const latest = query.latest === true
+    const on = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column}`)
+    const read = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column} || ''`)
+    const types = query.types === undefined ? undefined : [...new Set(query.types)]
+    const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
+    let walks: ReadonlyArray<string | undefined> = [undefined]
+    if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
+    if (query.container_reference !== undefined) {
+      where.push(sql`${on("container_reference")} = ${query.container_reference}`)
+      if (query.tradeflow_reference !== undefined) where.push(sql`${read("tradeflow_reference")} = ${query.tradeflow_reference}`)
+      if (types !== undefined) where.push(sql`${read("type")} IN ${sql.in(types)}`)
+    } else if (query.tradeflow_reference !== undefined) {
+      where.push(sql`${on("tradeflow_reference")} = ${query.tradeflow_reference}`)
+      if (types !== undefined && latest) where.push(sql`${read("type")} IN ${sql.in(types)}`)
+      else if (types !== undefined) walks = types
+    } else if (types !== undefined) {
+      walks = types
+    }
     if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-      where.push(sql`type NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+      where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
     }
-    if (query.after_seq !== undefined) where.push(sql`seq > ${query.after_seq}`)
-    if (query.latest === true) {
-      where.push(sql`NOT EXISTS (SELECT 1 FROM messages AS newer
-        WHERE newer.organisation_id = m.organisation_id AND newer.tradeflow_reference = m.tradeflow_reference
-          AND newer.type = m.type AND newer.container_reference IS m.container_reference AND newer.seq > m.seq)`)
-    }
-    return sql.and(where)
+    if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
+    const from = latest
+      ? sql`message_heads AS h JOIN messages AS m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
+      : sql`messages AS m`
+    const walk = (type: string | undefined) =>
+      sql`SELECT ${on("seq")} AS seq, ${columns} FROM ${from}
+        WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])}`
+    return sql`${sql.join(" UNION ALL ", false)(walks.map(walk))} ORDER BY seq ${sql.literal(query.take === "oldest" ? "ASC" : "DESC")}
+      LIMIT ${n}`
   }
-  const messageColumns = sql`SELECT seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages AS m`
-  const order = (query: StoredMessage.MessageQuery) => sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+  const messageColumns = sql`m.hash AS hash, m.type AS type, m.tradeflow_reference AS tradeflow_reference,
+    m.container_reference AS container_reference, m.generated_at AS generated_at, m.body AS body`
 
   const messages = MessageStore.MessageStore.of({
     list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
       if (query.types !== undefined && query.types.length === 0) return []
-      const rows = yield* decodeMessages(yield* sql`${messageColumns} WHERE ${whereOf(query)}
-        ORDER BY seq ${order(query)} LIMIT ${Math.max(0, Math.floor(query.limit))}`)
+      const rows = yield* decodeMessages(yield* matching(query, messageColumns, Math.max(0, Math.floor(query.limit))))
       return query.take === "oldest" ? rows : [...rows].reverse()
     }, storageError("MessageStore.list")),
     read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
       return yield* readRun(
         query,
-        (n) => Effect.flatMap(sql`SELECT seq, octet_length(body) AS bytes FROM messages AS m WHERE ${whereOf(query)}
-          ORDER BY seq ${order(query)} LIMIT ${n}`, decodeBodySizes),
-        (seqs) => Effect.flatMap(sql`${messageColumns} WHERE organisation_id = ${query.organisation_id} AND ${sql.in("seq", seqs)}`, decodeMessages)
+        (n) => Effect.flatMap(matching(query, sql`octet_length(m.body) AS bytes`, n), decodeBodySizes),
+        (seqs) =>
+          Effect.flatMap(
+            sql`SELECT m.seq AS seq, ${messageColumns} FROM messages AS m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`,
+            decodeMessages
+          )
       )
-    }, storageError("MessageStore.read"))
+    }, storageError("MessageStore.read")),
+    startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
+      const rows = yield* decodeLastSeq(yield* sql`SELECT COALESCE(
+        (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
+          ORDER BY generated_at, seq LIMIT 1),
+        (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
+        0) AS last_seq`)
+      return rows[0]?.last_seq ?? 0
+    }, storageError("MessageStore.startOf"))
   })
 
   const settings = Storage.Settings.of({

@@ -2,7 +2,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { JobQueue, MessageStore, Tradeflow, TradeflowStore } from "@tradeflow/core"
-import { arbitraryTradeflow, makeTradeflow, storageContract } from "@tradeflow/core/test-kit"
+import {
+  arbitraryMessage,
+  arbitraryTradeflow,
+  commitMessages,
+  makeMessage,
+  makeTradeflow,
+  selectMessages,
+  storageContract
+} from "@tradeflow/core/test-kit"
 import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -46,7 +54,7 @@ describe("SqliteStorage", () => {
       foreignKeys: { foreign_keys: 1 },
       busy: { timeout: 5000 },
       migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }]
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }, { migration_id: 11 }]
     })
     const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous"))
       .pipe(Effect.provide(SqliteStorage.layer({ filename, synchronous: "NORMAL", busyTimeout: "250 millis" })))
@@ -209,7 +217,7 @@ describe("SqliteStorage", () => {
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(seen).toEqual({
         migrations: [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, { migration_id: 5 },
-        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }],
+        { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }, { migration_id: 11 }],
         claimed: [["org-old", 1]],
         next: Option.some(null),
         due: [],
@@ -263,6 +271,34 @@ describe("SqliteStorage", () => {
         indexes: ["jobs_dead", "jobs_finished", "jobs_leased", "jobs_pending", "jobs_pending_organisation", "jobs_received"],
         refused: expect.stringContaining("CHECK constraint failed")
       })
+    }))
+
+  it.effect("message heads: the upgrade finds the newest message of every key; later commits move them", () =>
+    Effect.gen(function*() {
+      const filename = join(root, "upgrade-heads", "db.sqlite")
+      yield* ensureParent(filename)
+      const heads = Object.keys(migrations).find((k) => k.endsWith("_message_heads"))!
+      const log = fc.sample(fc.array(arbitraryMessage, { minLength: 30, maxLength: 30 }), { numRuns: 1, seed: 9 })[0]!
+        .map((m, i) => ({ ...m, hash: `old-${i}`, seq: i + 1 }))
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.make({})({
+          loader: SqliteMigrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([k]) => k < heads))),
+          table: migrationsTable
+        })
+        yield* sql`INSERT INTO messages ${sql.insert(log.map((m) => ({ organisation_id: "org-old", ...m })))}`
+        yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES ('org-old', ${log.length})`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename })))
+      const later = makeMessage("new", { type: log[0]!.type, tradeflow_reference: log[0]!.tradeflow_reference, container_reference: log[0]!.container_reference })
+      const latest = { organisation_id: "org-old", latest: true, take: "oldest", limit: 100 } as const
+      const [before, after] = yield* Effect.gen(function*() {
+        const messages = yield* MessageStore.MessageStore
+        const before = yield* messages.list(latest)
+        yield* commitMessages("org-old", [later])
+        return [before, yield* messages.list(latest)] as const
+      }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+      expect(before).toEqual(selectMessages(log, latest))
+      expect(after).toEqual(selectMessages([...log, { ...later, seq: log.length + 1 }], latest))
     }))
 
   it.effect("two connections to one file: a job leased through one is not claimable through the other", () =>

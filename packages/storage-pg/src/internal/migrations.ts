@@ -221,6 +221,30 @@ export const migrations = {
     `CREATE INDEX jobs_finished ON jobs (status, received_at) WHERE status <> 'pending'`,
     `CREATE INDEX delivery_attempts_at ON delivery_attempts (at)`,
     `CREATE INDEX deliveries_dead ON deliveries (created_at) WHERE status = 'dead'`
+  ),
+  "0009_message_heads": statements(
+    `CREATE TABLE message_heads (
+      organisation_id text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      type text COLLATE "C" NOT NULL,
+      container_reference text COLLATE "C",
+      seq bigint NOT NULL
+    )`,
+    `CREATE UNIQUE INDEX message_heads_key ON message_heads (organisation_id, tradeflow_reference, type, container_reference)
+      WHERE container_reference IS NOT NULL`,
+    `CREATE UNIQUE INDEX message_heads_key_none ON message_heads (organisation_id, tradeflow_reference, type)
+      WHERE container_reference IS NULL`,
+    `INSERT INTO message_heads (organisation_id, tradeflow_reference, type, container_reference, seq)
+      SELECT organisation_id, tradeflow_reference, type, container_reference, MAX(seq) FROM messages
+      GROUP BY organisation_id, tradeflow_reference, type, container_reference`,
+    `CREATE INDEX message_heads_seq ON message_heads (organisation_id, seq)`,
+    `CREATE INDEX message_heads_tradeflow ON message_heads (organisation_id, tradeflow_reference, seq)`,
+    `CREATE INDEX message_heads_type ON message_heads (organisation_id, type, seq)`,
+    `CREATE INDEX message_heads_container ON message_heads (organisation_id, container_reference, seq)`,
+    `CREATE INDEX messages_tradeflow_type ON messages (organisation_id, tradeflow_reference, type, seq)`,
+    `CREATE INDEX messages_generated_seq ON messages (organisation_id, generated_at, seq)`,
+    `DROP INDEX messages_generated`,
+    `DROP INDEX messages_latest`
   )
 }
 

@@ -11,7 +11,7 @@ import type { InsertedMessage } from "./Delivery.js"
 import * as Job from "./Job.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
-import { fitting, type MessageRead, type MessageRun, type NewMessage, type StoredMessage } from "./StoredMessage.js"
+import { fitting, type MessageQuery, type MessageRead, type MessageRun, type NewMessage, type StoredMessage } from "./StoredMessage.js"
 import * as Tradeflow from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 
@@ -309,6 +309,40 @@ export const decodeMessages = (
   Array.isArray(input) && input.every(isMessageRow)
     ? Effect.succeed(input as ReadonlyArray<typeof MessageRow.Type>)
     : decodeMessageRows(input)
+/**
+ * How an SQL adapter reads what a {@link MessageQuery} selects: one walk of an index in seq order
+ * per type (merged), over `message_heads` for `latest`, with the filters marked here as the
+ * index's equalities and the others read off the rows walked. The indexes: on messages one per
+ * combination of tradeflow, container and type; on the heads one per filter, the tradeflow's
+ * (whose heads the stored caps bound) taking the others as read, and one for container and type.
+ */
+export interface MessageWalk {
+  /** Walk `message_heads` (the newest message of each key) instead of `messages`. */
+  readonly heads: boolean
+  /** Whether the index takes the tradeflow (when the query has one). */
+  readonly tradeflow: boolean
+  /** Whether the index takes the container (when the query has one). */
+  readonly container: boolean
+  /** The type of each walk, `[undefined]` for a single walk that takes none. */
+  readonly walks: ReadonlyArray<string | undefined>
+  /** The types read off the rows walked, when the index does not take them. */
+  readonly readTypes: ReadonlyArray<string> | undefined
+}
+
+/** The {@link MessageWalk} of a query. */
+export const messageWalk = (query: MessageQuery): MessageWalk => {
+  const heads = query.latest === true
+  const types = query.types === undefined ? undefined : [...new Set(query.types)]
+  const byTradeflow = heads && query.tradeflow_reference !== undefined
+  return {
+    heads,
+    tradeflow: query.tradeflow_reference !== undefined,
+    container: query.container_reference !== undefined && !byTradeflow,
+    walks: types !== undefined && !byTradeflow ? types : [undefined],
+    readTypes: byTradeflow ? types : undefined
+  }
+}
+
 /** @since 0.1.0 */
 export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: Schema.Number }))
 

@@ -84,6 +84,7 @@ const {
   decodeMessages,
   decodeBodySizes,
   readRun,
+  messageWalk,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
@@ -621,46 +622,38 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
 
     /**
      * The statement that selects `columns` (over `u`: `seq` and the `walked` columns of `m`) of the
-     * first `n` matching messages in the order of `take`, in any order, walking one index in seq order
-     * (each walk ordered on its own, so that several are merged, not sorted):
-     * `latest` walks the heads, with `container` the container's index, else with `tradeflow` the
-     * tradeflow's, else the type's (one walk per type, merged), else the organisation's. The other
-     * filters are read off the rows walked (`x || ''`, `x + 0`: so the planner never trades the seq
-     * order for them and sorts).
+     * first `n` matching messages in the order of `take`, in any order, as
+     * {@link StorageRows.messageWalk} plans it (each walk ordered on its own, so that several are
+     * merged, not sorted). What the walked index does not take is read off the rows (`x || ''`,
+     * `x + 0`: so the planner never trades the seq order for another index and a sort).
      */
     const matching = (query: StoredMessage.MessageQuery, walked: Statement.Fragment, columns: Statement.Fragment, n: number) => {
-      const latest = query.latest === true
-      const on = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column}`)
-      const read = (column: string) => sql.literal(`${latest ? "h" : "m"}.${column} || ''`)
-      const types = query.types === undefined ? undefined : [...new Set(query.types)]
+      const walk = messageWalk(query)
+      const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
+      const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
       const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
-      let walks: ReadonlyArray<string | undefined> = [undefined]
       if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
-      if (query.container_reference !== undefined) {
-        where.push(sql`${on("container_reference")} = ${query.container_reference}`)
-        if (query.tradeflow_reference !== undefined) where.push(sql`${read("tradeflow_reference")} = ${query.tradeflow_reference}`)
-        if (types !== undefined) where.push(sql`${read("type")} IN ${sql.in(types)}`)
-      } else if (query.tradeflow_reference !== undefined) {
-        where.push(sql`${on("tradeflow_reference")} = ${query.tradeflow_reference}`)
-        if (types !== undefined && latest) where.push(sql`${read("type")} IN ${sql.in(types)}`)
-        else if (types !== undefined) walks = types
-      } else if (types !== undefined) {
-        walks = types
+      if (query.tradeflow_reference !== undefined) {
+        where.push(sql`${walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")} = ${query.tradeflow_reference}`)
       }
+      if (query.container_reference !== undefined) {
+        where.push(sql`${walk.container ? on("container_reference") : read("container_reference")} = ${query.container_reference}`)
+      }
+      if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
       if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
         where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
       }
       if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
-      const from = latest
+      const from = walk.heads
         ? sql`message_heads h JOIN messages m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
         : sql`messages m`
       const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")
-      const walk = (type: string | undefined) =>
+      const walkOf = (type: string | undefined) =>
         sql`SELECT ${on("seq")} AS seq, ${walked} FROM ${from}
           WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])} ORDER BY ${on("seq")} ${direction}`
-      const walking = walks.length === 1
-        ? sql`${walk(walks[0])} LIMIT ${n}`
-        : sql`${sql.join(" UNION ALL ", false)(walks.map((type) => sql`(${walk(type)})`))} ORDER BY seq ${direction} LIMIT ${n}`
+      const walking = walk.walks.length === 1
+        ? sql`${walkOf(walk.walks[0])} LIMIT ${n}`
+        : sql`${sql.join(" UNION ALL ", false)(walk.walks.map((type) => sql`(${walkOf(type)})`))} ORDER BY seq ${direction} LIMIT ${n}`
       return sql`SELECT ${columns} FROM (${walking}) u`
     }
     const messageColumns = sql`m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,

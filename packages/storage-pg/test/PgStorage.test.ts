@@ -47,7 +47,7 @@ describe("PgStorage on PostgreSQL", () => {
       const instances = yield* Effect.all(Array.from({ length: 4 }, () => open(test)), { concurrency: "unbounded" })
       const applied = yield* instances[0]!.sql<{ migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
       expect(applied).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 },
-        { migration_id: 5 }, { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }])
+        { migration_id: 5 }, { migration_id: 6 }, { migration_id: 7 }, { migration_id: 8 }, { migration_id: 9 }, { migration_id: 10 }])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)
     }).pipe(Effect.scoped), 30_000)

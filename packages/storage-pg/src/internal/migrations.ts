@@ -245,6 +245,12 @@ export const migrations = {
     `CREATE INDEX messages_generated_seq ON messages (organisation_id, generated_at, seq)`,
     `DROP INDEX messages_generated`,
     `DROP INDEX messages_latest`
+  ),
+  "0010_message_filter_indexes": statements(
+    `CREATE INDEX messages_tradeflow_container ON messages (organisation_id, tradeflow_reference, container_reference, seq)`,
+    `CREATE INDEX messages_container_type ON messages (organisation_id, container_reference, type, seq)`,
+    `CREATE INDEX messages_tradeflow_type_container ON messages (organisation_id, tradeflow_reference, type, container_reference, seq)`,
+    `CREATE INDEX message_heads_container_type ON message_heads (organisation_id, container_reference, type, seq)`
   )
 }
 

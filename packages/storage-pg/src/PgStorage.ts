@@ -367,6 +367,8 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND lease_until IS NOT NULL
             AND lease_until <= now() AND attempt >= ${max} FOR UPDATE SKIP LOCKED)
           RETURNING id::float8 AS id, organisation_id, attempt, error`)
+        // `held` reads the statement's snapshot; the row lock re-checks only the locked row's newest version, so
+        // the lease is checked on that row too, or a head leased since the snapshot is claimed a second time.
         const leased = limit === 0 ? [] : yield* decodeLeased(yield* sql`
           WITH RECURSIVE heads AS (
             (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)

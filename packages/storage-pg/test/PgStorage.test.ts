@@ -1,7 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
 import { arbitraryMessage, freshId, makeMessage, selectMessages, storageContract } from "@tradeflow/core/test-kit"
-import { Cause, Clock, Config, ConfigProvider, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Redacted, Ref, Stream } from "effect"
+import {
+  Cause,
+  Clock,
+  Config,
+  ConfigProvider,
+  Context,
+  Duration,
+  Effect,
+  FastCheck as fc,
+  Fiber,
+  Layer,
+  Option,
+  Redacted,
+  Ref,
+  Schedule,
+  Stream
+} from "effect"
 import { Migrator } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { PgStorage } from "../src/index.js"
@@ -131,6 +147,52 @@ describe("PgStorage on PostgreSQL", () => {
       expect(yield* commit(b!.store, { job_id: j1, organisation_id: org1, attempt: 1 })).toBe(true)
       const next = yield* a!.queue.claim({ worker: "w", limit: 10, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))
       expect(next.map((j) => [j.id, j.attempt, j.organisation_id])).toEqual([[j2, 1, org1]])
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("claim: a head leased after a claimer's snapshot was taken is not claimed again by it", () =>
+    Effect.gen(function*() {
+      const test = yield* makeTestSchema()
+      const a = yield* open(test)
+      const org = freshId("org")
+      const id = yield* enqueue(a.queue, org)
+      // A second process, as a role under a row-security policy, stops inside its claim statement (after its
+      // snapshot, before locking a row) until the gate opens; meanwhile the first process claims the head.
+      const role = `${test.schema}_gated`
+      const [lockClass, lockKey] = [7_316_412, Number.parseInt(test.schema.slice(-7), 16)]
+      yield* Effect.acquireRelease(
+        Effect.gen(function*() {
+          yield* a.sql`CREATE ROLE ${a.sql(role)} LOGIN`
+          yield* a.sql`GRANT ALL ON SCHEMA ${a.sql(test.schema)} TO ${a.sql(role)}`
+          yield* a.sql`GRANT ALL ON ALL TABLES IN SCHEMA ${a.sql(test.schema)} TO ${a.sql(role)}`
+          yield* a.sql`GRANT ALL ON ALL SEQUENCES IN SCHEMA ${a.sql(test.schema)} TO ${a.sql(role)}`
+        }),
+        () => a.sql`DROP OWNED BY ${a.sql(role)}`.pipe(Effect.zipRight(a.sql`DROP ROLE ${a.sql(role)}`), Effect.orDie)
+      )
+      yield* a.sql.unsafe(`CREATE FUNCTION claim_gate() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN
+          IF current_query() LIKE '%WITH RECURSIVE heads%' THEN
+            PERFORM pg_advisory_xact_lock_shared(${lockClass}, ${lockKey});
+          END IF;
+          RETURN true;
+        END $$`)
+      yield* a.sql`CREATE POLICY gate ON jobs USING (claim_gate())`
+      yield* a.sql`ALTER TABLE jobs ENABLE ROW LEVEL SECURITY`
+      const gatedUrl = new URL(test.baseUrl)
+      gatedUrl.username = role
+      const gated = yield* Layer.build(PgStorage.layer({ url: PgStorage.urlWithSchema(gatedUrl.toString(), test.schema) }))
+        .pipe(Effect.map((context) => Context.get(context, JobQueue.JobQueue)))
+
+      const gate = yield* a.sql.reserve
+      yield* gate.execute("SELECT pg_advisory_lock($1, $2)", [lockClass, lockKey], undefined)
+      const late = yield* Effect.fork(gated.claim({ worker: "late", limit: 10, leaseMillis: 30_000 }))
+      yield* a.sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_locks
+        WHERE locktype = 'advisory' AND NOT granted AND classid = ${lockClass} AND objid = ${lockKey}`.pipe(
+        Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (rows) => rows[0]?.n === 1 })
+      )
+      const first = yield* a.queue.claim({ worker: "first", limit: 10, leaseMillis: 30_000 })
+      expect(first.jobs.map((j) => [j.id, j.attempt])).toEqual([[id, 1]])
+      yield* gate.execute("SELECT pg_advisory_unlock($1, $2)", [lockClass, lockKey], undefined)
+      expect((yield* Fiber.join(late)).jobs).toEqual([])
+      expect(yield* commit(a.store, { job_id: id, organisation_id: org, attempt: 1 })).toBe(true)
     }).pipe(Effect.scoped), 30_000)
 
   it.live("leases run out on the database clock; stale attempts can neither commit nor fail; heartbeats extend", () =>

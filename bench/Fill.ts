@@ -73,8 +73,8 @@ const isoSql = (ms: string) =>
  * The PostgreSQL fill: the same rows as {@link commitFill} (same hashes, types, references,
  * timestamps and byte-identical bodies; message i gets seq i + 1), written with bulk
  * `INSERT … SELECT generate_series` statements of `chunk` rows, then the organisation's
- * `message_sequences` counter set to the last seq, one job marked done (so the queue looks used),
- * `VACUUM (ANALYZE)`. A sample of the bodies is compared with the JavaScript ones.
+ * `message_sequences` counter set to the last seq, the `message_heads` of `latest` filled as the
+ * commits would have, one job marked done (so the queue looks used), `VACUUM (ANALYZE)`. A sample of the bodies is compared with the JavaScript ones.
  */
 export const bulkFill = (organisationId: string, options: { readonly total: number; readonly chunk: number }) =>
   Effect.gen(function*() {
@@ -103,11 +103,14 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
     }
     yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${organisationId}, ${total})
       ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
+    yield* sql`INSERT INTO message_heads (organisation_id, tradeflow_reference, type, container_reference, seq)
+      SELECT organisation_id, tradeflow_reference, type, container_reference, MAX(seq) FROM messages
+      WHERE organisation_id = ${organisationId} GROUP BY organisation_id, tradeflow_reference, type, container_reference`
     const store = yield* TradeflowStore.TradeflowStore
     const jobId = yield* markerJob(organisationId, now)
     yield* store.commit({ job_id: jobId, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
-    console.log("VACUUM (ANALYZE) messages")
-    yield* sql.unsafe("VACUUM (ANALYZE) messages")
+    console.log("VACUUM (ANALYZE) messages, message_heads")
+    yield* sql.unsafe("VACUUM (ANALYZE) messages, message_heads")
     const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)
     const stored = yield* sql.unsafe<{ seq: number; hash: string; type: string; tradeflow_reference: string; container_reference: string | null; generated_at: number; body: string }>(
       `SELECT seq::float8 AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages

@@ -133,7 +133,7 @@ export const layer: Layer.Layer<
     if (!IngestLimits.withinRenderCaps(total())) {
       const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
       for (const i of largest) {
-        if (IngestLimits.withinRenderCaps(total())) break
+        if (read.size >= maxExactReads || IngestLimits.withinRenderCaps(total())) break
         yield* exactly(i)
       }
     }

@@ -126,15 +126,16 @@ describe("inFlightLimit", () => {
 
   it.effect("the count is released when a request fails or is interrupted", () =>
     Effect.gen(function*() {
-      const never = inFlightLimit(settings)(Effect.never)
-      const failing = inFlightLimit(settings)(Effect.die("boom"))
+      const limit = inFlightLimit(settings)
+      const never = limit(Effect.never)
+      const failing = limit(Effect.die("boom"))
       const provide = <A, E>(e: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>) =>
         Effect.provideService(e, HttpServerRequest.HttpServerRequest, request("/upstream", "k"))
       const fiber = yield* Effect.fork(provide(never))
       yield* Effect.yieldNow()
       yield* Fiber.interrupt(fiber)
       for (let i = 0; i < 5; i++) yield* Effect.exit(provide(failing))
-      const ok = inFlightLimit(settings)(Effect.succeed(HttpServerResponse.empty({ status: 204 })))
+      const ok = limit(Effect.succeed(HttpServerResponse.empty({ status: 204 })))
       assert.strictEqual((yield* provide(ok)).status, 204)
     }))
 })

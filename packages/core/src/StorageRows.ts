@@ -9,6 +9,7 @@ import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 import * as Automation from "./Automation.js"
 import type { InsertedMessage } from "./Delivery.js"
 import * as Job from "./Job.js"
+import type { Claim } from "./JobQueue.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
 import { fitting, type MessageQuery, type MessageRead, type MessageRun, type NewMessage, type StoredMessage } from "./StoredMessage.js"
@@ -146,6 +147,22 @@ export const DeadRow = Schema.Struct({
   attempt: Schema.Number,
   error: Schema.NullOr(Schema.String)
 })
+
+/**
+ * A claim's answer from what its statements returned: the rows of the jobs it leased (in
+ * ascending id) with the attempts `leased` answered, and the jobs it marked dead in ascending id.
+ */
+export const claimOf = (
+  leased: ReadonlyArray<typeof LeasedRow.Type>,
+  jobs: ReadonlyArray<typeof JobRow.Type>,
+  dead: ReadonlyArray<typeof DeadRow.Type>
+): Claim => {
+  const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
+  return {
+    jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
+    dead: [...dead].sort((a, b) => a.id - b.id)
+  }
+}
 
 /** A job as the console lists it (no payload). */
 export const SummaryRow = Schema.Struct({

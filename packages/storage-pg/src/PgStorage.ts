@@ -76,6 +76,7 @@ const {
   decodeApiKeys,
   decodeWidgetKeys,
   decodeJobs,
+  claimOf,
   decodeLeased,
   decodeDead,
   decodeSummaries,
@@ -395,13 +396,9 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
             lease_until = ${leaseUntil(options.leaseMillis)}
           FROM claimable WHERE jobs.id = claimable.id
           RETURNING jobs.id::float8 AS id, jobs.attempt`)
-        const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
         const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE ${sql.in("id", [...attempts.keys()])} ORDER BY id`)
-        return {
-          jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
-          dead: [...dead].sort((a, b) => a.id - b.id)
-        }
+          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`)
+        return claimOf(leased, jobs, dead)
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
         readonly worker: string

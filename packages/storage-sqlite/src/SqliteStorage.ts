@@ -46,6 +46,7 @@ const {
   decodeApiKeys,
   decodeWidgetKeys,
   decodeJobs,
+  claimOf,
   decodeLeased,
   decodeDead,
   decodeSummaries,
@@ -289,13 +290,9 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
             SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect))
           RETURNING id, attempt`.pipe(Effect.flatMap(decodeLeased))
       ]))
-      const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
       const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment,
-        payload, received_at FROM jobs WHERE ${sql.in("id", [...attempts.keys()])} ORDER BY id`)
-      return {
-        jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
-        dead: [...dead].sort((a, b) => a.id - b.id)
-      }
+        payload, received_at FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`)
+      return claimOf(leased, jobs, dead)
     }, storageError("JobQueue.claim")),
     heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
       readonly worker: string

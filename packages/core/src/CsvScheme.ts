@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import { Effect, Either, Schema } from "effect"
-import { complete, drive, timeSlice } from "./internal/eventLoop.js"
+import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
 import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
 import { maxEntries, tooManyEntries, TradeflowRecordInput } from "./TradeflowRecord.js"
@@ -78,8 +78,6 @@ interface ParseFailure {
   readonly cell: number
   readonly message: string
 }
-
-type Steps<A> = Generator<void, A, undefined>
 
 const isBlank = (cell: string): boolean => cell.trim() === ""
 

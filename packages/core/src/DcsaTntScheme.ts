@@ -22,7 +22,7 @@
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { complete, drive, timeSlice } from "./internal/eventLoop.js"
+import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
 import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
@@ -239,8 +239,6 @@ const describe = (value: unknown): string =>
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value)
-
-type Steps<A> = Generator<void, A, undefined>
 
 function* decodeEventSteps(body: unknown): Steps<Either.Either<ReadonlyArray<DcsaEvent>, SchemeError>> {
   if (!Array.isArray(body)) {

@@ -20,8 +20,11 @@ export const timeSlice = (sliceMillis = 2, turnWith: Effect.Effect<void> = turn)
   return Effect.suspend(() => performance.now() - since < sliceMillis ? Effect.void : turned)
 }
 
+/** Synchronous work that yields (pauses) between units of it: {@link drive} or {@link complete} runs it. */
+export type Steps<A> = Generator<void, A, undefined>
+
 /** Runs a generator of synchronous work (see {@link drive}) to its end at once, without pausing. */
-export const complete = <A>(steps: Generator<void, A, undefined>): A => {
+export const complete = <A>(steps: Steps<A>): A => {
   for (;;) {
     const next = steps.next()
     if (next.done === true) return next.value
@@ -29,10 +32,10 @@ export const complete = <A>(steps: Generator<void, A, undefined>): A => {
 }
 
 /**
- * Runs a generator of synchronous work that yields between units of it (see `TradeflowMerge.Steps`)
+ * Runs a generator of synchronous work that yields between units of it (a {@link Steps})
  * to its end, running `pause` at each yield.
  */
-export const drive = <A>(steps: Generator<void, A, undefined>, pause: Effect.Effect<void>): Effect.Effect<A> =>
+export const drive = <A>(steps: Steps<A>, pause: Effect.Effect<void>): Effect.Effect<A> =>
   Effect.gen(function*() {
     for (;;) {
       const next = steps.next()

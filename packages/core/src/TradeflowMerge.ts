@@ -88,7 +88,10 @@ const pacer = () => {
 /** The position of each identity in a list: its first occurrence. */
 const indexBy = <A>(items: ReadonlyArray<A>, identity: (a: A) => string): Map<string, number> => {
   const at = new Map<string, number>()
-  items.forEach((item, i) => at.has(identity(item)) || at.set(identity(item), i))
+  items.forEach((item, i) => {
+    const key = identity(item)
+    if (!at.has(key)) at.set(key, i)
+  })
   return at
 }
 
@@ -309,10 +312,11 @@ const linkUnion = (initial: ReadonlyArray<PartnerLink>) => {
   let out: Array<PartnerLink> | undefined
   return {
     add: (link: PartnerLink) => {
-      const i = at.get(linkIdentity(link))
+      const key = linkIdentity(link)
+      const i = at.get(key)
       if (i === undefined) {
         out ??= [...initial]
-        at.set(linkIdentity(link), out.length)
+        at.set(key, out.length)
         out.push(link)
       } else if (link.reference !== null) {
         out ??= [...initial]

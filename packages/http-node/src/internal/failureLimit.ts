@@ -1,7 +1,7 @@
 /**
  * Counts failures per client in fixed windows: once a client has failed `failures` times within
  * `windowMillis` of its first failure, it is refused until that window ends. At most `maxClients`
- * clients are remembered (expired windows go first, then the oldest), so the memory is bounded
+ * clients are remembered (the oldest window goes first, an expired one whenever any has), so the memory is bounded
  * whatever the number of addresses an attacker uses.
  */
 export interface FailureLimit {
@@ -30,16 +30,6 @@ export const make = (options: FailureLimitOptions): FailureLimit => {
     windows.delete(client)
     return undefined
   }
-  const evict = (now: number) => {
-    for (const [client, window] of windows) {
-      if (windows.size <= options.maxClients) return
-      if (now - window.start >= options.windowMillis) windows.delete(client)
-    }
-    for (const client of windows.keys()) {
-      if (windows.size <= options.maxClients) return
-      windows.delete(client)
-    }
-  }
   return {
     retryAfter: (client, now) => {
       const window = live(client, now)
@@ -54,7 +44,12 @@ export const make = (options: FailureLimitOptions): FailureLimit => {
         return
       }
       windows.set(client, { start: now, count: 1 })
-      if (windows.size > options.maxClients) evict(now)
+      // A window is inserted only when it starts, so the map is in order of start: the first
+      // window is the oldest, and the first to expire if any has.
+      if (windows.size > options.maxClients) {
+        const oldest = windows.keys().next()
+        if (oldest.done !== true) windows.delete(oldest.value)
+      }
     },
     size: () => windows.size
   }

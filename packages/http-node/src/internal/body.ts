@@ -18,8 +18,6 @@ export interface Budget {
   readonly take: (bytes: number) => boolean
   /** Gives `bytes` back. */
   readonly give: (bytes: number) => void
-  /** The bytes held now. */
-  readonly held: () => number
 }
 
 /** A budget of `total` bytes. */
@@ -33,8 +31,7 @@ export const makeBudget = (total: number): Budget => {
     },
     give: (bytes) => {
       held -= bytes
-    },
-    held: () => held
+    }
   }
 }
 

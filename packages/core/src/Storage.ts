@@ -270,7 +270,7 @@ export const makeMemory = Effect.gen(function*() {
     organisation_id: job.organisation_id,
     environment: job.environment,
     kind: job.payload._tag,
-    payload_bytes: new TextEncoder().encode(encodePayload(job.payload)).length,
+    payload_bytes: byteLength(encodePayload(job.payload)),
     received_at: job.received_at,
     attempt,
     error

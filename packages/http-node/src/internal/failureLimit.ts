@@ -1,3 +1,5 @@
+import { setNewest } from "./boundedMap.js"
+
 /**
  * Counts failures per client in fixed windows: once a client has failed `failures` times within
  * `windowMillis` of its first failure, it is refused until that window ends. At most `maxClients`
@@ -43,13 +45,9 @@ export const make = (options: FailureLimitOptions): FailureLimit => {
         window.count++
         return
       }
-      windows.set(client, { start: now, count: 1 })
-      // A window is inserted only when it starts, so the map is in order of start: the first
-      // window is the oldest, and the first to expire if any has.
-      if (windows.size > options.maxClients) {
-        const oldest = windows.keys().next()
-        if (oldest.done !== true) windows.delete(oldest.value)
-      }
+      // A window is set only when it starts, so the map is in order of start: the window evicted
+      // is the oldest, and the first to expire if any has.
+      setNewest(windows, client, { start: now, count: 1 }, options.maxClients)
     },
     size: () => windows.size
   }

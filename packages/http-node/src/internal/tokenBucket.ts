@@ -1,3 +1,5 @@
+import { setNewest } from "./boundedMap.js"
+
 /**
  * A token bucket per client: each holds at most `burst` tokens and gains `perSecond` tokens a
  * second; a request takes one, and a request that finds its bucket empty is refused (it takes
@@ -28,13 +30,8 @@ export const make = (options: TokenBucketOptions): TokenBuckets => {
       const tokens = bucket === undefined
         ? options.burst
         : Math.min(options.burst, bucket.tokens + Math.max(0, now - bucket.at) * options.perSecond / 1000)
-      buckets.delete(client)
       const allowed = tokens >= 1
-      buckets.set(client, { tokens: allowed ? tokens - 1 : tokens, at: Math.max(now, bucket?.at ?? now) })
-      if (buckets.size > options.maxClients) {
-        const oldest = buckets.keys().next()
-        if (oldest.done !== true) buckets.delete(oldest.value)
-      }
+      setNewest(buckets, client, { tokens: allowed ? tokens - 1 : tokens, at: Math.max(now, bucket?.at ?? now) }, options.maxClients)
       return allowed ? undefined : Math.max(1, Math.ceil((1 - tokens) / options.perSecond))
     },
     size: () => buckets.size

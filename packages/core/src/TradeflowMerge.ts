@@ -95,19 +95,37 @@ const indexBy = <A>(items: ReadonlyArray<A>, identity: (a: A) => string): Map<st
   return at
 }
 
-/** A union of strings in first-seen order: the initial list as it is, then each new string once. */
-const stringUnion = (initial: ReadonlyArray<string>) => {
-  const seen = new Set(initial)
-  let out: Array<string> | undefined
+/**
+ * A list keyed by identity, the initial list as it is, copied only at its first change: an item of
+ * a new identity is appended, one of a known identity replaces the item there with
+ * `update(old, incoming)`, unless that answers undefined (nothing changes).
+ */
+const keyedUnion = <A>(
+  initial: ReadonlyArray<A>,
+  identity: (a: A) => string,
+  update: (old: A, incoming: A) => A | undefined
+) => {
+  const at = indexBy(initial, identity)
+  let out: Array<A> | undefined
   return {
-    add: (x: string) => {
-      if (seen.has(x)) return
-      seen.add(x)
-      ;(out ??= [...initial]).push(x)
+    add: (item: A) => {
+      const key = identity(item)
+      const i = at.get(key)
+      if (i === undefined) {
+        out ??= [...initial]
+        at.set(key, out.length)
+        out.push(item)
+      } else {
+        const next = update((out ?? initial)[i]!, item)
+        if (next !== undefined) (out ??= [...initial])[i] = next
+      }
     },
-    result: (): ReadonlyArray<string> => out ?? initial
+    result: (): ReadonlyArray<A> => out ?? initial
   }
 }
+
+/** A union of strings in first-seen order: the initial list as it is, then each new string once. */
+const stringUnion = (initial: ReadonlyArray<string>) => keyedUnion(initial, (x) => x, () => undefined)
 
 /** Unions two lists of strings, first-seen order, no duplicates. */
 export const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string> | undefined): ReadonlyArray<string> => {
@@ -117,25 +135,11 @@ export const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string> | undef
 }
 
 /** A union of container entries by reference; a known one takes the incoming `custom_properties` key by key. */
-const containerUnion = (initial: ReadonlyArray<ContainerEntry>) => {
-  const at = indexBy(initial, (c) => c.reference)
-  let out: Array<ContainerEntry> | undefined
-  return {
-    add: (entry: ContainerEntry) => {
-      const i = at.get(entry.reference)
-      if (i === undefined) {
-        out ??= [...initial]
-        at.set(entry.reference, out.length)
-        out.push(entry)
-      } else if (entry.custom_properties !== undefined) {
-        out ??= [...initial]
-        const old = out[i]!
-        out[i] = { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } }
-      }
-    },
-    result: (): ReadonlyArray<ContainerEntry> => out ?? initial
-  }
-}
+const containerUnion = (initial: ReadonlyArray<ContainerEntry>) =>
+  keyedUnion(initial, (c) => c.reference, (old, entry) =>
+    entry.custom_properties === undefined
+      ? undefined
+      : { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } })
 
 /** Unions container entries by reference, merging `custom_properties`. */
 export const unionContainers = (
@@ -307,25 +311,8 @@ export const recordLinks = (r: TradeflowRecord): ReadonlyArray<PartnerLink> => {
 const linkIdentity = (l: PartnerLink): string => JSON.stringify([l.name, l.role])
 
 /** A list of links keyed by (name, role) (see {@link mergeLinks}). */
-const linkUnion = (initial: ReadonlyArray<PartnerLink>) => {
-  const at = indexBy(initial, linkIdentity)
-  let out: Array<PartnerLink> | undefined
-  return {
-    add: (link: PartnerLink) => {
-      const key = linkIdentity(link)
-      const i = at.get(key)
-      if (i === undefined) {
-        out ??= [...initial]
-        at.set(key, out.length)
-        out.push(link)
-      } else if (link.reference !== null) {
-        out ??= [...initial]
-        out[i] = { ...out[i]!, reference: link.reference }
-      }
-    },
-    result: (): ReadonlyArray<PartnerLink> => out ?? initial
-  }
-}
+const linkUnion = (initial: ReadonlyArray<PartnerLink>) =>
+  keyedUnion(initial, linkIdentity, (old, link) => link.reference === null ? undefined : { ...old, reference: link.reference })
 
 /**
  * Merges links into a list keyed by (name, role): a new key is appended, a known one takes the

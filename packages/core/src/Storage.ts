@@ -575,6 +575,7 @@ export const makeMemory = Effect.gen(function*() {
           for (const [id] of pruned) {
             outcomes.delete(id)
             receivedAt.delete(id)
+            dead.delete(id)
           }
           return pruned.length
         }

@@ -610,6 +610,8 @@ export const storageContract = (
         expect(yield* retention.prune("done_jobs", base + 10_000, 10)).toBe(0)
         expect(yield* retention.prune("dead_jobs", base + 10_000, 10)).toBe(1)
         expect(Option.isNone(yield* queue.outcome(pending))).toBe(true)
+        expect(yield* queue.list({ organisation_id: org, state: "dead", limit: 10 })).toEqual([])
+        expect(yield* queue.retry(pending)).toBe("not-found")
       }))
 
     it.effect("queue: idempotency keys replay, refuse reuse, and are per organisation", () => Effect.gen(function*() {

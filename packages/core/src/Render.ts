@@ -65,7 +65,7 @@ import { mockVessel } from "./OceanBasic.js"
 import * as Positions from "./Positions.js"
 import { unclassified } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
-import type { NewMessage } from "./StoredMessage.js"
+import { byteLength, type NewMessage } from "./StoredMessage.js"
 import { TrackingConfig, type TrackingSettings } from "./TrackingConfig.js"
 import type { Tradeflow, TrackedEvent } from "./Tradeflow.js"
 import { parseIsoDateTime } from "./TradeflowRecord.js"
@@ -127,21 +127,8 @@ export interface BudgetOptions {
   readonly turn?: Effect.Effect<void>
 }
 
-const nonAscii = /[^\u0000-\u007f]/
-
-/** The UTF-8 length of a string, without encoding it. */
-export const utf8Length = (text: string): number => {
-  if (!nonAscii.test(text)) return text.length
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c < 0x80) bytes += 1
-    else if (c < 0x800) bytes += 2
-    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) (bytes += 4, i++)
-    else bytes += 3
-  }
-  return bytes
-}
+/** The UTF-8 length of a string, without encoding it: `StoredMessage.byteLength`, as `max_bytes` counts bodies. */
+export const utf8Length: (text: string) => number = byteLength
 
 /** A fresh budget for one job. */
 export const budget = (options: BudgetOptions = {}): Budget => {

@@ -70,11 +70,20 @@ const decoder = new TextDecoder()
 const undecryptable = (place: string) =>
   new SecretsKeyError({ message: `the stored secret of ${place} does not decrypt with the configured key` })
 
-/** A {@link Cipher} over a 32-byte key. */
+/** How many decrypted secrets a {@link Cipher} remembers (all are forgotten when it is full). */
+const maxOpened = 10_000
+
+/**
+ * A {@link Cipher} over a 32-byte key. A stored secret it has decrypted once for a place is
+ * remembered, so reading the same automations again (every ingest request and every job asks for
+ * an organisation's enabled automations) costs no AES work; any other text or place is decrypted.
+ */
 export const makeCipher = (key: Uint8Array): Effect.Effect<Cipher> =>
   Effect.map(
     Effect.promise(() => globalThis.crypto.subtle.importKey("raw", key, "AES-GCM", false, ["encrypt", "decrypt"])),
-    (cryptoKey) => ({
+    (cryptoKey) => {
+      const opened = new Map<string, string>()
+      return {
       encrypt: (plaintext, place) =>
         Effect.promise(async () => {
           const iv = globalThis.crypto.getRandomValues(new Uint8Array(12))
@@ -86,6 +95,8 @@ export const makeCipher = (key: Uint8Array): Effect.Effect<Cipher> =>
           return `${prefix}${Encoding.encodeBase64Url(iv)}:${Encoding.encodeBase64Url(new Uint8Array(sealed))}`
         }),
       decrypt: (stored, place) => {
+        const remembered = opened.get(`${place}\u0000${stored}`)
+        if (remembered !== undefined) return Effect.succeed(remembered)
         const [iv, sealed] = stored.startsWith(prefix) ? stored.slice(prefix.length).split(":") : []
         const bytes = Either.all([Encoding.decodeBase64Url(iv ?? "!"), Encoding.decodeBase64Url(sealed ?? "!")])
         if (Either.isLeft(bytes) || bytes.right[0].length !== 12) return Effect.fail(undecryptable(place))
@@ -97,9 +108,15 @@ export const makeCipher = (key: Uint8Array): Effect.Effect<Cipher> =>
               bytes.right[1]
             ),
           catch: () => undecryptable(place)
-        }).pipe(Effect.map((plain) => decoder.decode(plain)))
+        }).pipe(Effect.map((plain) => {
+          const plaintext = decoder.decode(plain)
+          if (opened.size >= maxOpened) opened.clear()
+          opened.set(`${place}\u0000${stored}`, plaintext)
+          return plaintext
+        }))
       }
-    })
+    }
+    }
   )
 
 const automationPlace = (a: Automation) => `automation:${a.id}`

@@ -61,6 +61,30 @@ describe("SecretsAtRest.makeCipher", () => {
       assert.strictEqual(yield* refused(cipher.decrypt(flipped, "automation:a")), message)
       assert.strictEqual(yield* refused(cipher.decrypt(plaintext, "automation:a")), message)
     }), { fastCheck: { numRuns: 20 } })
+
+  it.effect("a secret decrypted once for a place is remembered: reading it again does no AES work", () =>
+    Effect.gen(function*() {
+      const cipher = yield* SecretsAtRest.makeCipher(key)
+      const sealed = yield* cipher.encrypt("whsec_abc", "automation:a")
+      const subtle = globalThis.crypto.subtle
+      const original: typeof subtle.decrypt = subtle.decrypt.bind(subtle)
+      let calls = 0
+      const counting = (...args: Parameters<typeof subtle.decrypt>) => {
+        calls++
+        return original(...args)
+      }
+      const restore = Object.getOwnPropertyDescriptor(subtle, "decrypt")
+      Object.defineProperty(subtle, "decrypt", { value: counting, configurable: true, writable: true })
+      try {
+        for (let i = 0; i < 3; i++) assert.strictEqual(yield* cipher.decrypt(sealed, "automation:a"), "whsec_abc")
+        assert.strictEqual(calls, 1)
+        assert.isTrue(Either.isLeft(yield* Effect.either(cipher.decrypt(sealed, "automation:b"))))
+        assert.strictEqual(calls, 2)
+      } finally {
+        if (restore === undefined) delete (subtle as { decrypt?: unknown }).decrypt
+        else Object.defineProperty(subtle, "decrypt", restore)
+      }
+    }))
 })
 
 let memory: Context.Context<Storage.Storage> | undefined

@@ -344,6 +344,14 @@ const createAutomation = Effect.gen(function*() {
     })
 })
 
+/** `f` of a numeric path id (the ids deliveries and jobs have); any other id is a 404 naming `what`. */
+const byNumericId = <A, R>(
+  id: string,
+  what: string,
+  f: (id: number) => Effect.Effect<A, Problem.Problem, R>
+): Effect.Effect<A, Problem.Problem, R> =>
+  /^[0-9]{1,15}$/.test(id) ? f(Number(id)) : Effect.fail(Problem.make(404, `no ${what} with id ${JSON.stringify(id)}`))
+
 const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
   Effect.gen(function*() {
     const bodies = yield* RequestBodies
@@ -380,16 +388,10 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handle("sendTest", ({ path }) => mapCoreErrors(deliveries.sendTest(path.id)))
       .handle("listDeliveries", ({ path, urlParams }) =>
         mapCoreErrors(deliveries.log(path.id, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
-      .handle("retryDelivery", ({ path }) =>
-        /^[0-9]{1,15}$/.test(path.id)
-          ? mapCoreErrors(deliveries.retry(Number(path.id)))
-          : Effect.fail(Problem.make(404, `no delivery with id ${JSON.stringify(path.id)}`)))
+      .handle("retryDelivery", ({ path }) => byNumericId(path.id, "delivery", (id) => mapCoreErrors(deliveries.retry(id))))
       .handle("listJobs", ({ path, urlParams }) =>
         mapCoreErrors(jobs.list(path.id, urlParams.state, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
-      .handle("retryJob", ({ path }) =>
-        /^[0-9]{1,15}$/.test(path.id)
-          ? mapCoreErrors(jobs.retry(Number(path.id)))
-          : Effect.fail(Problem.make(404, `no job with id ${JSON.stringify(path.id)}`)))
+      .handle("retryJob", ({ path }) => byNumericId(path.id, "job", (id) => mapCoreErrors(jobs.retry(id))))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
           const organisation = yield* mapCoreErrors(accounts.organisation(path.id))

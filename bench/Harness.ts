@@ -25,7 +25,7 @@ let built = false
  * runs it (bundled by `npm run build` on the first call), or main.ts under tsx (`underTsx`).
  */
 export const serverArgs = (): ReadonlyArray<string> => {
-  if (underTsx) return ["--import", "tsx", main]
+  if (underTsx) return ["--conditions=@tradeflow/source", "--import", "tsx", main]
   if (!built) build()
   built = true
   return npmStartArgs()

@@ -1,6 +1,6 @@
 /**
  * Summarises V8 `.cpuprofile` files (from `node --cpu-prof`): self time by package or area and the
- * top functions by self time, as Markdown. `npx tsx bench/profile-summary.ts <file.cpuprofile>... [--top N]`.
+ * top functions by self time, as Markdown. `npx tsx --conditions=@tradeflow/source bench/profile-summary.ts <file.cpuprofile>... [--top N]`.
  */
 import { readFileSync } from "node:fs"
 

@@ -17,7 +17,7 @@
  * max (monitorEventLoopDelay, 5 ms resolution), and for the big jobs their count, mean duration
  * (202 to done, from the jobs table) and the bytes of message bodies each stored.
  *
- * `npx tsx bench/big-tradeflow/bench.ts [sqlite|postgres|both]`. Env: BENCH_SECONDS,
+ * `npx tsx --conditions=@tradeflow/source bench/big-tradeflow/bench.ts [sqlite|postgres|both]`. Env: BENCH_SECONDS,
  * BENCH_GAP_MILLIS, BENCH_SERVER, BENCH_CPU_PROF (a directory: the server runs with `--cpu-prof`
  * and writes its profile into `<dir>/<backend>/` when it stops), TRADEFLOW_TEST_PG_URL. Prints JSON lines and a Markdown table;
  * writes nothing into the repository.

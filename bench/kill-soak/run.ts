@@ -1,5 +1,5 @@
 /**
- * The long kill test (issue 6): `tsx bench/kill-soak/run.ts [sqlite|postgres|both]` runs the soak
+ * The long kill test (issue 6): `tsx --conditions=@tradeflow/source bench/kill-soak/run.ts [sqlite|postgres|both]` runs the soak
  * of `Soak.ts` on each selected backend (see `bench/Backends.ts`): SOAK_RECORDS records (default
  * 10000) posted by SOAK_CLIENTS concurrent clients (default 16) over SOAK_ORGS organisations
  * (default 4) while the server is SIGKILLed SOAK_KILLS times (default 20) and restarted (on

@@ -9,7 +9,7 @@
  *    `Positions.maxPositionsPerJob` positions each, on memory and on SQLite.
  *
  * The clock is the TestClock (no background fibers), so "one interval later" costs no waiting.
- * `npx tsx bench/location-updates/bench.ts` (not part of `npm test`). Writes bench/location-updates/RESULTS.md.
+ * `npx tsx --conditions=@tradeflow/source bench/location-updates/bench.ts` (not part of `npm test`). Writes bench/location-updates/RESULTS.md.
  */
 import { Ingest, JobQueue, Locations, OrganisationStore, Service, Storage, TrackingConfig, Worker } from "@tradeflow/core"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
@@ -118,7 +118,7 @@ const main = Effect.gen(function* () {
     "# LOCATION_UPDATE benchmark",
     "",
     `Machine: ${cpus().length} CPUs (nproc), ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${cpu}. Node ${process.version}.`,
-    `Date: ${new Date().toISOString()}. Command: \`npx tsx bench/location-updates/bench.ts\` (BENCH_VOYAGES=${voyages}).`,
+    `Date: ${new Date().toISOString()}. Command: \`npx tsx --conditions=@tradeflow/source bench/location-updates/bench.ts\` (BENCH_VOYAGES=${voyages}).`,
     "",
     "## Great-circle maths",
     "",

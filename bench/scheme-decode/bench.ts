@@ -15,7 +15,7 @@
  * posts. A first "floor" phase sends `GET /health` alone for 3 s (the same server, client and
  * machine load), so that the delays the machine adds can be told apart.
  *
- * `npx tsx bench/scheme-decode/bench.ts`. Env: BENCH_ROUNDS, BENCH_SERVER. Prints JSON lines and a
+ * `npx tsx --conditions=@tradeflow/source bench/scheme-decode/bench.ts`. Env: BENCH_ROUNDS, BENCH_SERVER. Prints JSON lines and a
  * Markdown table; writes nothing into the repository.
  */
 import { mkdtempSync, rmSync } from "node:fs"

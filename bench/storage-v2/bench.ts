@@ -2,7 +2,7 @@
  * Storage v2 benchmark: claim/commit throughput of the queue (memory, SQLite), the Worker end to
  * end, the cost of a claim with a deep backlog, and the `latest` filter on a large log.
  *
- * Run: npx tsx bench/storage-v2/bench.ts
+ * Run: npx tsx --conditions=@tradeflow/source bench/storage-v2/bench.ts
  */
 import { JobQueue, MessageStore, Storage, TradeflowStore, type Job } from "@tradeflow/core"
 import { Locations, TrackingConfig, Worker } from "@tradeflow/core"

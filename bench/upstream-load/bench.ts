@@ -24,7 +24,7 @@
  * (`GET /v3/upstream`) and 1 polling `GET /v3/upstream?latest=true`, for BENCH_MEMORY_SECONDS;
  * peak VmRSS and VmHWM at the end.
  *
- * `npx tsx bench/upstream-load/bench.ts [sqlite|postgres|both]`. Prints JSON lines and Markdown
+ * `npx tsx --conditions=@tradeflow/source bench/upstream-load/bench.ts [sqlite|postgres|both]`. Prints JSON lines and Markdown
  * tables; writes nothing into the repository (RESULTS.md is written by hand from the output).
  * Env: BENCH_STORAGE (sqlite | postgres | both, default both; a CLI argument wins),
  * BENCH_MESSAGES, BENCH_CLIENTS (default "1,8,32"), BENCH_SECONDS (default 10), BENCH_WARMUP

@@ -16,7 +16,7 @@
  * p50 / p99 / max (monitorEventLoopDelay, 5 ms resolution). A phase whose requests outlast it
  * ends with them.
  *
- * `npx tsx bench/widget-search/bench.ts [sqlite|postgres|both]`. Env: BENCH_TRADEFLOWS,
+ * `npx tsx --conditions=@tradeflow/source bench/widget-search/bench.ts [sqlite|postgres|both]`. Env: BENCH_TRADEFLOWS,
  * BENCH_SECONDS, BENCH_SERVER, TRADEFLOW_TEST_PG_URL. Prints JSON lines and a Markdown table;
  * writes nothing into the repository.
  */

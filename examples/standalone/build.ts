@@ -18,6 +18,7 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
+  conditions: ["@tradeflow/source"],
   external: ["better-sqlite3", "pg-native"],
   banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
   logLevel: "warning"

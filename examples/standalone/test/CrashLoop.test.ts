@@ -29,7 +29,7 @@ interface Run {
 /** Starts the server on `file` with a small heap, without waiting for anything; its output is kept. */
 const launch = async (file: string): Promise<Run> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [`--max-old-space-size=${heapMegabytes}`, "--import", "tsx", main], {
+  const child = spawn(process.execPath, [`--max-old-space-size=${heapMegabytes}`, "--conditions=@tradeflow/source", "--import", "tsx", main], {
     cwd: root,
     env: {
       ...process.env,

@@ -2,7 +2,7 @@
  * The short kill test (issue 6): the soak of `bench/kill-soak/Soak.ts` with 1,500 records, 8
  * clients and 4 SIGKILLs, on SQLite and on PostgreSQL (there with `pg_terminate_backend` rounds
  * too); every record answered 202 is processed exactly once and nothing else appears. The long
- * version is `tsx bench/kill-soak/run.ts`.
+ * version is `tsx --conditions=@tradeflow/source bench/kill-soak/run.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { runSoak, type SoakOptions } from "../../../bench/kill-soak/Soak.js"

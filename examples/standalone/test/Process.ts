@@ -12,7 +12,7 @@ export const consoleToken = "restart-test-console-token-0123456789"
 
 /** Bundles the server into `dist/server.mjs`, as `npm run build` does. */
 export const build = () => {
-  execFileSync(process.execPath, ["--import", "tsx", join(root, "examples", "standalone", "build.ts")], { cwd: root })
+  execFileSync(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", join(root, "examples", "standalone", "build.ts")], { cwd: root })
 }
 
 /** Node's arguments in the root `start` script (`… && node <args>`): how `npm start` runs the bundle. */
@@ -43,7 +43,7 @@ export interface Server {
 export const start = async (
   file: string,
   env: Record<string, string> = {},
-  args: ReadonlyArray<string> = ["--import", "tsx", main]
+  args: ReadonlyArray<string> = ["--conditions=@tradeflow/source", "--import", "tsx", main]
 ): Promise<Server> => {
   const port = await freePort()
   const child = spawn(process.execPath, args, {

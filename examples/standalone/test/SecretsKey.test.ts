@@ -27,7 +27,7 @@ const stored = (file: string, automationId: string) =>
 const refusedStart = async (file: string, env: Record<string, string>) => {
   const port = await freePort()
   return new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main], {
+    const child = spawn(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", main], {
       cwd: root,
       env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${file}`, CONSOLE_TOKEN: consoleToken, ...env },
       stdio: ["ignore", "pipe", "pipe"]

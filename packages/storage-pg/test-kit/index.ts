@@ -81,11 +81,25 @@ export const layerTest: Layer.Layer<
     Layer.succeed(TestDatabase, test)
   )))
 
+/** One "process" on a test schema: its SQL client and its storage ports. */
+export interface Instance {
+  readonly sql: SqlClient.SqlClient
+  readonly queue: JobQueue.JobQueue["Type"]
+  readonly store: TradeflowStore.TradeflowStore["Type"]
+  readonly messages: MessageStore.MessageStore["Type"]
+  readonly settings: Storage.Settings["Type"]
+  readonly automations: AutomationStore.AutomationStore["Type"]
+  readonly deliveries: DeliveryStore.DeliveryStore["Type"]
+}
+
 /**
  * One more "process" on a test schema: the storage layer built with its own pool of
  * `maxConnections`, as the SQL client and every storage port.
  */
-export const openInstance = (test: TestSchema, maxConnections = 4) =>
+export const openInstance = (
+  test: TestSchema,
+  maxConnections = 4
+): Effect.Effect<Instance, Error | StorageError.StorageError, Scope.Scope> =>
   Layer.build(PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections })).pipe(
     Effect.map((context) => ({
       sql: Context.get(context, SqlClient.SqlClient),

@@ -23,6 +23,7 @@ import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Redacted } from "effect"
+import * as ConsoleToken from "./ConsoleToken.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** The database a `DATABASE_URL` names. */
@@ -116,6 +117,57 @@ export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void
   }).pipe(Layer.provide(WebhookClient.layer({ allowPrivate })))
 }))
 
+const hosts = (name: string, fallback: ReadonlyArray<string>) =>
+  Config.string(name).pipe(Config.withDefault(fallback.join(",")), Config.map(HttpConfig.parseHosts))
+
+const positive = (name: string, fallback: number) =>
+  Config.nested(Config.integer().pipe(Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })), name)
+    .pipe(Config.withDefault(fallback))
+
+const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((value) =>
+    value.trim() === ""
+      ? Either.right(null)
+      : Either.mapLeft(HttpConfig.parseSunset(value), (message) => ConfigError.InvalidData(["WIDGET_SUNSET"], message))
+  )
+)
+
+/**
+ * The HTTP settings from `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN` / `CONSOLE_TOKEN_FILE`
+ * (see {@link ConsoleToken.load}), `CONSOLE_HOSTS`, `CONSOLE_AUTH_FAILURES` (failed console
+ * authentications per client per minute), `TRUST_PROXY`, `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`,
+ * `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`, `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`,
+ * `WEBHOOK_ALLOW_PRIVATE`, `WEBHOOK_HTTP_ALLOWLIST`, `WIDGET_SUNSET` (an invalid date-time is a
+ * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
+ * second, and at once).
+ */
+export const httpLayerConfig = Layer.unwrapEffect(Effect.map(ConsoleToken.load, (consoleToken) =>
+  HttpConfig.layerConfig({
+    consoleToken: Config.succeed(consoleToken),
+    productionHosts: hosts("PRODUCTION_HOSTS", HttpConfig.defaultProductionHosts),
+    uatHosts: hosts("UAT_HOSTS", HttpConfig.defaultUatHosts),
+    consoleHosts: hosts("CONSOLE_HOSTS", []),
+    consoleFailures: {
+      failures: positive("CONSOLE_AUTH_FAILURES", HttpConfig.defaultConsoleFailures.failures),
+      windowMillis: Config.succeed(HttpConfig.defaultConsoleFailures.windowMillis)
+    },
+    trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+    maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(HttpConfig.defaultMaxBodyBytes)),
+    bodyTimeoutMillis: positive("BODY_TIMEOUT_MILLIS", HttpConfig.defaultBodyTimeoutMillis),
+    maxBufferedBodyBytes: positive("MAX_BUFFERED_BODY_BYTES", HttpConfig.defaultMaxBufferedBodyBytes),
+    maxInFlightPerKey: positive("MAX_IN_FLIGHT_PER_KEY", HttpConfig.defaultMaxInFlightPerKey),
+    maxUpstreamInFlightPerKey: positive("MAX_UPSTREAM_IN_FLIGHT_PER_KEY", HttpConfig.defaultMaxUpstreamInFlightPerKey),
+    webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    webhookHttpHosts: hosts("WEBHOOK_HTTP_ALLOWLIST", []),
+    widgetSunset,
+    widgetSearchLimit: {
+      perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
+      burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
+    }
+  })
+))
+
 const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
   Config.withDefault(Worker.defaultMaxAttempts),
   Config.validate({ message: "WORKER_MAX_ATTEMPTS: expected an integer of at least 1", validation: (n) => n >= 1 })
@@ -128,7 +180,8 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
- * failed commit each count) before it is dead. The workers and the scheduler start once
+ * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
+ * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
  * `startAfter` has completed. `UPSTREAM_MAX_BYTES` (default 8 MiB) caps the message bytes of one
  * upstream answer.
  */
@@ -152,7 +205,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
   }
   return Layer.merge(
     Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } }, {}, { ages }).pipe(
-      Layer.provide(Cursor.layerConfig)
+      Layer.provide(Cursor.layerConfig(Config.option(Config.redacted("CURSOR_SECRET"))))
     ),
     webhookLayerConfig(startAfter)
   )
@@ -277,7 +330,7 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
       Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis, maxConnections, idleTimeoutMillis })),
       NodeHttpServer.layerContext
     )),
-    Layer.provide(HttpConfig.layerConfig)
+    Layer.provide(httpLayerConfig)
   )
   return Layer.effectDiscard(Deferred.succeed(listening, undefined)).pipe(
     Layer.provide(http),

@@ -74,16 +74,19 @@ export const storedSecret: Effect.Effect<Redacted.Redacted<string>, StorageError
   (settings) => Effect.map(settings.getOrCreate(settingName, randomToken(32)), Redacted.make)
 )
 
-/** `CURSOR_SECRET` when it is set (and not empty), otherwise {@link storedSecret}. */
-export const layerConfig: Layer.Layer<CursorSecret, ConfigError.ConfigError | StorageError, Settings> = Layer.effect(
-  CursorSecret,
-  Effect.gen(function*() {
-    const configured = yield* Config.option(Config.redacted("CURSOR_SECRET"))
-    return Option.isSome(configured) && Redacted.value(configured.value).length > 0
-      ? configured.value
-      : yield* storedSecret
-  })
-)
+/** The secret `config` gives when it gives one (not empty), otherwise {@link storedSecret}. */
+export const layerConfig = (
+  config: Config.Config<Option.Option<Redacted.Redacted<string>>>
+): Layer.Layer<CursorSecret, ConfigError.ConfigError | StorageError, Settings> =>
+  Layer.effect(
+    CursorSecret,
+    Effect.gen(function*() {
+      const configured = yield* config
+      return Option.isSome(configured) && Redacted.value(configured.value).length > 0
+        ? configured.value
+        : yield* storedSecret
+    })
+  )
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

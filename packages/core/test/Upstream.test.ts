@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, FastCheck as fc, Layer, Redacted, TestClock } from "effect"
+import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Redacted, TestClock } from "effect"
 import * as Cursor from "../src/Cursor.js"
 import { Settings } from "../src/Settings.js"
 import * as Storage from "../src/Storage.js"
@@ -179,17 +179,23 @@ describe("Upstream cursors", () => {
       expect(yield* signer.verify({ organisation_id: org }, first.next_cursor)).toBe(1)
     }).pipe(Effect.provide(Storage.layerMemory)))
 
-  it.effect("CURSOR_SECRET configures the secret; without it the stored one is used", () =>
+  it.effect("layerConfig: a configured secret is used; without one (or an empty one) the stored one is", () =>
     Effect.gen(function*() {
+      const secret = Config.option(Config.redacted("secret"))
       const configured = yield* Cursor.CursorSecret.pipe(
-        Effect.provide(Cursor.layerConfig),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["CURSOR_SECRET", "from-env"]])))
+        Effect.provide(Cursor.layerConfig(secret)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["secret", "from-config"]])))
       )
-      expect(Redacted.value(configured)).toBe("from-env")
+      expect(Redacted.value(configured)).toBe("from-config")
       const fallback = yield* Cursor.CursorSecret.pipe(
-        Effect.provide(Cursor.layerConfig),
+        Effect.provide(Cursor.layerConfig(secret)),
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
       )
+      const empty = yield* Cursor.CursorSecret.pipe(
+        Effect.provide(Cursor.layerConfig(secret)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["secret", ""]])))
+      )
+      expect(Redacted.value(empty)).toBe(Redacted.value(fallback))
       const settings = yield* Settings
       expect(Redacted.value(fallback)).toBe(yield* settings.getOrCreate(Cursor.settingName, "unused"))
     }).pipe(Effect.provide(Storage.layerMemory)))

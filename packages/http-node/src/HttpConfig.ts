@@ -6,9 +6,7 @@
  * @since 0.1.0
  */
 import { TradeflowRecord } from "@tradeflow/core"
-import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
+import { Config, ConfigError, Context, Effect, Either, Layer, Redacted, Schema } from "effect"
 
 /** @since 0.1.0 */
 export interface HttpSettings {
@@ -36,7 +34,7 @@ export interface HttpSettings {
   readonly maxUpstreamInFlightPerKey: number
   /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
   readonly webhookAllowPrivate: boolean
-  /** Host names webhook destinations may reach over plain http (`WEBHOOK_HTTP_ALLOWLIST`). */
+  /** Host names webhook destinations may reach over plain http. */
   readonly webhookHttpHosts: ReadonlyArray<string>
   /** From this instant on the widget search answers 410; null while no sunset is announced. */
   readonly widgetSunset: Date | null
@@ -68,7 +66,7 @@ export const minConsoleTokenLength = 32
 /** Default limit of failed console authentications: 10 per client per minute. */
 export const defaultConsoleFailures = { failures: 10, windowMillis: 60_000 } as const
 
-/** Options of {@link layer}; everything but the console token has a default. */
+/** Options of {@link layer} and {@link layerConfig}; everything but the console token has a default. */
 export interface Options {
   readonly consoleToken: Redacted.Redacted<string> | string
   readonly consoleHosts?: ReadonlyArray<string>
@@ -113,7 +111,7 @@ export const make = (options: Options): HttpSettings => ({
 })
 
 /**
- * Reads a `WIDGET_SUNSET` value: an ISO 8601 date-time (without an offset it is UTC; a date alone
+ * Reads a sunset instant: an ISO 8601 date-time (without an offset it is UTC; a date alone
  * is midnight UTC).
  */
 export const parseSunset = (value: string): Either.Either<Date, string> =>
@@ -137,114 +135,25 @@ export const layer = (options: Options): Layer.Layer<HttpConfig> =>
     })
   )
 
-const positive = (name: string, fallback: number) =>
-  Config.nested(Config.integer().pipe(Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })), name)
-    .pipe(Config.withDefault(fallback))
-
-const randomToken = (): string => {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(24))
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-}
-
 /**
- * The generated console token kept in `file`: read when the file exists, else created there with
- * mode 0600 (its directory too). A file others may read is narrowed to 0600 first.
+ * {@link layer} with its options read from `config`, in the shape of `PgClient.layerConfig`: each
+ * option a `Config` (omitted ones take their defaults), or one `Config` of them all. A console token
+ * shorter than 32 characters is a configuration error.
+ *
+ * @example
+ * HttpConfig.layerConfig({
+ *   consoleToken: Config.redacted("token"),
+ *   productionHosts: Config.string("hosts").pipe(Config.map(HttpConfig.parseHosts))
+ * })
  */
-const tokenFile = (file: string) =>
-  Effect.gen(function*() {
-    const path = Path.resolve(file)
-    const existing = yield* Effect.try(() => {
-      const stat = Fs.statSync(path, { throwIfNoEntry: false })
-      if (stat === undefined) return undefined
-      if ((stat.mode & 0o077) !== 0) Fs.chmodSync(path, 0o600)
-      return Fs.readFileSync(path, "utf8").trim()
+export const layerConfig = (config: Config.Config.Wrap<Options>): Layer.Layer<HttpConfig, ConfigError.ConfigError> =>
+  Layer.effect(
+    HttpConfig,
+    Effect.flatMap(Config.unwrap(config), (options) => {
+      const settings = make(options)
+      const refused = shortToken(Redacted.value(settings.consoleToken))
+      return refused === undefined
+        ? Effect.succeed(settings)
+        : Effect.fail(ConfigError.InvalidData(["consoleToken"], refused))
     })
-    if (existing !== undefined && existing !== "") return { path, token: existing, created: false }
-    const token = randomToken()
-    yield* Effect.try(() => {
-      Fs.mkdirSync(Path.dirname(path), { recursive: true })
-      Fs.writeFileSync(path, token + "\n", { mode: 0o600 })
-      Fs.chmodSync(path, 0o600)
-    })
-    return { path, token, created: true }
-  }).pipe(
-    Effect.mapError((error) =>
-      ConfigError.InvalidData(["CONSOLE_TOKEN_FILE"], `cannot keep the console token in ${file}: ${String(error.error)}`)
-    )
   )
-
-/**
- * Reads `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN`, `CONSOLE_TOKEN_FILE`, `CONSOLE_HOSTS`,
- * `CONSOLE_AUTH_FAILURES` (failed console authentications per client per minute), `TRUST_PROXY`,
- * `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`, `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`,
- * `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`, `WEBHOOK_ALLOW_PRIVATE`, `WIDGET_SUNSET` (an invalid
- * date-time is a configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget
- * searches per key per second, and at once). A `CONSOLE_TOKEN` shorter than 32 characters is a
- * configuration error. Without `CONSOLE_TOKEN` the token is the one kept in `CONSOLE_TOKEN_FILE`
- * (default `./data/console-token`), generated there with mode 0600 on first start; the log names
- * the file, never the token, which only an interactive terminal (stderr) is shown.
- */
-export const layerConfig: Layer.Layer<HttpConfig, ConfigError.ConfigError> = Layer.effect(
-  HttpConfig,
-  Effect.gen(function*() {
-    const productionHosts = yield* Config.string("PRODUCTION_HOSTS").pipe(Config.withDefault(defaultProductionHosts.join(",")))
-    const uatHosts = yield* Config.string("UAT_HOSTS").pipe(Config.withDefault(defaultUatHosts.join(",")))
-    const token = yield* Config.option(Config.redacted("CONSOLE_TOKEN"))
-    const tokenPath = yield* Config.string("CONSOLE_TOKEN_FILE").pipe(Config.withDefault("./data/console-token"))
-    const consoleHosts = yield* Config.string("CONSOLE_HOSTS").pipe(Config.withDefault(""))
-    const consoleAuthFailures = yield* positive("CONSOLE_AUTH_FAILURES", defaultConsoleFailures.failures)
-    const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
-    const maxBodyBytes = yield* Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultMaxBodyBytes))
-    const bodyTimeoutMillis = yield* positive("BODY_TIMEOUT_MILLIS", defaultBodyTimeoutMillis)
-    const maxBufferedBodyBytes = yield* positive("MAX_BUFFERED_BODY_BYTES", defaultMaxBufferedBodyBytes)
-    const maxInFlightPerKey = yield* positive("MAX_IN_FLIGHT_PER_KEY", defaultMaxInFlightPerKey)
-    const maxUpstreamInFlightPerKey = yield* positive("MAX_UPSTREAM_IN_FLIGHT_PER_KEY", defaultMaxUpstreamInFlightPerKey)
-    const webhookAllowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
-    const webhookHttpHosts = yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault(""))
-    const widgetSunset = yield* Config.string("WIDGET_SUNSET").pipe(
-      Config.withDefault(""),
-      Config.mapOrFail((value) =>
-        value.trim() === ""
-          ? Either.right(null)
-          : Either.mapLeft(parseSunset(value), (message) => ConfigError.InvalidData(["WIDGET_SUNSET"], message))
-      )
-    )
-    const widgetSearchRate = yield* positive("WIDGET_SEARCH_RATE", defaultWidgetSearchLimit.perSecond)
-    const widgetSearchBurst = yield* positive("WIDGET_SEARCH_BURST", defaultWidgetSearchLimit.burst)
-    const given = Option.filter(token, (t) => Redacted.value(t).length > 0)
-    if (Option.isSome(given)) {
-      const refused = shortToken(Redacted.value(given.value))
-      if (refused !== undefined) return yield* Effect.fail(ConfigError.InvalidData(["CONSOLE_TOKEN"], refused))
-    }
-    const consoleToken = Option.isSome(given) ? given.value : yield* tokenFile(tokenPath).pipe(
-      Effect.tap(({ created, path, token }) =>
-        Effect.zipRight(
-          Effect.logWarning(
-            `CONSOLE_TOKEN is not set; the console token is in ${path} (readable by its owner only${created ? ", created now" : ""})`
-          ),
-          Effect.sync(() => {
-            if (process.stderr.isTTY) process.stderr.write(`console token: ${token}\n`)
-          })
-        )
-      ),
-      Effect.map(({ token }) => Redacted.make(token))
-    )
-    return make({
-      productionHosts: parseHosts(productionHosts),
-      uatHosts: parseHosts(uatHosts),
-      consoleToken,
-      consoleHosts: parseHosts(consoleHosts),
-      consoleFailures: { failures: consoleAuthFailures, windowMillis: defaultConsoleFailures.windowMillis },
-      trustProxy,
-      maxBodyBytes,
-      bodyTimeoutMillis,
-      maxBufferedBodyBytes,
-      maxInFlightPerKey,
-      maxUpstreamInFlightPerKey,
-      webhookAllowPrivate,
-      webhookHttpHosts: parseHosts(webhookHttpHosts),
-      widgetSunset,
-      widgetSearchLimit: { perSecond: widgetSearchRate, burst: widgetSearchBurst }
-    })
-  })
-)

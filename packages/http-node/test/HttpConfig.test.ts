@@ -1,77 +1,37 @@
 import { assert, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Effect, Exit, Layer, Logger, Redacted } from "effect"
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Cause, Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { HttpConfig } from "../src/index.js"
 
-const tokenFile = () => join(mkdtempSync(join(tmpdir(), "tradeflow-token-")), "secrets", "console-token")
+const token = "s3cret-s3cret-s3cret-s3cret-s3cret"
 
-const read = (env: Record<string, string>) =>
-  HttpConfig.HttpConfig.pipe(
-    Effect.provide(HttpConfig.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
-  )
-
-it.effect("layerConfig reads the environment variables of DECISIONS.md §1", () =>
+it.effect("layerConfig takes each option as a Config (omitted ones default), or all of them as one", () =>
   Effect.gen(function*() {
-    const settings = yield* read({
-      PRODUCTION_HOSTS: "api.example.com, 10.0.0.1",
-      UAT_HOSTS: "uat.example.com",
-      CONSOLE_TOKEN: "s3cret-s3cret-s3cret-s3cret-s3cret",
-      TRUST_PROXY: "true",
-      WEBHOOK_ALLOW_PRIVATE: "true"
-    })
+    const settings = yield* HttpConfig.HttpConfig.pipe(
+      Effect.provide(HttpConfig.layerConfig({
+        consoleToken: Config.redacted("token"),
+        productionHosts: Config.string("hosts").pipe(Config.map(HttpConfig.parseHosts)),
+        widgetSearchLimit: { perSecond: Config.integer("rate"), burst: Config.succeed(7) }
+      })),
+      Effect.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ token, hosts: "api.example.com, 10.0.0.1", rate: 3 })))
+    )
+    assert.strictEqual(Redacted.value(settings.consoleToken), token)
     assert.deepStrictEqual(settings.productionHosts, ["api.example.com", "10.0.0.1"])
-    assert.deepStrictEqual(settings.uatHosts, ["uat.example.com"])
-    assert.strictEqual(Redacted.value(settings.consoleToken), "s3cret-s3cret-s3cret-s3cret-s3cret")
-    assert.isTrue(settings.trustProxy)
+    assert.deepStrictEqual(settings.widgetSearchLimit, { perSecond: 3, burst: 7 })
+    assert.deepStrictEqual(settings.uatHosts, ["uat.localhost"])
     assert.strictEqual(settings.maxBodyBytes, 5 * 1024 * 1024)
-    assert.isTrue(settings.webhookAllowPrivate)
+    const whole = yield* HttpConfig.HttpConfig.pipe(
+      Effect.provide(HttpConfig.layerConfig(Config.succeed({ consoleToken: token, trustProxy: true })))
+    )
+    assert.isTrue(whole.trustProxy)
   }))
 
-it.effect("defaults: localhost hosts, uat.localhost, the console on every host, 10 failed authentications a minute", () =>
+it.effect("a console token shorter than 32 characters is a configuration error of layerConfig and a defect of layer", () =>
   Effect.gen(function*() {
-    const a = yield* read({ CONSOLE_TOKEN_FILE: tokenFile() })
-    assert.deepStrictEqual(a.productionHosts, ["localhost", "127.0.0.1"])
-    assert.deepStrictEqual(a.uatHosts, ["uat.localhost"])
-    assert.isFalse(a.trustProxy)
-    assert.isFalse(a.webhookAllowPrivate)
-    assert.deepStrictEqual(a.consoleHosts, [])
-    assert.deepStrictEqual(a.consoleFailures, { failures: 10, windowMillis: 60_000 })
-    const b = yield* read({ CONSOLE_TOKEN: "x".repeat(32), CONSOLE_HOSTS: "admin.example.com, ops.example.com", CONSOLE_AUTH_FAILURES: "3" })
-    assert.deepStrictEqual(b.consoleHosts, ["admin.example.com", "ops.example.com"])
-    assert.deepStrictEqual(b.consoleFailures, { failures: 3, windowMillis: 60_000 })
-  }))
-
-it.effect("a CONSOLE_TOKEN shorter than 32 characters stops the start, and so does a short token given to layer", () =>
-  Effect.gen(function*() {
-    const exit = yield* Effect.exit(read({ CONSOLE_TOKEN: "x".repeat(31) }))
-    assert.isTrue(Exit.isFailure(exit))
-    assert.include(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : ""), "CONSOLE_TOKEN")
-    assert.include(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : ""), "at least 32 characters")
+    const configured = yield* Effect.exit(
+      HttpConfig.HttpConfig.pipe(Effect.provide(HttpConfig.layerConfig({ consoleToken: Config.succeed("x".repeat(31)) })))
+    )
+    assert.isTrue(Exit.isFailure(configured) && Cause.isFailType(configured.cause), String(configured))
+    assert.include(String(Exit.isFailure(configured) ? Cause.squash(configured.cause) : ""), "at least 32 characters")
     const direct = yield* Effect.exit(HttpConfig.HttpConfig.pipe(Effect.provide(HttpConfig.layer({ consoleToken: "short" }))))
     assert.isTrue(Exit.isFailure(direct) && Cause.isDie(direct.cause))
-    assert.strictEqual((yield* read({ CONSOLE_TOKEN: "x".repeat(32) })).consoleToken.pipe(Redacted.value), "x".repeat(32))
-  }))
-
-it.effect("without CONSOLE_TOKEN the token is generated into an owner-only file, kept across starts, and never logged", () =>
-  Effect.gen(function*() {
-    const file = tokenFile()
-    const logs: Array<string> = []
-    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message))))
-    const first = yield* read({ CONSOLE_TOKEN_FILE: file }).pipe(Effect.provide(logger))
-    const token = Redacted.value(first.consoleToken)
-    assert.isAtLeast(token.length, 32)
-    assert.strictEqual(readFileSync(file, "utf8").trim(), token)
-    assert.strictEqual(statSync(file).mode & 0o777, 0o600)
-    const second = yield* read({ CONSOLE_TOKEN_FILE: file }).pipe(Effect.provide(logger))
-    assert.strictEqual(Redacted.value(second.consoleToken), token)
-    assert.isNotEmpty(logs)
-    assert.isTrue(logs.every((line) => !line.includes(token)), logs.join("\n"))
-    assert.isTrue(logs.some((line) => line.includes(file)), logs.join("\n"))
-    writeFileSync(file, "t".repeat(40))
-    chmodSync(file, 0o644)
-    const third = yield* read({ CONSOLE_TOKEN_FILE: file })
-    assert.strictEqual(Redacted.value(third.consoleToken), "t".repeat(40))
-    assert.strictEqual(statSync(file).mode & 0o777, 0o600)
   }))

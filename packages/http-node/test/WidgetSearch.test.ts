@@ -1,7 +1,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { ApiMessage, Worker } from "@tradeflow/core"
-import { ConfigProvider, Effect, Either, Layer, Schema, TestClock } from "effect"
+import { Effect, Schema, TestClock } from "effect"
 import { HttpConfig } from "../src/index.js"
 import { deprecateWidgetSearch, widgetKeyOf } from "../src/internal/widget.js"
 import { openApiDocument } from "../src/internal/openapi.js"
@@ -89,31 +89,6 @@ describe("deprecateWidgetSearch", () => {
       }
       const other = yield* run("/upstream")
       assert.deepStrictEqual([other.status, other.headers["deprecation"], other.headers["sunset"]], [200, undefined, undefined])
-    }))
-})
-
-describe("WIDGET_SUNSET", () => {
-  const read = (env: Record<string, string>) =>
-    HttpConfig.HttpConfig.pipe(
-      Effect.provide(HttpConfig.layerConfig.pipe(
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ CONSOLE_TOKEN: "t".repeat(32), ...env })))))
-      )),
-      Effect.either
-    )
-
-  it.effect("unset or empty: no sunset; an ISO 8601 instant is read; anything else is a configuration error", () =>
-    Effect.gen(function*() {
-      const unset = yield* read({})
-      assert.isTrue(Either.isRight(unset) && unset.right.widgetSunset === null)
-      const empty = yield* read({ WIDGET_SUNSET: " " })
-      assert.isTrue(Either.isRight(empty) && empty.right.widgetSunset === null)
-      const set = yield* read({ WIDGET_SUNSET: "2027-06-30T14:00:00+02:00" })
-      assert.strictEqual(Either.isRight(set) && set.right.widgetSunset?.toISOString(), "2027-06-30T12:00:00.000Z")
-      for (const bad of ["tomorrow", "2027-13-01T00:00:00Z", "1719748800"]) {
-        const error = yield* read({ WIDGET_SUNSET: bad })
-        assert.isTrue(Either.isLeft(error), bad)
-        assert.include(String(Either.isLeft(error) && error.left), "WIDGET_SUNSET")
-      }
     }))
 })
 

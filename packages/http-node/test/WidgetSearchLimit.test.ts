@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Worker } from "@tradeflow/core"
-import { ConfigProvider, Effect, Either, FastCheck as fc, Layer, TestClock } from "effect"
+import { Effect, FastCheck as fc, TestClock } from "effect"
 import { HttpConfig } from "../src/index.js"
 import * as TokenBucket from "../src/internal/tokenBucket.js"
 import { limitWidgetSearch } from "../src/internal/widget.js"
@@ -98,29 +98,6 @@ describe("limitWidgetSearch", () => {
       yield* TestClock.adjust("1 millis")
       assert.strictEqual((yield* run("/api/v2/widget-search?query=x", `Basic ${key}`)).status, 200)
       assert.strictEqual((yield* run("/api/v2/widget-search?query=x", `Basic ${key}`)).status, 429)
-    }))
-})
-
-describe("WIDGET_SEARCH_RATE and WIDGET_SEARCH_BURST", () => {
-  const read = (env: Record<string, string>) =>
-    HttpConfig.HttpConfig.pipe(
-      Effect.provide(HttpConfig.layerConfig.pipe(
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ CONSOLE_TOKEN: "t".repeat(32), ...env })))))
-      )),
-      Effect.either
-    )
-
-  it.effect("default 10 a second in bursts of 20; positive integers are read; anything else is a configuration error", () =>
-    Effect.gen(function*() {
-      const unset = yield* read({})
-      assert.deepStrictEqual(Either.map(unset, (s) => s.widgetSearchLimit), Either.right({ perSecond: 10, burst: 20 }))
-      const set = yield* read({ WIDGET_SEARCH_RATE: "3", WIDGET_SEARCH_BURST: "5" })
-      assert.deepStrictEqual(Either.map(set, (s) => s.widgetSearchLimit), Either.right({ perSecond: 3, burst: 5 }))
-      for (const [name, bad] of [["WIDGET_SEARCH_RATE", "0"], ["WIDGET_SEARCH_BURST", "-1"], ["WIDGET_SEARCH_RATE", "fast"]] as const) {
-        const error = yield* read({ [name]: bad })
-        assert.isTrue(Either.isLeft(error), `${name}=${bad}`)
-        assert.include(String(Either.isLeft(error) && error.left), name)
-      }
     }))
 })
 

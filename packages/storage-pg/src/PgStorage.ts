@@ -972,7 +972,7 @@ export const layer = (
     return Context.merge(client, toContext(storage))
   }))
 
-/** {@link layer} with its options read from `Config` (e.g. `Config.redacted("DATABASE_URL")`). */
+/** {@link layer} with its options read from `Config`, each option a `Config` (e.g. `{ url: Config.redacted("url") }`). */
 export const layerConfig = (
   config: Config.Config.Wrap<PgStorageOptions>
 ): Layer.Layer<

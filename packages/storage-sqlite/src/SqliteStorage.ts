@@ -839,7 +839,7 @@ export const layer = (
     return Context.merge(client, toContext(storage))
   }))
 
-/** {@link layer} with its options read from `Config` (e.g. `Config.string("SQLITE_FILENAME")`). */
+/** {@link layer} with its options read from `Config`, each option a `Config` (e.g. `{ filename: Config.string("filename") }`). */
 export const layerConfig = (
   config: Config.Config.Wrap<SqliteStorageOptions>
 ): Layer.Layer<

@@ -9,11 +9,12 @@ import {
   HttpApiScalar,
   type HttpApp as PlatformHttpApp,
   type HttpRouter,
+  HttpServer,
   HttpServerError,
   HttpServerRequest,
-  HttpServerResponse
+  HttpServerResponse,
+  OpenApi
 } from "@effect/platform"
-import type { HttpServer } from "@effect/platform"
 import {
   Accounts,
   ApiMessage,
@@ -31,7 +32,7 @@ import {
   Worker
 } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
-import { Cause, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Effect, Either, Layer, Option, Redacted, Schema, type Scope } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
@@ -420,7 +421,7 @@ const routes = routeTable([Api, ApiV3], extraRoutes)
  * into 404 (405 with `Allow` when the path exists), parameter decode errors into 400, anything
  * else into a logged 500.
  */
-const problems = (app: PlatformHttpApp.Default) =>
+const problems = (prefix: string) => (app: PlatformHttpApp.Default) =>
   Effect.catchAllCause(app, (cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const failure = Cause.failureOption(cause)
@@ -441,9 +442,9 @@ const problems = (app: PlatformHttpApp.Default) =>
         const allowed = allowedMethods(routes, path)
         return Effect.succeed(
           allowed.length === 0
-            ? Problem.toResponse(Problem.make(404, `no resource at ${path}`))
+            ? Problem.toResponse(Problem.make(404, `no resource at ${prefix}${path}`))
             : Problem.toResponse(
-              Problem.make(405, `${error.request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`),
+              Problem.make(405, `${error.request.method} is not allowed on ${prefix}${path}; allowed: ${allowed.join(", ")}`),
               { allow: allowed.join(", ") }
             )
         )
@@ -478,19 +479,21 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
  * (`limitWidgetSearch`) and marked deprecated (see `deprecateWidgetSearch`) and the console's door
  * (`consoleGuard`); unreadable URLs are refused first.
  */
-const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
-  const guard = consoleGuard(settings)
-  const limit = inFlightLimit(settings)
-  const widgetLimit = limitWidgetSearch(settings)
-  return (app: PlatformHttpApp.Default) =>
-    guard(limit(deprecateWidgetSearch(settings)(widgetLimit(problems(refuseUnreadableUrl(app))))))
-}))
-
-const openApiRoute = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
-    const document = openApiDocument()
-    yield* router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
+const problemMiddleware = (prefix: string) =>
+  HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
+    const guard = consoleGuard(settings, prefix)
+    const limit = inFlightLimit(settings)
+    const widgetLimit = limitWidgetSearch(settings)
+    return (app: PlatformHttpApp.Default) =>
+      guard(limit(deprecateWidgetSearch(settings, prefix)(widgetLimit(problems(prefix)(refuseUnreadableUrl(app))))))
   }))
+
+const openApiRoute = (prefix: string) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const document = openApiDocument(prefix)
+      yield* router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
+    }))
 
 const groups = Layer.mergeAll(
   downstreamGroup(Api),
@@ -504,17 +507,17 @@ const groups = Layer.mergeAll(
   consoleGroup
 ).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer, RequestBodies.layer]))
 
-/**
- * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
- * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`),
- * {@link HttpConfig} and the core services (for example `Service.layerMemory`).
- */
-export const layer: Layer.Layer<
-  never,
-  never,
-  | HttpServer.HttpServer
-  | HttpRouter.HttpRouter.DefaultServices
-  | HttpConfig
+/** Where the API is served: "" (the root) or a path such as `/tracking`. */
+export interface MountOptions {
+  /**
+   * The path every route, the docs page and the OpenAPI `servers` are under: "" (the default)
+   * or `/<segment>[/<segment>…]` without a trailing slash.
+   */
+  readonly prefix?: string | undefined
+}
+
+/** The core services the API calls. */
+export type Services =
   | Accounts.Accounts
   | Automations.Automations
   | Deliveries.Deliveries
@@ -525,10 +528,66 @@ export const layer: Layer.Layer<
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | Worker.Worker
-> = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
-  Layer.provide(openApiRoute),
-  Layer.provide(problemMiddleware),
-  Layer.provide(HttpApiBuilder.api(Api)),
-  Layer.provide(groups)
-)
+
+/** A prefix as {@link MountOptions} says: "" or `/a/b` (a trailing slash dropped); anything else is a defect. */
+export const normalizePrefix = (prefix: string | undefined): string => {
+  const trimmed = (prefix ?? "").replace(/\/+$/, "")
+  if (trimmed !== "" && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+$/.test(trimmed)) {
+    throw new Error(`a mount prefix is "" or /<segment>[/<segment>…], got ${JSON.stringify(prefix)}`)
+  }
+  return trimmed
+}
+
+/**
+ * The part of `url` (a path with its query) under `prefix`, from its `/`; undefined when `url` is
+ * not under `prefix` (`/tracking` holds `/tracking`, `/tracking/…` and `/tracking?…`, not
+ * `/trackingx`).
+ */
+export const underPrefix = (prefix: string, url: string): string | undefined => {
+  if (!url.startsWith(prefix)) return undefined
+  const rest = url.slice(prefix.length)
+  return rest === "" ? "/" : rest[0] === "/" ? rest : rest[0] === "?" ? "/" + rest : undefined
+}
+
+const routesLayer = (prefix: string) =>
+  Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(prefix), problemMiddleware(prefix)).pipe(
+    Layer.provideMerge(HttpApiBuilder.api(prefix === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: prefix }]))),
+    Layer.provide(groups),
+    Layer.provideMerge(Layer.merge(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
+  )
+
+/**
+ * The whole API (root and `/v3`, the console, `GET /openapi.json`, `GET /docs`) under
+ * `options.prefix` as an `HttpApp`, built in the current scope. It reads the request's full URL:
+ * a request outside the prefix fails with `RouteNotFound`, anything else is answered (unknown
+ * routes with a problem). An Effect host serves it with its own server or router, for example
+ * `HttpRouter.mountApp("/tracking", app, { includePrefix: true })`.
+ */
+export const makeApp = (options: MountOptions = {}): Effect.Effect<
+  PlatformHttpApp.Default<HttpServerError.RouteNotFound, HttpRouter.HttpRouter.DefaultServices>,
+  never,
+  Scope.Scope | HttpConfig | Services
+> =>
+  Effect.gen(function*() {
+    const prefix = normalizePrefix(options.prefix)
+    const context = yield* Layer.build(routesLayer(prefix))
+    const app = yield* Effect.provide(HttpApiBuilder.httpApp, context)
+    if (prefix === "") return app
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const url = underPrefix(prefix, request.url)
+      return url === undefined
+        ? Effect.fail(new HttpServerError.RouteNotFound({ request }))
+        : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+    })
+  })
+
+/**
+ * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
+ * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`),
+ * {@link HttpConfig} and the core services (for example `Service.layerMemory`).
+ */
+export const layer: Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpConfig | Services
+> = Layer.unwrapScoped(Effect.map(makeApp(), (app) => HttpServer.serve(app)))

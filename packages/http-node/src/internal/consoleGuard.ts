@@ -11,16 +11,17 @@ const maxClients = 10_000
  * The console's door: on a host that is not a console host (when some are configured) every
  * console path is a 404, and a client whose console authentications failed too often (settings'
  * `consoleFailures`) gets 429 with `Retry-After` until its window ends, whatever token it sends.
- * One guard per application; its memory holds at most 10,000 clients.
+ * One guard per application; its memory holds at most 10,000 clients. `prefix` is where the
+ * application is mounted (named in the 404).
  */
-export const consoleGuard = (settings: HttpSettings) => {
+export const consoleGuard = (settings: HttpSettings, prefix = "") => {
   const failures = FailureLimit.make({ ...settings.consoleFailures, maxClients })
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const path = request.url.split("?")[0] ?? "/"
       if (path !== "/console" && !path.startsWith("/console/")) return app
       if (!consoleHost(settings, requestHost(settings, request.headers))) {
-        return Effect.succeed(Problem.toResponse(Problem.make(404, `no resource at ${path}`)))
+        return Effect.succeed(Problem.toResponse(Problem.make(404, `no resource at ${prefix}${path}`)))
       }
       const client = clientAddress(settings, request.headers, request.remoteAddress)
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {

@@ -3,8 +3,11 @@ import { Api, ApiV3 } from "../Api.js"
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
 
-/** The OpenAPI document: the root API plus the `/v3` paths (their operation ids end in `V3`). */
-export const openApiDocument = (): OpenApi.OpenAPISpec => {
+/**
+ * The OpenAPI document: the root API plus the `/v3` paths (their operation ids end in `V3`);
+ * served under `prefix`, its `servers` name it.
+ */
+export const openApiDocument = (prefix = ""): OpenApi.OpenAPISpec => {
   const root = OpenApi.fromApi(Api)
   const v3 = OpenApi.fromApi(ApiV3)
   const paths: Record<string, unknown> = { ...root.paths }
@@ -18,6 +21,7 @@ export const openApiDocument = (): OpenApi.OpenAPISpec => {
   }
   return {
     ...root,
+    ...(prefix === "" ? {} : { servers: [{ url: prefix }] }),
     paths: paths as OpenApi.OpenAPISpec["paths"],
     components: {
       ...root.components,

@@ -27,9 +27,10 @@ const widgetPath = /^(?:\/v3)?\/api\/v2\/widget-search\/?$/
 /**
  * Wraps the app so that every response of the widget search path (errors included) carries
  * `Deprecation: true` and, with a configured sunset, `Sunset: <HTTP date>`; from the sunset on
- * (by the Effect `Clock`) the path answers 410 whatever the request.
+ * (by the Effect `Clock`) the path answers 410 whatever the request, naming the upstream feed
+ * under `prefix` (where the application is mounted).
  */
-export const deprecateWidgetSearch = (settings: HttpSettings) =>
+export const deprecateWidgetSearch = (settings: HttpSettings, prefix = "") =>
 <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -42,7 +43,7 @@ export const deprecateWidgetSearch = (settings: HttpSettings) =>
     const response = gone
       ? Problem.toResponse(Problem.make(
         410,
-        `the widget search was retired on ${sunset.toISOString()}; use GET /upstream (filter by tradeflow= or container=) instead`
+        `the widget search was retired on ${sunset.toISOString()}; use GET ${prefix}/upstream (filter by tradeflow= or container=) instead`
       ))
       : yield* app
     return HttpServerResponse.setHeaders(response, headers)

@@ -38,7 +38,7 @@
  * (default postgres://postgres@127.0.0.1:5432/test). Temporary files and the schema are removed at
  * the end (also on SIGINT / SIGTERM).
  */
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { Accounts, Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"

@@ -12,7 +12,7 @@
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
-import { type ConfigError, Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
+import { type ConfigError, type Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
 import { constantTimeEqual, randomToken } from "./internal/crypto.js"

@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Either, type ParseResult, Schema } from "effect"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
 import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"

@@ -7,10 +7,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { TradeflowDocument } from "./ApiMessage.js"
 import { TradeflowNotFound } from "./DownstreamError.js"
-import { Locations } from "./Locations.js"
+import type { Locations } from "./Locations.js"
 import * as Render from "./Render.js"
 import type { StorageError } from "./StorageError.js"
-import { TrackingConfig } from "./TrackingConfig.js"
+import type { TrackingConfig } from "./TrackingConfig.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 
 /** @since 0.1.0 */

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import type { Effect } from "effect"
 import { sha256Hex as digest } from "./internal/crypto.js"
 
 /** JSON with object keys sorted at every depth (arrays keep their order, `undefined` members are left out). */

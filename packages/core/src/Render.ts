@@ -356,8 +356,14 @@ export const dwellIndex = (t: Tradeflow, settings: TrackingSettings): (container
     if (e.container_reference === null || e.event_date === null || (e.status_code !== "UV" && e.status_code !== "GT")) continue
     const c = chosen.get(e.container_reference) ?? {}
     if (e.status_code === "UV") {
-      if (e.actual || c.uvActual !== true) (c.uv = e.event_date, c.uvActual = e.actual)
-    } else if (e.actual || c.gtActual !== true) (c.gt = e.event_date, c.gtActual = e.actual)
+      if (e.actual || c.uvActual !== true) {
+        c.uv = e.event_date
+        c.uvActual = e.actual
+      }
+    } else if (e.actual || c.gtActual !== true) {
+      c.gt = e.event_date
+      c.gtActual = e.actual
+    }
     chosen.set(e.container_reference, c)
   }
   return (containerReference) => {

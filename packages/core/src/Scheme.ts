@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { type Effect, Schema } from "effect"
 import { Issue, listIssues, maxIssues } from "./DownstreamError.js"
 
 /** What a scheme receives: the request's media type, its raw body and its query parameters. */

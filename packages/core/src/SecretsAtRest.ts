@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Config, type ConfigError, Data, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
+import { type Config, type ConfigError, Data, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
 import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import { settingName as cursorSetting } from "./Cursor.js"

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Clock, Effect, Either, Option, type ParseResult, Schema } from "effect"
 import { type Issue, listIssues, maxIssues, ValidationError } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { groupRecords } from "./Grouping.js"

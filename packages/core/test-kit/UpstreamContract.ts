@@ -8,7 +8,7 @@
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Effect, Fiber, FastCheck as fc, Layer } from "effect"
-import * as Job from "../src/Job.js"
+import type * as Job from "../src/Job.js"
 import { JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import type { Settings } from "../src/Settings.js"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import { Context, Deferred, type Duration, Effect, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
 import type { NewJob } from "../src/Job.js"
 import { attemptLimitReached, JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"

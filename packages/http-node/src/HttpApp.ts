@@ -29,12 +29,12 @@ import {
   Upstream,
   Validation,
   WidgetSearch,
-  Worker
+  type Worker
 } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
 import { Cause, Effect, Either, Layer, Option, Redacted, Schema, type Scope } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, RemoveParams, UpstreamParams } from "./Api.js"
+import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, type RemoveParams, type UpstreamParams } from "./Api.js"
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Problem from "./Problem.js"

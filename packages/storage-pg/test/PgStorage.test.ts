@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { JobQueue, MessageStore, Storage, type StoredMessage, TradeflowStore } from "@tradeflow/core"
+import { JobQueue, type MessageStore, Storage, type StoredMessage, type TradeflowStore } from "@tradeflow/core"
 import { arbitraryMessage, freshId, makeMessage, selectMessages, storageContract } from "@tradeflow/core/test-kit"
 import {
   Cause,

@@ -1,7 +1,7 @@
 /**
  * Errors of authentication and the console's account operations.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 

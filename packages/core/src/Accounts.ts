@@ -1,7 +1,7 @@
 /**
  * Service: organisations, API keys and authentication.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { ApiKeyNotFound, InvalidOrganisationRequest, KeyRevoked, OrganisationNotFound, Unauthenticated } from "./AccountError.js"
@@ -35,7 +35,6 @@ export interface Caller {
   readonly key_id: string
 }
 
-/** @since 0.1.0 */
 export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, {
   readonly createOrganisation: (name: string) => Effect.Effect<Organisation, InvalidOrganisationRequest | StorageError>
   readonly listOrganisations: Effect.Effect<ReadonlyArray<Organisation>, StorageError>

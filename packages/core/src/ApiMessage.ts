@@ -7,7 +7,7 @@
  * journey side nobody has reported yet, a milestone without a location), the schema says
  * `NullOr` and the renderer writes `null`.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 import { Location } from "./Location.js"
@@ -19,10 +19,8 @@ export const DateTimeString = Schema.String
 
 /** `Carrier` / `Entity`: a named party. */
 export const Carrier = Schema.Struct({ name: Schema.String })
-/** @since 0.1.0 */
 export type Carrier = typeof Carrier.Type
 
-/** @since 0.1.0 */
 export const Entity = Carrier
 
 /** A container as messages describe it. */
@@ -32,7 +30,6 @@ export const Container = Schema.Struct({
   container_length: Schema.Number,
   container_is_reefer: Schema.Boolean
 })
-/** @since 0.1.0 */
 export type Container = typeof Container.Type
 
 /** A vessel: IMO number 7 digits, MMSI number 9 digits. */
@@ -41,7 +38,6 @@ export const Vessel = Schema.Struct({
   imo_number: Schema.String,
   mmsi_number: Schema.String
 })
-/** @since 0.1.0 */
 export type Vessel = typeof Vessel.Type
 
 /**
@@ -56,7 +52,6 @@ export const ReadingLog = Schema.Struct({
   is_provisional: Schema.Boolean,
   is_latest_provisional: Schema.Boolean
 })
-/** @since 0.1.0 */
 export type ReadingLog = typeof ReadingLog.Type
 
 const moveFields = {
@@ -83,22 +78,18 @@ const moveFields = {
  * the last predicted entry (null when there is none).
  */
 export const Arrival = Schema.Struct(moveFields)
-/** @since 0.1.0 */
 export type Arrival = typeof Arrival.Type
 
 /** The departure of a sea leg: as {@link Arrival}, `carrier` optional. */
 export const Departure = Schema.Struct({ ...moveFields, carrier: Schema.optional(Carrier) })
-/** @since 0.1.0 */
 export type Departure = typeof Departure.Type
 
-/** @since 0.1.0 */
 export const SeaShipmentLeg = Schema.Struct({
   arrival: Arrival,
   departure: Departure,
   carrier: Carrier,
   carrier_transport_unit: Vessel
 })
-/** @since 0.1.0 */
 export type SeaShipmentLeg = typeof SeaShipmentLeg.Type
 
 /** `booking_number` / `bill_of_lading_number`: the first booking / bill of lading, or null. */
@@ -109,7 +100,6 @@ export const TransportPlanLeg = Schema.Struct({
   sea_shipment_legs: Schema.Array(SeaShipmentLeg),
   bill_of_lading_number: Schema.optional(Schema.NullOr(Schema.String))
 })
-/** @since 0.1.0 */
 export type TransportPlanLeg = typeof TransportPlanLeg.Type
 
 /** The full shipment: one transport plan leg once both the port of loading and of discharge are known. */
@@ -117,7 +107,6 @@ export const Shipment = Schema.Struct({
   containers: Schema.Array(Container),
   transport_plan_legs: Schema.Array(TransportPlanLeg)
 })
-/** @since 0.1.0 */
 export type Shipment = typeof Shipment.Type
 
 /** The `change` of a SHIPMENT_CHANGE. */
@@ -137,7 +126,6 @@ export const ShipmentChangeDetails = Schema.Struct({
   predicted_at: DateTimeString,
   is_transshipment_location: Schema.Boolean
 })
-/** @since 0.1.0 */
 export type ShipmentChangeDetails = typeof ShipmentChangeDetails.Type
 
 /** Payload of SHIPMENT_CHANGE. */
@@ -146,7 +134,6 @@ export const ShipmentChange = Schema.Struct({
   change: ShipmentChangeDetails,
   shipment: Schema.optional(Shipment)
 })
-/** @since 0.1.0 */
 export type ShipmentChange = typeof ShipmentChange.Type
 
 /** An entry of a milestone's predicted-date history. */
@@ -156,10 +143,8 @@ export const HistoryEntry = Schema.Struct({
   event_date: DateTimeString,
   predicted_at: DateTimeString
 })
-/** @since 0.1.0 */
 export type HistoryEntry = typeof HistoryEntry.Type
 
-/** @since 0.1.0 */
 export const ContainerDetails = Schema.Struct({
   reference: Schema.String,
   container_type: Schema.String,
@@ -172,7 +157,6 @@ export const DwellDetails = Schema.Struct({
   demurrage_free_time_expires: Schema.NullOr(DateTimeString),
   detention_free_time_expires: Schema.NullOr(DateTimeString)
 })
-/** @since 0.1.0 */
 export type DwellDetails = typeof DwellDetails.Type
 
 /**
@@ -195,7 +179,6 @@ export const ContainerMilestone = Schema.Struct({
   shipment: Schema.optional(Shipment),
   dwell_details: DwellDetails
 })
-/** @since 0.1.0 */
 export type ContainerMilestone = typeof ContainerMilestone.Type
 
 /** `YYYY-MM-DD HH:MM:SS.ffffff`, no offset (UTC). */
@@ -209,7 +192,6 @@ export const LocationUpdate = Schema.Struct({
   event_date: LocationUpdateDate,
   vessel_name: Schema.String
 })
-/** @since 0.1.0 */
 export type LocationUpdate = typeof LocationUpdate.Type
 
 /** What a BASIC_STATUS records. */
@@ -220,7 +202,6 @@ export const BasicStatusKind = Schema.Literal(
   "TRADEFLOW_REACTIVATED",
   "EVENT"
 )
-/** @since 0.1.0 */
 export type BasicStatusKind = typeof BasicStatusKind.Type
 
 /**
@@ -247,12 +228,10 @@ export const BasicStatus = Schema.Struct({
   location: Schema.NullOr(Location),
   predicted_at: DateTimeString
 })
-/** @since 0.1.0 */
 export type BasicStatus = typeof BasicStatus.Type
 
 /** The APIMessage `type` values. */
 export const MessageType = Schema.Literal("SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS")
-/** @since 0.1.0 */
 export type MessageType = typeof MessageType.Type
 
 const envelope = <T extends MessageType, P extends Schema.Schema.Any>(type: T, payload: P) =>
@@ -264,13 +243,9 @@ const envelope = <T extends MessageType, P extends Schema.Schema.Any>(type: T, p
     payload
   })
 
-/** @since 0.1.0 */
 export const ShipmentChangeMessage = envelope("SHIPMENT_CHANGE", ShipmentChange)
-/** @since 0.1.0 */
 export const ContainerMilestoneMessage = envelope("CONTAINER_MILESTONE", ContainerMilestone)
-/** @since 0.1.0 */
 export const LocationUpdateMessage = envelope("LOCATION_UPDATE", LocationUpdate)
-/** @since 0.1.0 */
 export const BasicStatusMessage = envelope("BASIC_STATUS", BasicStatus)
 
 /**
@@ -283,7 +258,6 @@ export const ApiMessage = Schema.Union(
   LocationUpdateMessage,
   BasicStatusMessage
 )
-/** @since 0.1.0 */
 export type ApiMessage = typeof ApiMessage.Type
 
 /** An APIMessage as JSON text. */
@@ -296,7 +270,6 @@ export const WidgetLocation = Schema.Struct({
   timezone: Schema.String,
   country: Schema.String
 })
-/** @since 0.1.0 */
 export type WidgetLocation = typeof WidgetLocation.Type
 
 /** The departure or arrival of a widget result. */
@@ -306,7 +279,6 @@ export const WidgetMove = Schema.Struct({
   actual: Schema.Boolean,
   location: WidgetLocation
 })
-/** @since 0.1.0 */
 export type WidgetMove = typeof WidgetMove.Type
 
 /** A container entry of a widget result; `latest_actual_milestone` is null before the first actual event. */
@@ -326,7 +298,6 @@ export const WidgetContainer = Schema.Struct({
     status_code: Schema.String
   }))
 })
-/** @since 0.1.0 */
 export type WidgetContainer = typeof WidgetContainer.Type
 
 /**
@@ -341,7 +312,6 @@ export const WidgetSearchResult = Schema.Struct({
   arrival: Schema.NullOr(WidgetMove),
   containers: Schema.Array(WidgetContainer)
 })
-/** @since 0.1.0 */
 export type WidgetSearchResult = typeof WidgetSearchResult.Type
 
 /** The `metadata` block of the V3 tradeflow document. `carrier_name` / `carrier_scac` are null when never sent. */
@@ -351,7 +321,6 @@ export const TradeflowMetadata = Schema.Struct({
   carrier_scac: Schema.NullOr(Schema.String),
   is_active: Schema.Boolean
 })
-/** @since 0.1.0 */
 export type TradeflowMetadata = typeof TradeflowMetadata.Type
 
 /**
@@ -380,7 +349,6 @@ export const TradeflowEvent = Schema.Struct({
   bill_of_lading_reference: Schema.NullOr(Schema.String),
   dwell_details: Schema.NullOr(DwellDetails)
 })
-/** @since 0.1.0 */
 export type TradeflowEvent = typeof TradeflowEvent.Type
 
 /**
@@ -393,7 +361,6 @@ export const TradeflowPartner = Schema.Struct({
   role: Schema.NullOr(Schema.String),
   reference: Schema.NullOr(Schema.String)
 })
-/** @since 0.1.0 */
 export type TradeflowPartner = typeof TradeflowPartner.Type
 
 /**
@@ -420,5 +387,4 @@ export const TradeflowDocument = Schema.Struct({
   partners: Schema.Array(TradeflowPartner),
   vessels: Schema.optional(Schema.Array(Vessel))
 }).annotations({ identifier: "TradeflowDocument" })
-/** @since 0.1.0 */
 export type TradeflowDocument = typeof TradeflowDocument.Type

@@ -1,18 +1,16 @@
 /**
  * Webhook automations: where an organisation's messages are pushed (DECISIONS.md §4, §6).
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 
 /** `message`: the body is one APIMessage; `tradeflow`: the V3 tradeflow document after the change. */
 export const AutomationFormat = Schema.Literal("message", "tradeflow")
-/** @since 0.1.0 */
 export type AutomationFormat = typeof AutomationFormat.Type
 
 /** The message types an automation may receive (BASIC_STATUS is not an integration type). */
 export const IntegrationType = Schema.Literal("SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE")
-/** @since 0.1.0 */
 export type IntegrationType = typeof IntegrationType.Type
 
 /** A signing secret (`whsec_…`); a rotated-out secret stays valid until `expires_at` (epoch ms). */
@@ -37,5 +35,4 @@ export const Automation = Schema.Struct({
   created_at: Schema.Number,
   updated_at: Schema.Number
 })
-/** @since 0.1.0 */
 export type Automation = typeof Automation.Type

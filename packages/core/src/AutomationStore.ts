@@ -1,13 +1,12 @@
 /**
  * Port: webhook automations.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Automation } from "./Automation.js"
 import type { StorageError } from "./StorageError.js"
 
-/** @since 0.1.0 */
 export class AutomationStore extends Context.Tag("@tradeflow/core/AutomationStore")<AutomationStore, {
   /** Inserts or replaces (by id) the whole automation. */
   readonly put: (automation: Automation) => Effect.Effect<void, StorageError>

@@ -2,7 +2,7 @@
  * Service: webhook automations of an organisation (DECISIONS.md §4, §6): create, list, enable,
  * disable, delete and secret rotation.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
@@ -71,7 +71,6 @@ export interface AutomationInfo {
   readonly created_at: string
 }
 
-/** @since 0.1.0 */
 export class Automations extends Context.Tag("@tradeflow/core/Automations")<Automations, {
   /** Creates an automation of an organisation (UAT destinations on its `(UAT)` companion). */
   readonly create: (organisationId: string, input: NewAutomation) => Effect.Effect<

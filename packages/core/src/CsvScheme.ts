@@ -17,7 +17,7 @@
  *
  * Decoding lets the event loop turn every 2 ms of work, between rows and inside a long row.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, Either, Schema } from "effect"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"

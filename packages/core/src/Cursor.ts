@@ -8,7 +8,7 @@
  * (`tradeflow`, `container`, the normalised `type` list and `latest`, through the fingerprint).
  * `excludes` and `per_page` only shape the answer and may change between pages.
  *
- * @since 0.1.0
+ * @module
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
@@ -139,7 +139,7 @@ const otherFilters = new InvalidCursor({
 /**
  * A signer over this secret (HMAC-SHA-256, computed synchronously). Verification recomputes the MAC
  * and compares it in constant time. The filter fingerprint (SHA-256) of the last
- * {@link fingerprintCacheSize} filter sets is kept, so a page costs one HMAC verification and one
+ * 256 filter sets is kept, so a page costs one HMAC verification and one
  * HMAC signature.
  */
 export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Signer> =>

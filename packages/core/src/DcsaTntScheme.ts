@@ -19,7 +19,7 @@
  * Problems are reported with JSON Pointers into the array (`/3/transportCall/UNLocationCode`).
  * Decoding lets the event loop turn every 2 ms of work, between events.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, Either, type ParseResult, Schema } from "effect"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
@@ -82,7 +82,6 @@ export const TransportEvent = Schema.Struct({
   transportEventTypeCode: Schema.Literal("ARRI", "DEPA"),
   transportCall: TransportCall
 })
-/** @since 0.1.0 */
 export type TransportEvent = typeof TransportEvent.Type
 
 /** An EQUIPMENT event: something happening to a container. */
@@ -99,7 +98,6 @@ export const EquipmentEvent = Schema.Struct({
   eventLocation: Schema.optional(DcsaLocation),
   transportCall: Schema.optional(TransportCall)
 })
-/** @since 0.1.0 */
 export type EquipmentEvent = typeof EquipmentEvent.Type
 
 /** A SHIPMENT event: only its document references (and BKG/TRD `documentID`) are used. */
@@ -109,7 +107,6 @@ export const ShipmentEvent = Schema.Struct({
   documentID: Schema.optional(Schema.String),
   documentReferences: Schema.optional(DocumentReferences)
 })
-/** @since 0.1.0 */
 export type ShipmentEvent = typeof ShipmentEvent.Type
 
 /** A DCSA Track & Trace 2.2 event (the fields used). */

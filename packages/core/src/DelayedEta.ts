@@ -20,7 +20,7 @@
  * per container, and one more entry in their predicted-date `history`. Events at a port that was
  * not sent are left out.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect } from "effect"
 import { afterArrival, day, eachContainer, fact, type JourneyArgs, numberSteps, polSequence, resolve } from "./OceanBasic.js"

@@ -3,7 +3,7 @@
  * log, and retrying a failed or dead delivery. Deliveries themselves are written by
  * `TradeflowStore.commit` and attempted by a delivery worker (`@tradeflow/webhook`).
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { AutomationNotFound } from "./Automations.js"
@@ -42,7 +42,6 @@ export interface TestSend {
 /** The longest delivery log the console returns. */
 export const maxLogEntries = 1000
 
-/** @since 0.1.0 */
 export class Deliveries extends Context.Tag("@tradeflow/core/Deliveries")<Deliveries, {
   /**
    * Queues one delivery of a sample `ocean_basic` tradeflow (`TEST_…`, Rotterdam to Singapore,

@@ -8,7 +8,7 @@
  * automation gets one delivery per tradeflow and commit, carrying the V3 document after the
  * change and the hash of the newest of those messages as its `webhook-id`.
  *
- * @since 0.1.0
+ * @module
  */
 import type { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
 
@@ -90,23 +90,17 @@ export interface AttemptResult {
 
 /**
  * The longest receiver answer an attempt keeps, in bytes of UTF-8.
- *
- * @since 0.1.0
  */
 export const maxResponseBodyBytes = 4096
 
 /**
  * The longest error text an attempt keeps, in bytes of UTF-8.
- *
- * @since 0.1.0
  */
 export const maxErrorBytes = 1024
 
 /**
  * How many attempts of a delivery, the newest, keep the receiver's answer; older attempts keep
  * their status, error and time, and lose `response_body`.
- *
- * @since 0.1.0
  */
 export const keptResponseBodies = 3
 
@@ -114,8 +108,6 @@ export const keptResponseBodies = 3
  * Which attempts lose their `response_body` once these deliveries have recorded their newest
  * attempt: per delivery, those numbered `up_to` or lower (only deliveries past
  * {@link keptResponseBodies} attempts are listed).
- *
- * @since 0.1.0
  */
 export const expiredBodies = (
   recorded: Iterable<Pick<Delivery, "id" | "attempt">>
@@ -133,8 +125,6 @@ const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
  * Text from outside (a receiver's answer, an error message) as every storage keeps it: U+0000,
  * which PostgreSQL refuses in text, and lone surrogates, which are not UTF-8, become U+FFFD; the
  * result is cut to at most `maxBytes` bytes of UTF-8 on a character boundary.
- *
- * @since 0.1.0
  */
 export const storableText = (text: string, maxBytes: number): string => {
   const clean = text.replace(unstorable, "\uFFFD")
@@ -154,8 +144,6 @@ export const storableText = (text: string, maxBytes: number): string => {
 /**
  * An attempt's result as storage keeps it: its texts made {@link storableText}, the answer cut
  * to {@link maxResponseBodyBytes}, the error and the disable reason to {@link maxErrorBytes}.
- *
- * @since 0.1.0
  */
 export const storableResult = (r: AttemptResult): AttemptResult => ({
   ...r,

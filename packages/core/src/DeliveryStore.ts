@@ -3,7 +3,7 @@
  * `Delivery.plan`) and by `enqueue` (console test sends); workers lease them with `claim` and
  * record each attempt with `record`.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, type Option, type Stream } from "effect"
 import {
@@ -16,7 +16,6 @@ import {
 } from "./Delivery.js"
 import type { StorageError } from "./StorageError.js"
 
-/** @since 0.1.0 */
 export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<DeliveryStore, {
   /**
    * Leases up to `limit` deliveries to `worker` until `now + leaseMillis`. Only the head of each
@@ -65,8 +64,6 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
 
 /**
  * The error an attempt is recorded with when its result could not be stored as it was.
- *
- * @since 0.1.0
  */
 export const unstoredError = "the result of this attempt could not be stored as it was"
 
@@ -78,8 +75,6 @@ export const unstoredError = "the result of this attempt could not be stored as 
  * {@link unstoredError} as its error), so it holds up neither its delivery nor the batch. Only
  * when that fails too, which no text of the result causes, does `record` fail; what was recorded
  * before stays recorded.
- *
- * @since 0.1.0
  */
 export const recordIndependently = <E>(
   batch: (results: ReadonlyArray<AttemptResult>) => Effect.Effect<ReadonlyArray<boolean>, E>

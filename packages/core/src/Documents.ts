@@ -2,7 +2,7 @@
  * Service: the V3 tradeflow document of a stored tradeflow (DECISIONS.md §4 and §6), as the
  * console download serves it.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { TradeflowDocument } from "./ApiMessage.js"
@@ -13,7 +13,6 @@ import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 
-/** @since 0.1.0 */
 export class Documents extends Context.Tag("@tradeflow/core/Documents")<Documents, {
   /**
    * The V3 tradeflow document, with `vessels`, of the organisation's tradeflow (active or not).

@@ -2,13 +2,12 @@
  * Errors of the downstream operations that reach the client. HTTP statuses are mapped in
  * http-node.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 
 /** One problem of a rejected request: a JSON Pointer into the body and what is wrong there. */
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
-/** @since 0.1.0 */
 export type Issue = typeof Issue.Type
 
 /** At most this many issues are listed in one problem; the rest are counted in a last entry. */

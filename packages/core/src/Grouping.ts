@@ -2,15 +2,13 @@
  * Grouping of downstream records: records with the same `tradeflow_reference` belong to one
  * tradeflow (SERVICE.md, Tradeflow rule 2).
  *
- * @since 0.1.0
+ * @module
  */
 import type { RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 
 /**
  * One group per distinct `tradeflow_reference`, in order of first appearance; each group holds
  * its records in request order.
- *
- * @since 0.1.0
  */
 export const groupRecords = (records: ReadonlyArray<TradeflowRecord>): ReadonlyArray<RecordGroup> => {
   const byReference = new Map<string, Array<TradeflowRecord>>()

@@ -3,7 +3,7 @@
  * the call returns; the {@link Worker} processes it afterwards. Concurrent calls share commits
  * (see {@link maxGroup}).
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { AutomationStore } from "./AutomationStore.js"
@@ -58,7 +58,6 @@ export interface Removal {
   readonly confirm?: string
 }
 
-/** @since 0.1.0 */
 export class Ingest extends Context.Tag("@tradeflow/core/Ingest")<Ingest, {
   readonly submit: (submission: Submission) => Effect.Effect<
     Accepted,

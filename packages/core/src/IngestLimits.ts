@@ -16,7 +16,7 @@
  *   (4 KB + 0.8 KB per container + 0.6 KB per event) per tradeflow when the organisation has such
  *   an automation. Positions are not counted: they take only the room a job has left.
  *
- * @since 0.1.0
+ * @module
  */
 import { Option } from "effect"
 import * as Render from "./Render.js"

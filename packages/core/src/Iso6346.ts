@@ -2,7 +2,7 @@
  * ISO 6346 container numbers: owner code (3 letters), category (U, J or Z), serial (6 digits),
  * check digit.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, Random } from "effect"
 

@@ -1,7 +1,7 @@
 /**
  * Work accepted by the downstream API and committed to the durable queue before the 202.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 import { Environment } from "./Environment.js"
@@ -26,9 +26,7 @@ export const AdvanceJob = Schema.TaggedStruct("Advance", {
   reference: Schema.String
 })
 
-/** @since 0.1.0 */
 export const JobPayload = Schema.Union(UpsertJob, DeleteJob, AdvanceJob)
-/** @since 0.1.0 */
 export type JobPayload = typeof JobPayload.Type
 
 /** A job as it is enqueued. */
@@ -38,7 +36,6 @@ export const NewJob = Schema.Struct({
   payload: JobPayload,
   received_at: Schema.Number
 })
-/** @since 0.1.0 */
 export type NewJob = typeof NewJob.Type
 
 /** A job as it is read back from the queue; `id` orders the queue. */
@@ -46,7 +43,6 @@ export const Job = Schema.Struct({
   id: Schema.Number,
   ...NewJob.fields
 })
-/** @since 0.1.0 */
 export type Job = typeof Job.Type
 
 /**
@@ -56,7 +52,6 @@ export type Job = typeof Job.Type
 export const JobResult = Schema.Struct({
   count: Schema.Number
 })
-/** @since 0.1.0 */
 export type JobResult = typeof JobResult.Type
 
 /** The idempotency record stored with a job (DECISIONS.md §3). */

@@ -3,7 +3,7 @@
  *
  * `enqueue` returns only once the job is durably committed; that is what makes a 202 safe.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, type Option, type Stream } from "effect"
 import type { Environment } from "./Environment.js"
@@ -58,7 +58,6 @@ export type JobOutcome =
   | { readonly _tag: "Done"; readonly result: JobResult }
   | { readonly _tag: "Failed"; readonly error: string }
 
-/** @since 0.1.0 */
 export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, {
   /**
    * Commits a job. With an idempotency record, atomically: a key already stored for the

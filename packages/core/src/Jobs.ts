@@ -4,7 +4,7 @@
  * its processing raised a defect, or when it was claimed the worker's attempt limit of times
  * without finishing (see `Worker`); it no longer holds up its organisation's later jobs.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
@@ -42,7 +42,6 @@ export interface JobInfo {
 /** The longest list the console returns. */
 export const maxListed = 1000
 
-/** @since 0.1.0 */
 export class Jobs extends Context.Tag("@tradeflow/core/Jobs")<Jobs, {
   /** The organisation's jobs in this state, oldest first, at most `limit` (default 100, at most {@link maxListed}). */
   readonly list: (organisationId: string, state: JobState, limit?: number) => Effect.Effect<

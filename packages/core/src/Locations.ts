@@ -3,14 +3,13 @@
  * ports; a host application can plug in the full UN/LOCODE list with {@link layerFromList} or
  * an adapter of its own.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { builtinPorts } from "./internal/builtinPorts.js"
 import type { Location } from "./Location.js"
 import type { StorageError } from "./StorageError.js"
 
-/** @since 0.1.0 */
 export class Locations extends Context.Tag("@tradeflow/core/Locations")<Locations, {
   /** The location of an upper-case UN/LOCODE, if the directory knows it. */
   readonly lookup: (unlocode: string) => Effect.Effect<Option.Option<Location>, StorageError>

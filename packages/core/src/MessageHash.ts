@@ -2,7 +2,7 @@
  * Deterministic message hashes (DECISIONS.md §5): the hex SHA-256 of the canonical JSON of a
  * message without its volatile parts, so the same fact rendered twice has the same hash.
  *
- * @since 0.1.0
+ * @module
  */
 import type { Effect } from "effect"
 import { sha256Hex as digest } from "./internal/crypto.js"

@@ -1,13 +1,12 @@
 /**
  * Port: reading the upstream message log.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./StorageError.js"
 import type { MessageQuery, MessageRead, MessageRun, StoredMessage } from "./StoredMessage.js"
 
-/** @since 0.1.0 */
 export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<MessageStore, {
   /** Matching messages in ascending sequence order (see {@link MessageQuery.take}). */
   readonly list: (query: MessageQuery) => Effect.Effect<ReadonlyArray<StoredMessage>, StorageError>

@@ -23,7 +23,7 @@
  *
  * The other scenarios build on the helpers of this module.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Effect, Random } from "effect"
 import type { Vessel } from "./ApiMessage.js"

@@ -24,7 +24,7 @@
  * both ports) that lengthens the great-circle route least, or one picked by the reference when the
  * directory does not know both ports.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, Option } from "effect"
 import { fnv1a } from "./internal/vessel.js"

@@ -1,7 +1,7 @@
 /**
  * Organisations, their API keys and their widget keys.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 import { Environment } from "./Environment.js"
@@ -17,7 +17,6 @@ export const Organisation = Schema.Struct({
   live_organisation_id: Schema.NullOr(Schema.String),
   created_at: Schema.Number
 })
-/** @since 0.1.0 */
 export type Organisation = typeof Organisation.Type
 
 /**
@@ -32,7 +31,6 @@ export const ApiKeyRecord = Schema.Struct({
   created_at: Schema.Number,
   revoked_at: Schema.NullOr(Schema.Number)
 })
-/** @since 0.1.0 */
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
 /**
@@ -47,5 +45,4 @@ export const WidgetKeyRecord = Schema.Struct({
   created_at: Schema.Number,
   revoked_at: Schema.NullOr(Schema.Number)
 })
-/** @since 0.1.0 */
 export type WidgetKeyRecord = typeof WidgetKeyRecord.Type

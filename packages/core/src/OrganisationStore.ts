@@ -1,13 +1,12 @@
 /**
  * Port: organisations, API keys and widget keys.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect, type Option } from "effect"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import type { StorageError } from "./StorageError.js"
 
-/** @since 0.1.0 */
 export class OrganisationStore extends Context.Tag("@tradeflow/core/OrganisationStore")<OrganisationStore, {
   readonly insert: (organisation: Organisation) => Effect.Effect<void, StorageError>
   readonly get: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>

@@ -11,7 +11,7 @@
  * at the fraction (t − D) / (A − D) of its length. A voyage with transshipments has one leg per
  * vessel move (see {@link voyagesOf}), each leg with its own schedule.
  *
- * @since 0.1.0
+ * @module
  */
 import type { Tradeflow } from "./Tradeflow.js"
 

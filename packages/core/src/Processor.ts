@@ -39,7 +39,7 @@
  * positions only take what room is left (the rest stay due for the next Advance). The merges and
  * renders of a group let the event loop turn every 2 ms, as the loop over groups does.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Effect, Option, Schema } from "effect"
 import { TradeflowDocument } from "./ApiMessage.js"

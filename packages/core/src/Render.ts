@@ -35,7 +35,7 @@
  * and {@link maxBytesPerJob} bytes (message bodies and webhook documents, UTF-8). Rendering lets the
  * event loop turn every few milliseconds, inside a tradeflow too, not only between tradeflows.
  *
- * @since 0.1.0
+ * @module
  */
 import { Data, Effect, Option, Schema } from "effect"
 import {

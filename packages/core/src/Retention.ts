@@ -5,7 +5,7 @@
  * background every 10 minutes, in batches of 500 rows, each its own short transaction, with a turn
  * of the event loop between batches: it never holds the storage or the thread for long.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { turn } from "./internal/eventLoop.js"
@@ -45,7 +45,6 @@ export interface RetentionOptions {
 /** How many rows one pruning deleted, per kind. */
 export type Pruned = Readonly<Record<PruneKind, number>>
 
-/** @since 0.1.0 */
 export class Retention extends Context.Tag("@tradeflow/core/Retention")<Retention, {
   /** Deletes everything older than its age now, batch after batch; answers how many rows per kind. */
   readonly prune: Effect.Effect<Pruned, StorageError>

@@ -1,7 +1,7 @@
 /**
  * Port: deleting what has been kept long enough, a small batch at a time (see `Retention`).
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./StorageError.js"
@@ -22,7 +22,6 @@ export const pruneKinds: ReadonlyArray<PruneKind> = [
   "dead_deliveries"
 ]
 
-/** @since 0.1.0 */
 export class RetentionStore extends Context.Tag("@tradeflow/core/RetentionStore")<RetentionStore, {
   /**
    * Deletes at most `limit` rows of `kind` older than `before` (epoch ms, exclusive), oldest first,

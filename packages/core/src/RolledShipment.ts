@@ -20,7 +20,7 @@
  * SHIPMENT_CHANGE naming the later vessel. The first vessel is another mock vessel, named on the
  * events it was to sail. Events at a port that was not sent are left out.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect } from "effect"
 import { afterArrival, day, eachContainer, fact, type Fact, type JourneyArgs, mockVesselName, numberSteps, resolve } from "./OceanBasic.js"

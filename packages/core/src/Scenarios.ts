@@ -7,7 +7,7 @@
  * applies every step at once; the other speeds release step k at the journey's start + k · the
  * speed's interval, so what is released is always a prefix of the journey.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Effect, Option } from "effect"
 import * as DelayedEta from "./DelayedEta.js"

@@ -11,7 +11,7 @@
  * sharing a database) renders nothing the second time. The job carries the environment of the
  * tradeflow's organisation (UAT when the organisation is unknown: mock voyages exist only there).
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { Environment } from "./Environment.js"
@@ -21,7 +21,6 @@ import type { StorageError } from "./StorageError.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 import { Worker } from "./Worker.js"
 
-/** @since 0.1.0 */
 export class Scheduler extends Context.Tag("@tradeflow/core/Scheduler")<Scheduler, {
   /** Queues an Advance job for each tradeflow due now (at most `batchSize`); answers how many it queued. */
   readonly tick: Effect.Effect<number, StorageError>

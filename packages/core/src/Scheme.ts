@@ -2,7 +2,7 @@
  * One integration scheme: the decoder interface every scheme implements, the payload it gets and
  * the error it refuses a payload with. The registry of schemes is `Schemes`.
  *
- * @since 0.1.0
+ * @module
  */
 import { type Effect, Schema } from "effect"
 import { Issue, listIssues, maxIssues } from "./DownstreamError.js"
@@ -21,7 +21,6 @@ export interface Payload {
  * `invalid` → 422 (parsed, but breaks the scheme's or the record rules).
  */
 export const SchemeErrorReason = Schema.Literal("malformed", "unsupported_media_type", "too_large", "invalid")
-/** @since 0.1.0 */
 export type SchemeErrorReason = typeof SchemeErrorReason.Type
 
 /**

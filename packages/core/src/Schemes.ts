@@ -7,7 +7,7 @@
  * Built in: `csv` ({@link CsvScheme}) and `dcsa-tnt` ({@link DcsaTntScheme}). A host application
  * adds its own with {@link layerWith} or {@link add}.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Effect, Layer } from "effect"
 import * as CsvScheme from "./CsvScheme.js"
@@ -25,7 +25,6 @@ export {
   UnknownScheme
 } from "./Scheme.js"
 
-/** @since 0.1.0 */
 export class Schemes extends Context.Tag("@tradeflow/core/Schemes")<Schemes, {
   /** Runs the scheme `name` over a payload. */
   readonly decode: (

@@ -11,7 +11,7 @@
  *
  * Without a key secrets are stored in plaintext, as they always were.
  *
- * @since 0.1.0
+ * @module
  */
 import { type Config, type ConfigError, Data, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
 import type { Automation } from "./Automation.js"

@@ -2,7 +2,7 @@
  * The whole service assembled from its parts: the layers an embedding application or a server
  * provides once at its root.
  *
- * @since 0.1.0
+ * @module
  */
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"

@@ -2,12 +2,11 @@
  * Port: small settings shared by every process of one database (for example the secret that signs
  * upstream cursors).
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect, type Option } from "effect"
 import type { StorageError } from "./StorageError.js"
 
-/** @since 0.1.0 */
 export class Settings extends Context.Tag("@tradeflow/core/Settings")<Settings, {
   /**
    * The stored value of `name`; when there is none, stores `initial` and answers it. Atomic: every

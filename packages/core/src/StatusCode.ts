@@ -2,13 +2,12 @@
  * The standardised milestone status codes of SERVICE.md, and the mapping of free-text event
  * names (DCSA event names and the usual English phrases) onto them.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 
 /** The eight milestone codes of SERVICE.md. */
 export const StatusCode = Schema.Literal("GE", "GN", "AE", "VD", "VA", "UV", "GT", "GR")
-/** @since 0.1.0 */
 export type StatusCode = typeof StatusCode.Type
 
 /**

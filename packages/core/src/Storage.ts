@@ -4,7 +4,7 @@
  * The in-memory adapter keeps the same semantics as the SQL adapters (the storage contract
  * suite runs against it), but nothing survives the process. It suits tests and embedding.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import type { Automation } from "./Automation.js"

@@ -1,7 +1,7 @@
 /**
  * The error of every storage port: adapters translate their driver's errors into it.
  *
- * @since 0.1.0
+ * @module
  */
 import { Data } from "effect"
 

@@ -3,7 +3,7 @@
  * tradeflows, messages and automations are read from and written to their tables. Adapter-independent: it
  * knows nothing of a driver.
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 import * as Automation from "./Automation.js"
@@ -261,19 +261,12 @@ export const DeliveryLogRow = Schema.Struct({
 
 const rows = <A, I>(row: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(row))
 
-/** @since 0.1.0 */
 export const decodeIdempotency = rows(Schema.Struct({ request_hash: Schema.String, response: Schema.String }))
-/** @since 0.1.0 */
 export const decodeIds = rows(Schema.Struct({ id: Schema.Number }))
-/** @since 0.1.0 */
 export const decodeLastSeq = rows(Schema.Struct({ last_seq: Schema.Number }))
-/** @since 0.1.0 */
 export const decodeHashes = rows(Schema.Struct({ hash: Schema.String }))
-/** @since 0.1.0 */
 export const decodeValues = rows(Schema.Struct({ value: Schema.String }))
-/** @since 0.1.0 */
 export const decodeContainers = rows(Schema.Struct({ container_reference: Schema.String }))
-/** @since 0.1.0 */
 export const decodeDue = rows(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String }))
 /** Rows of `reference, container_count, event_count` into `TradeflowStore.sizes`' answer. */
 export const decodeSizes = (raw: unknown) =>
@@ -283,27 +276,16 @@ export const decodeSizes = (raw: unknown) =>
   )
 /** The size columns of a tradeflow row (see `TradeflowStore.sizes`). */
 export const sizeColumns = (t: Tradeflow.Tradeflow) => ({ container_count: t.containers.length, event_count: t.events.length })
-/** @since 0.1.0 */
 export const decodeKeyed = rows(KeyedRow)
-/** @since 0.1.0 */
 export const decodeCandidates = rows(Schema.Struct({ reference: Schema.String, created_at: millis, updated_at: millis }))
-/** @since 0.1.0 */
 export const decodeOrganisations = rows(Organisation.Organisation)
-/** @since 0.1.0 */
 export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
-/** @since 0.1.0 */
 export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
-/** @since 0.1.0 */
 export const decodeJobs = rows(JobRow)
-/** @since 0.1.0 */
 export const decodeLeased = rows(LeasedRow)
-/** @since 0.1.0 */
 export const decodeDead = rows(DeadRow)
-/** @since 0.1.0 */
 export const decodeSummaries = rows(SummaryRow)
-/** @since 0.1.0 */
 export const decodeOutcomes = rows(OutcomeRow)
-/** @since 0.1.0 */
 export const decodeTradeflows = rows(TradeflowRow)
 const decodeMessageRows = rows(MessageRow)
 
@@ -360,7 +342,6 @@ export const messageWalk = (query: MessageQuery): MessageWalk => {
   }
 }
 
-/** @since 0.1.0 */
 export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: Schema.Number }))
 
 /**
@@ -390,19 +371,11 @@ export const readRun = <E, R>(
     return { messages, more: candidates.length > count }
   })
 
-/** @since 0.1.0 */
 export const decodeAutomations = rows(AutomationRow)
-/** @since 0.1.0 */
 export const decodeDeliveries = rows(DeliveryRow)
-/** @since 0.1.0 */
 export const decodeClaimedDeliveries = rows(ClaimedDeliveryRow)
-/** @since 0.1.0 */
 export const decodeDeliveryLog = rows(DeliveryLogRow)
-/** @since 0.1.0 */
 export const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
-/** @since 0.1.0 */
 export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
-/** @since 0.1.0 */
 export const encodeTradeflow = Schema.encode(Schema.parseJson(Tradeflow.Tradeflow))
-/** @since 0.1.0 */
 export const encodeAutomation = Schema.encode(Schema.parseJson(Automation.Automation))

@@ -2,7 +2,7 @@
  * Upstream messages as the storage ports see them: the rendered APIMessage as JSON text plus
  * the columns the upstream filters need.
  *
- * @since 0.1.0
+ * @module
  */
 
 /** A rendered message, not yet stored. */

@@ -1,11 +1,10 @@
 /**
  * Settings of tracking and rendering.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, Layer } from "effect"
 
-/** @since 0.1.0 */
 export interface TrackingSettings {
   /** Days after discharge (UV) before demurrage starts. */
   readonly demurrageFreeDays: number
@@ -15,7 +14,6 @@ export interface TrackingSettings {
   readonly locationIntervalMinutes: number
 }
 
-/** @since 0.1.0 */
 export class TrackingConfig extends Context.Tag("@tradeflow/core/TrackingConfig")<TrackingConfig, TrackingSettings>() {}
 
 /** The defaults: 5 demurrage free days, 7 detention free days, a position every 60 minutes. */

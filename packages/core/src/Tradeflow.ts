@@ -5,7 +5,7 @@
  * Storage adapters persist it as JSON (`Schema.encode(Tradeflow)`) next to the columns they
  * index: `organisation_id`, `reference`, `active` and the container numbers.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 import { StatusCode } from "./StatusCode.js"
@@ -18,7 +18,6 @@ export const Prediction = Schema.Struct({
   event_date: Schema.Number,
   predicted_at: Schema.Number
 })
-/** @since 0.1.0 */
 export type Prediction = typeof Prediction.Type
 
 /**
@@ -40,7 +39,6 @@ export const TrackedEvent = Schema.Struct({
   /** The vessel of a mock event when it is not the tradeflow's own (see `Scenarios`). */
   vessel: Schema.optional(Schema.String)
 })
-/** @since 0.1.0 */
 export type TrackedEvent = typeof TrackedEvent.Type
 
 /**
@@ -61,7 +59,6 @@ export const MockEvent = Schema.Struct({
   /** The vessel, when it is not the tradeflow's own (a transshipment's second vessel, a vessel cargo was rolled from). */
   vessel: Schema.optional(Schema.String)
 })
-/** @since 0.1.0 */
 export type MockEvent = typeof MockEvent.Type
 
 /**
@@ -74,7 +71,6 @@ export const MockRelease = Schema.Struct({
   started_at: Schema.Number,
   pending: Schema.Array(MockEvent)
 })
-/** @since 0.1.0 */
 export type MockRelease = typeof MockRelease.Type
 
 /** The scalar fields of the merged records (last value sent wins). */
@@ -97,7 +93,6 @@ export const TradeflowDetails = Schema.Struct({
   configuration: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   references: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
-/** @since 0.1.0 */
 export type TradeflowDetails = typeof TradeflowDetails.Type
 
 /**
@@ -110,7 +105,6 @@ export const PartnerLink = Schema.Struct({
   role: Schema.NullOr(Schema.String),
   reference: Schema.NullOr(Schema.String)
 })
-/** @since 0.1.0 */
 export type PartnerLink = typeof PartnerLink.Type
 
 /** The stored tradeflow. */
@@ -143,5 +137,4 @@ export const Tradeflow = Schema.Struct({
   created_at: Schema.Number,
   updated_at: Schema.Number
 })
-/** @since 0.1.0 */
 export type Tradeflow = typeof Tradeflow.Type

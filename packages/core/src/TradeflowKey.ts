@@ -10,7 +10,7 @@
  * never outgrows the database's limit, a NUL byte never reaches it). A match by key is a
  * candidate; the widget search confirms the one it answers with `WidgetSearch.matches`.
  *
- * @since 0.1.0
+ * @module
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"

@@ -18,7 +18,7 @@
  * {@link Steps}: they pause every {@link pauseEvery} items, so that a caller can let the event
  * loop turn inside one large group.
  *
- * @since 0.1.0
+ * @module
  */
 import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"

@@ -5,7 +5,7 @@
  * The decoded (Type) side is normalised: every reference field is an array, container numbers
  * are upper-cased with spaces and hyphens removed, UN/LOCODEs are upper-cased.
  *
- * @since 0.1.0
+ * @module
  */
 import { Schema } from "effect"
 
@@ -122,7 +122,6 @@ export const EventInput = Schema.Struct({
   event_date: Schema.optional(IsoDateTime),
   actual: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
-/** @since 0.1.0 */
 export type EventInput = typeof EventInput.Type
 
 /**
@@ -132,7 +131,6 @@ export type EventInput = typeof EventInput.Type
 export const MockSpeed = Schema.Literal("instant", "fast", "normal", "slow").annotations({
   message: () => ({ message: "must be one of \"instant\", \"fast\", \"normal\", \"slow\"", override: true })
 })
-/** @since 0.1.0 */
 export type MockSpeed = typeof MockSpeed.Type
 
 /** `mock_tracking` (UAT only). */
@@ -140,7 +138,6 @@ export const MockTracking = Schema.Struct({
   scenario: Schema.String,
   speed: Schema.optional(MockSpeed)
 })
-/** @since 0.1.0 */
 export type MockTracking = typeof MockTracking.Type
 
 /** A partner of a tradeflow (DECISIONS.md §3). */
@@ -209,7 +206,6 @@ const hasReference = (r: {
  * `bill_of_lading_reference`, `booking_reference`.
  */
 export const TradeflowRecord = TradeflowRecordFields.pipe(Schema.filter(hasReference))
-/** @since 0.1.0 */
 export type TradeflowRecord = typeof TradeflowRecord.Type
 
 /**
@@ -235,5 +231,4 @@ export const RecordGroup = Schema.Struct({
   tradeflow_reference: Schema.String,
   records: Schema.Array(TradeflowRecord)
 })
-/** @since 0.1.0 */
 export type RecordGroup = typeof RecordGroup.Type

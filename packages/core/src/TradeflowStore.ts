@@ -1,7 +1,7 @@
 /**
  * Port: tradeflow state, and the atomic commit of a processed job.
  *
- * @since 0.1.0
+ * @module
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Outbox } from "./Delivery.js"
@@ -48,7 +48,6 @@ export interface Candidate {
   readonly updated_at: number
 }
 
-/** @since 0.1.0 */
 export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore")<TradeflowStore, {
   readonly get: (organisationId: string, reference: string) => Effect.Effect<Option.Option<Tradeflow>, StorageError>
   /** Every tradeflow of the organisation (active or not), by reference. */

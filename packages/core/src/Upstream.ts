@@ -2,7 +2,7 @@
  * Service: the upstream feed (DECISIONS.md §5), as a poll of recent messages and as pages that a
  * client walks and resumes with signed cursors.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option, SynchronizedRef } from "effect"
 import * as Cursor from "./Cursor.js"
@@ -54,7 +54,6 @@ export interface Page {
   readonly has_more: boolean
 }
 
-/** @since 0.1.0 */
 export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, {
   /**
    * The 500 most recent matching messages generated in the last 24 hours (`since` narrows the

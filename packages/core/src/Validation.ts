@@ -3,7 +3,7 @@
  * every problem of every record is reported with a JSON Pointer into the body, and a valid
  * request comes back grouped by tradeflow reference with its non-fatal warnings.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Effect, Either, Option, type ParseResult, Schema } from "effect"
 import { type Issue, listIssues, maxIssues, ValidationError } from "./DownstreamError.js"
@@ -215,8 +215,6 @@ export const collectIssues = (
  * `input` to have the messages say what was sent instead (`got a number`). The work is linear in
  * the size of the error: its tree is walked once, and problems are matched by path through a
  * tree of the paths.
- *
- * @since 0.1.0
  */
 export const issuesFromParseError = (
   error: ParseResult.ParseError,
@@ -480,8 +478,6 @@ const bodyError = (message: string) => new ValidationError({ errors: [{ path: ""
  * warnings of each group: container numbers failing ISO 6346, UN/LOCODEs the {@link Locations}
  * directory does not know, fields ignored in the environment, unknown mock scenarios and
  * date-times without an offset. Warnings never reject a record.
- *
- * @since 0.1.0
  */
 export const validateRequest: (
   body: unknown,

@@ -13,7 +13,7 @@
  *   decodes only the newest candidate (the next one only if that one no longer matches): its work
  *   follows the number of tradeflows matching the query, not the size of the organisation.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound, Unauthenticated } from "./AccountError.js"
@@ -54,7 +54,6 @@ export interface WidgetCaller {
 /** The prefix of every widget key. */
 export const keyPrefix = "wk_"
 
-/** @since 0.1.0 */
 export class WidgetSearch extends Context.Tag("@tradeflow/core/WidgetSearch")<WidgetSearch, {
   /** Creates a key that reads this organisation (a live organisation or a `(UAT)` companion). */
   readonly createKey: (organisationId: string) => Effect.Effect<CreatedWidgetKey, OrganisationNotFound | StorageError>

@@ -18,7 +18,7 @@
  * attempts; only an error that outlasts those retries ends the attempt. A job whose processing raises a defect is dead at once.
  * Dead jobs are listed and retried through `JobQueue.list` / `JobQueue.retry` (the console).
  *
- * @since 0.1.0
+ * @module
  */
 import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Schedule, type Scope, Stream } from "effect"
 import type { AutomationStore } from "./AutomationStore.js"
@@ -29,7 +29,6 @@ import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 
-/** @since 0.1.0 */
 export class Worker extends Context.Tag("@tradeflow/core/Worker")<Worker, {
   /** Tells the worker that a job was queued. */
   readonly wake: Effect.Effect<void>

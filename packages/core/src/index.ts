@@ -1,7 +1,7 @@
 /**
  * @tradeflow/core: the container-tracking domain. Each module is exported as a namespace.
  *
- * @since 0.1.0
+ * @module @tradeflow/core
  */
 export * as AccountError from "./AccountError.js"
 export * as Accounts from "./Accounts.js"

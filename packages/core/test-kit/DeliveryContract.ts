@@ -6,7 +6,7 @@
  * deliveries, and removes its automations at the end. Instants are passed explicitly (`now`), so
  * nothing here sleeps.
  *
- * @since 0.1.0
+ * @module
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Effect, FastCheck as fc, Fiber, type Layer, Option, Stream } from "effect"

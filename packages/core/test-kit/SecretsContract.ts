@@ -3,7 +3,7 @@
  * data across starts: what the database holds, read directly, never contains a secret in
  * plaintext once a key is configured, and a start with another key, or none, stops.
  *
- * @since 0.1.0
+ * @module
  */
 import { expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, type Scope } from "effect"

@@ -10,7 +10,7 @@
  * The suite runs on the live clock (no TestClock): PostgreSQL leases use the database's clock,
  * so lease expiry is tested with short real leases and real sleeps.
  *
- * @since 0.1.0
+ * @module
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Arbitrary, Duration, Effect, Either, FastCheck as fc, Fiber, type Layer, Option, Schema, Stream } from "effect"

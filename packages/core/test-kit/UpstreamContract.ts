@@ -4,7 +4,7 @@
  * new messages without duplicates or gaps (also while another fiber commits), respect every filter
  * on every page, and refuse every cursor that was not issued for the organisation and filters.
  *
- * @since 0.1.0
+ * @module
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import { Effect, Fiber, FastCheck as fc, Layer } from "effect"

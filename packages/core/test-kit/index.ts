@@ -1,7 +1,7 @@
 /**
  * @tradeflow/core/test-kit: shared test suites and fixtures for adapters of the core ports.
  *
- * @since 0.1.0
+ * @module @tradeflow/core/test-kit
  */
 export * from "./DeliveryContract.js"
 export * from "./SecretsContract.js"

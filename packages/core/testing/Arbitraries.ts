@@ -4,7 +4,7 @@
  * mock journeys per scenario. Built from the core schemas, with the fields whose generic
  * arbitrary would be unrealistic (containers, ports, scenarios) narrowed to valid values.
  *
- * @since 0.1.0
+ * @module
  */
 import { Arbitrary, Clock, Effect, FastCheck as fc, Layer, Random, Schema } from "effect"
 import { builtinPorts } from "../src/internal/builtinPorts.js"

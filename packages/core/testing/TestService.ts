@@ -3,7 +3,7 @@
  * `TestClock` (which `it.effect` of @effect/vitest provides) moves time only when the test says
  * so, and jobs run when the test calls {@link drain} (or {@link post}, which drains).
  *
- * @since 0.1.0
+ * @module
  */
 import { Effect, FastCheck as fc, Layer, Schema, TestClock, TestContext } from "effect"
 import { type ApiMessage, ApiMessageFromJson } from "../src/ApiMessage.js"

@@ -16,7 +16,7 @@
  *     assert.isTrue(messages.some((m) => m.type === "BASIC_STATUS"))
  *   }).pipe(Effect.provide(layer)))
  *
- * @since 0.1.0
+ * @module @tradeflow/core/testing
  */
 export * from "./Arbitraries.js"
 export * from "./TestService.js"

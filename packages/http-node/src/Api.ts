@@ -3,7 +3,7 @@
  * widget search and the console. The public groups are served at the root and under `/v3`
  * ({@link ApiV3}).
  *
- * @since 0.1.0
+ * @module
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { ApiMessage as CoreMessage, Automation, Environment, TradeflowRecord } from "@tradeflow/core"

@@ -2,7 +2,7 @@
  * The security middlewares of the API: API keys (downstream, upstream), widget keys (the deprecated
  * widget search) and the console's operator token. Their implementations are in {@link HttpApp}.
  *
- * @since 0.1.0
+ * @module
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import type { Accounts, Environment, WidgetSearch } from "@tradeflow/core"

@@ -1,7 +1,7 @@
 /**
  * The HTTP application: the {@link Api} served on an `HttpServer`, over the core services.
  *
- * @since 0.1.0
+ * @module
  */
 import {
   HttpApiBuilder,

@@ -3,12 +3,11 @@
  * the console is served, proxy trust, the request body limit, whether webhook destinations may be
  * private and the sunset of the widget search (DECISIONS.md §1).
  *
- * @since 0.1.0
+ * @module
  */
 import { TradeflowRecord } from "@tradeflow/core"
 import { Config, ConfigError, Context, Effect, Either, Layer, Redacted, Schema } from "effect"
 
-/** @since 0.1.0 */
 export interface HttpSettings {
   /** Host names (port ignored, case-insensitive) of the production environment. */
   readonly productionHosts: ReadonlyArray<string>
@@ -42,7 +41,6 @@ export interface HttpSettings {
   readonly widgetSearchLimit: { readonly perSecond: number; readonly burst: number }
 }
 
-/** @since 0.1.0 */
 export class HttpConfig extends Context.Tag("@tradeflow/http-node/HttpConfig")<HttpConfig, HttpSettings>() {}
 
 /** Default production hosts. */

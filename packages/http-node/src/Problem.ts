@@ -1,14 +1,13 @@
 /**
  * RFC 9457 problem details: the body of every error response of the API.
  *
- * @since 0.1.0
+ * @module
  */
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Schema } from "effect"
 
 /** One validation problem: a JSON Pointer into the body (or a query parameter name) and what is wrong. */
 export const ProblemIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
-/** @since 0.1.0 */
 export type ProblemIssue = typeof ProblemIssue.Type
 
 const problemFields = {
@@ -23,7 +22,6 @@ const problemFields = {
 export const ProblemDocument = Schema.Struct(problemFields).pipe(
   HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/problem+json" })
 ).annotations({ identifier: "Problem", description: "RFC 9457 problem details" })
-/** @since 0.1.0 */
 export type ProblemDocument = typeof ProblemDocument.Type
 
 /** The failure every handler and middleware of the API fails with; rendered by {@link toResponse}. */

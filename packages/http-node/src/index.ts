@@ -2,7 +2,7 @@
  * @tradeflow/http-node: the HTTP API of the tradeflow service on @effect/platform-node. Each
  * module is exported as a namespace.
  *
- * @since 0.1.0
+ * @module @tradeflow/http-node
  */
 export * as Api from "./Api.js"
 export * as Authentication from "./Authentication.js"

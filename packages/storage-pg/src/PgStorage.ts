@@ -20,7 +20,7 @@
  * Migrations (table `tradeflow_migrations`) run when the layer is built; concurrent starts on one
  * database are serialised.
  *
- * @since 0.1.0
+ * @module
  */
 import { Migrator, SqlClient, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"

@@ -5,7 +5,7 @@
  * `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable they fail with a message
  * saying so; they are never skipped.
  *
- * @since 0.1.0
+ * @module @tradeflow/storage-pg/test-kit
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"

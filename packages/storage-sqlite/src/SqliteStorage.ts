@@ -5,7 +5,7 @@
  * `enqueue` answered for survives a crash. Migrations (table `tradeflow_migrations`) run when the
  * layer is built.
  *
- * @since 0.1.0
+ * @module
  */
 import { Migrator, SqlClient, type Statement } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"

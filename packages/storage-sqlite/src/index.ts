@@ -1,6 +1,6 @@
 /**
  * @tradeflow/storage-sqlite: every storage port of `@tradeflow/core` on SQLite.
  *
- * @since 0.1.0
+ * @module @tradeflow/storage-sqlite
  */
 export * as SqliteStorage from "./SqliteStorage.js"

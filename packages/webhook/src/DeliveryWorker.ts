@@ -8,7 +8,7 @@
  * that dies mid-batch loses its leases; the deliveries are claimed again once the lease runs
  * out, and a late result of the old claim is not recorded.
  *
- * @since 0.1.0
+ * @module
  */
 import { type Automation, AutomationStore, type Delivery, DeliveryStore, type StorageError, Worker } from "@tradeflow/core"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Queue } from "effect"
@@ -18,7 +18,6 @@ import * as Signing from "./Signing.js"
 import * as Ssrf from "./Ssrf.js"
 import { type Response, WebhookClient } from "./WebhookClient.js"
 
-/** @since 0.1.0 */
 export class DeliveryWorker extends Context.Tag("@tradeflow/webhook/DeliveryWorker")<DeliveryWorker, {
   /**
    * Claims and attempts deliveries until nothing is claimable now, then returns. Deliveries
@@ -29,8 +28,6 @@ export class DeliveryWorker extends Context.Tag("@tradeflow/webhook/DeliveryWork
 
 /**
  * Options of {@link layer}.
- *
- * @since 0.1.0
  */
 export interface DeliveryWorkerOptions {
   /** Deliveries claimed, and attempted at once, per round (default 64). */
@@ -54,29 +51,21 @@ export interface DeliveryWorkerOptions {
 /**
  * The shortest lease: an attempt's {@link Outcome.deliveryTimeout} and 5 seconds to record it, so
  * a live worker never loses a delivery to another one mid-attempt.
- *
- * @since 0.1.0
  */
 export const minLeaseMillis = Duration.toMillis(Outcome.deliveryTimeout) + 5_000
 
 /**
  * An automation whose deliveries have all failed for this long is disabled.
- *
- * @since 0.1.0
  */
 export const failingLimit: Duration.Duration = Duration.days(5)
 
 /**
  * Why an automation failing for {@link failingLimit} was disabled.
- *
- * @since 0.1.0
  */
 export const failingReason = "every delivery has failed for 5 days"
 
 /**
  * The secrets that sign a delivery at `now`: every valid one not expired, the current first.
- *
- * @since 0.1.0
  */
 export const signingSecrets = (automation: Automation.Automation, now: number): Array<string> =>
   automation.secrets
@@ -98,8 +87,6 @@ const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
  * The worker over the outbox, the automations and the HTTP client; with `background` (default)
  * it drains on every `DeliveryStore.wakeups` element and every `pollInterval`, for the lifetime
  * of the layer, logging and surviving errors.
- *
- * @since 0.1.0
  */
 export const layer = (
   options: DeliveryWorkerOptions = {}

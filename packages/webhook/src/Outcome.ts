@@ -4,7 +4,7 @@
  * schedule by `Retry-After` (capped at 1 hour); everything else, including timeouts, resets, DNS
  * errors and SSRF blocks, is a failure retried on the schedule. Also the truncation of receiver bodies for the log.
  *
- * @since 0.1.0
+ * @module
  */
 import { Delivery } from "@tradeflow/core"
 import { Data, Duration, Option } from "effect"
@@ -12,23 +12,17 @@ import * as RetrySchedule from "./RetrySchedule.js"
 
 /**
  * A 2xx counts only if it arrives within this time.
- *
- * @since 0.1.0
  */
 export const deliveryTimeout: Duration.Duration = Duration.seconds(15)
 
 /**
  * Receiver response bodies kept in the delivery log, in bytes.
- *
- * @since 0.1.0
  */
 export const maxLoggedBodyBytes: number = Delivery.maxResponseBodyBytes
 
 /**
  * What happened on the wire: a response (status, time to its headers, its `Retry-After`), or
  * an error before any response (timeout, reset, DNS, SSRF block, …).
- *
- * @since 0.1.0
  */
 export type Attempt =
   | {
@@ -42,8 +36,6 @@ export type Attempt =
 /**
  * The classified result of an attempt. `Failed` is retried on the retry schedule, or after
  * `retryAfter` when the receiver asked for a longer wait. `Gone` (410) disables the automation.
- *
- * @since 0.1.0
  */
 export type Outcome = Data.TaggedEnum<{
   Delivered: { readonly status: number }
@@ -57,8 +49,6 @@ export type Outcome = Data.TaggedEnum<{
 
 /**
  * Constructors and matchers of {@link Outcome}.
- *
- * @since 0.1.0
  */
 export const Outcome = Data.taggedEnum<Outcome>()
 
@@ -91,8 +81,6 @@ const messageOf = (error: unknown): string => {
 /**
  * A one-line description of a transport error for the delivery log, looking through `cause`
  * chains (undici and @effect/platform wrap the socket error): `"<kind>: <message>"`.
- *
- * @since 0.1.0
  */
 export const describeError = (error: unknown): string => {
   const chain: Array<unknown> = []
@@ -104,8 +92,6 @@ export const describeError = (error: unknown): string => {
 
 /**
  * Classifies an attempt; `now` (epoch milliseconds) reads `Retry-After` dates.
- *
- * @since 0.1.0
  */
 export const classify = (attempt: Attempt, now: number): Outcome => {
   if (attempt._tag === "Error") {
@@ -129,8 +115,6 @@ export const classify = (attempt: Attempt, now: number): Outcome => {
 /**
  * A receiver's response body as kept in the delivery log: at most `max` bytes of UTF-8, cut on
  * a character boundary (invalid sequences read as U+FFFD), and whether anything was dropped.
- *
- * @since 0.1.0
  */
 export const truncateBody = (bytes: Uint8Array, max: number = maxLoggedBodyBytes): { readonly text: string; readonly truncated: boolean } => {
   const limit = Math.max(0, Math.floor(max))

@@ -4,14 +4,12 @@
  * jittered by ±20 %. Also the `Retry-After` reading for 429 and 503 answers: a lower bound on the
  * wait (at most {@link maxRetryAfter}), never shorter than the schedule.
  *
- * @since 0.1.0
+ * @module
  */
 import { Duration, Effect, Option, Random } from "effect"
 
 /**
  * The un-jittered delays after the 1st, 2nd, … failed attempt; the last one repeats.
- *
- * @since 0.1.0
  */
 export const baseDelays: readonly [Duration.Duration, ...Array<Duration.Duration>] = [
   Duration.seconds(5),
@@ -26,29 +24,21 @@ export const baseDelays: readonly [Duration.Duration, ...Array<Duration.Duration
 
 /**
  * No attempt is made later than this after the first attempt.
- *
- * @since 0.1.0
  */
 export const horizon: Duration.Duration = Duration.days(3)
 
 /**
  * Relative jitter of each delay: the delay is drawn uniformly from `base × [1 - jitter, 1 + jitter)`.
- *
- * @since 0.1.0
  */
 export const jitter = 0.2
 
 /**
  * The longest wait a `Retry-After` header can impose (a longer one counts as this long).
- *
- * @since 0.1.0
  */
 export const maxRetryAfter: Duration.Duration = Duration.hours(1)
 
 /**
  * The un-jittered delay after `attempt` failed attempts (`attempt` ≥ 1; smaller counts as 1).
- *
- * @since 0.1.0
  */
 export const baseDelay = (attempt: number): Duration.Duration => {
   const index = Math.min(Math.max(Math.floor(attempt), 1), baseDelays.length) - 1
@@ -60,8 +50,6 @@ export const baseDelay = (attempt: number): Duration.Duration => {
  * `firstAttemptAt` and the last failing at `now` (epoch milliseconds): the jittered delay of the
  * schedule, or the receiver's `retryAfter` when that is longer (a `Retry-After` never shortens the
  * schedule). `None` when the next attempt would fall after {@link horizon}: the delivery is dead.
- *
- * @since 0.1.0
  */
 export const nextDelay = (
   attempt: number,
@@ -84,8 +72,6 @@ export const nextDelay = (
  * Reads a `Retry-After` header (delta-seconds or an HTTP date, relative to `now` in epoch
  * milliseconds), capped at {@link maxRetryAfter}. A date in the past is zero; a missing or
  * unreadable header is `None`.
- *
- * @since 0.1.0
  */
 export const retryAfter = (header: string | undefined, now: number): Option.Option<Duration.Duration> => {
   const text = header?.trim() ?? ""

@@ -2,28 +2,22 @@
  * Standard Webhooks signing (https://www.standardwebhooks.com): secrets, signatures and the
  * `webhook-id` / `webhook-timestamp` / `webhook-signature` headers of a delivery.
  *
- * @since 0.1.0
+ * @module
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 
 /**
  * Prefix of a Standard Webhooks secret.
- *
- * @since 0.1.0
  */
 export const secretPrefix = "whsec_"
 
 /**
  * The body of a delivery: the exact bytes sent (a string is sent as UTF-8).
- *
- * @since 0.1.0
  */
 export type Body = string | Uint8Array
 
 /**
  * The three signature headers of a delivery.
- *
- * @since 0.1.0
  */
 export type Headers = {
   readonly "webhook-id": string
@@ -33,16 +27,12 @@ export type Headers = {
 
 /**
  * A fresh secret: `whsec_` followed by the base64 of 32 random bytes.
- *
- * @since 0.1.0
  */
 export const generateSecret = (): string => secretPrefix + randomBytes(32).toString("base64")
 
 /**
  * The HMAC key of a secret: the base64-decoded part after `whsec_` (the prefix is optional).
  * Returns `undefined` when the secret is not valid base64 or decodes to no bytes.
- *
- * @since 0.1.0
  */
 export const secretKey = (secret: string): Uint8Array | undefined => {
   const encoded = secret.startsWith(secretPrefix) ? secret.slice(secretPrefix.length) : secret
@@ -53,8 +43,6 @@ export const secretKey = (secret: string): Uint8Array | undefined => {
 
 /**
  * Whether a string is a usable secret (see {@link secretKey}).
- *
- * @since 0.1.0
  */
 export const isValidSecret = (secret: string): boolean => secretKey(secret) !== undefined
 
@@ -67,8 +55,6 @@ const keyOrThrow = (secret: string): Uint8Array => {
 /**
  * `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. `timestamp` is in unix seconds. Throws a
  * `TypeError` on a secret that is not valid (secrets come from {@link generateSecret}).
- *
- * @since 0.1.0
  */
 export const sign = (options: {
   readonly secret: string
@@ -85,8 +71,6 @@ export const sign = (options: {
 /**
  * The headers of a delivery, signed with every given secret: the current one first, then the
  * previous ones still valid during a rotation (their signatures are space-separated).
- *
- * @since 0.1.0
  */
 export const headers = (options: {
   readonly secrets: readonly [string, ...Array<string>]
@@ -104,8 +88,6 @@ export const headers = (options: {
 /**
  * Verifies signed headers as a receiver would: some `v1` signature must match one of `secrets`
  * and the timestamp must be within `toleranceSeconds` (default 300) of `now` (unix seconds).
- *
- * @since 0.1.0
  */
 export const verify = (options: {
   readonly secrets: ReadonlyArray<string>

@@ -3,7 +3,7 @@
  * URL check done when an automation is saved, and a `dns.lookup` replacement that checks the
  * very addresses the socket connects to (no DNS rebinding window).
  *
- * @since 0.1.0
+ * @module
  */
 import { Data, Either } from "effect"
 import * as Dns from "node:dns"
@@ -12,8 +12,6 @@ import { endsInANumber, formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from "./i
 
 /**
  * Why an address is not a safe destination.
- *
- * @since 0.1.0
  */
 export type Reason =
   | "loopback"
@@ -36,8 +34,6 @@ export type Reason =
  * A host as a URL parser reads it: IPv4 in any form `inet_aton` accepts is normalised to
  * dotted decimal, IPv6 to RFC 5952 text; anything else is a name (lower case, without a
  * trailing dot), or invalid when it looks numeric but is no address.
- *
- * @since 0.1.0
  */
 export type Host =
   | { readonly _tag: "IPv4"; readonly address: string }
@@ -48,8 +44,6 @@ export type Host =
 /**
  * Reads a host name or address literal (with or without IPv6 brackets). Catches the decimal
  * (`2130706433`), hex (`0x7f000001`), octal (`0177.0.0.1`) and short (`127.1`) IPv4 forms.
- *
- * @since 0.1.0
  */
 export const parseHost = (host: string): Host => {
   const lower = host.toLowerCase()
@@ -113,8 +107,6 @@ const classifyV6 = (g: ReadonlyArray<number>): Reason | "public" => {
  * `"public"` for an address a delivery may connect to, otherwise the reason it may not.
  * Accepts every form {@link parseHost} reads; a host name is `"invalid"` (resolve it first).
  * Every IPv4-mapped (`::ffff:a.b.c.d`) and IPv4-compatible (`::a.b.c.d`) address is refused.
- *
- * @since 0.1.0
  */
 export const classify = (address: string): Reason | "public" => {
   const host = parseHost(address)
@@ -130,15 +122,11 @@ export const classify = (address: string): Reason | "public" => {
 
 /**
  * Whether {@link classify} finds the address public.
- *
- * @since 0.1.0
  */
 export const isPublic = (address: string): boolean => classify(address) === "public"
 
 /**
  * The error a {@link safeLookup} fails with: `code` is `"ERR_SSRF_BLOCKED"`.
- *
- * @since 0.1.0
  */
 export class SsrfBlockedError extends Error {
   readonly _tag = "SsrfBlocked"
@@ -151,8 +139,6 @@ export class SsrfBlockedError extends Error {
 
 /**
  * A resolver with the shape of `dns.lookup(hostname, { all: true }, callback)`.
- *
- * @since 0.1.0
  */
 export type Resolver = (
   hostname: string,
@@ -167,8 +153,6 @@ const systemResolver: Resolver = (hostname, options, callback) => Dns.lookup(hos
  * system resolver (or `resolve`) and fails with {@link SsrfBlockedError} when any resolved
  * address is not public, unless `allowPrivate`. The socket connects to the address checked here.
  * Node does not call `lookup` for an IP literal host: check URLs with {@link checkUrl} too.
- *
- * @since 0.1.0
  */
 export const safeLookup = (options: { readonly allowPrivate: boolean; readonly resolve?: Resolver }): LookupFunction => {
   const resolve = options.resolve ?? systemResolver
@@ -198,8 +182,6 @@ export const safeLookup = (options: { readonly allowPrivate: boolean; readonly r
 
 /**
  * Why a destination URL is refused.
- *
- * @since 0.1.0
  */
 export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
   readonly url: string
@@ -212,8 +194,6 @@ export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
  * `https:` (and `http:` when `allowHttp`, or to a host of `httpHosts`), no credentials, only port 80, 443 or
  * one above 1023 (never a well-known service port such as SSH or SMTP), and unless `allowPrivate` no host
  * that is a non-public address literal (in any form) or a `localhost` name.
- *
- * @since 0.1.0
  */
 export const checkUrl = (
   url: string | URL,

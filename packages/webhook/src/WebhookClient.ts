@@ -4,7 +4,7 @@
  * checked is the address connected to; it never follows redirects and gives the whole exchange
  * {@link Outcome.deliveryTimeout}.
  *
- * @since 0.1.0
+ * @module
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import * as Http from "node:http"
@@ -15,8 +15,6 @@ import * as Ssrf from "./Ssrf.js"
 /**
  * One POST: the destination (already checked with {@link Ssrf.checkUrl}), the headers to add
  * (the signature headers) and the JSON body.
- *
- * @since 0.1.0
  */
 export interface Request {
   readonly url: URL
@@ -27,12 +25,9 @@ export interface Request {
 /**
  * What the attempt came to, with the receiver's body (at most {@link Outcome.maxLoggedBodyBytes}
  * of it; empty for an error).
- *
- * @since 0.1.0
  */
 export type Response = Outcome.Attempt & { readonly body: string }
 
-/** @since 0.1.0 */
 export class WebhookClient extends Context.Tag("@tradeflow/webhook/WebhookClient")<WebhookClient, {
   /** Never fails: transport errors, timeouts and blocked addresses are `{ _tag: "Error" }`. */
   readonly post: (request: Request) => Effect.Effect<Response>
@@ -41,8 +36,6 @@ export class WebhookClient extends Context.Tag("@tradeflow/webhook/WebhookClient
 /**
  * Options of {@link layer}. `allowPrivate` lets host names resolve to non-public addresses
  * (`WEBHOOK_ALLOW_PRIVATE`); `resolve` replaces the system resolver (tests).
- *
- * @since 0.1.0
  */
 export interface Options {
   readonly allowPrivate: boolean
@@ -51,8 +44,6 @@ export interface Options {
 
 /**
  * The `User-Agent` of deliveries.
- *
- * @since 0.1.0
  */
 export const userAgent = "tradeflow-webhook/0.1"
 
@@ -74,8 +65,6 @@ interface Open {
  * `TestClock` drives it in tests): one sweeper fiber per layer sleeps until the oldest open
  * request's deadline and answers it with a timeout; interrupting `post` destroys the request and
  * its socket.
- *
- * @since 0.1.0
  */
 export const layer = (options: Options): Layer.Layer<WebhookClient> =>
   Layer.scoped(WebhookClient, Effect.gen(function*() {

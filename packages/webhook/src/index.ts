@@ -3,7 +3,7 @@
  * signing, destination safety (SSRF), the retry schedule, the classification of delivery
  * attempts, the HTTP client and the delivery worker. Each module is exported as a namespace.
  *
- * @since 0.1.0
+ * @module @tradeflow/webhook
  */
 export * as DeliveryWorker from "./DeliveryWorker.js"
 export * as Outcome from "./Outcome.js"

@@ -1,4 +1,3 @@
-/** @internal */
 const parseIPv4Number = (input: string): number | undefined => {
   let text = input
   let radix = 10
@@ -17,8 +16,6 @@ const parseIPv4Number = (input: string): number | undefined => {
 
 /**
  * Whether a host "ends in a number" (WHATWG URL): such a host must parse as IPv4.
- *
- * @internal
  */
 export const endsInANumber = (host: string): boolean => {
   const parts = host.split(".")
@@ -31,8 +28,6 @@ export const endsInANumber = (host: string): boolean => {
 /**
  * The WHATWG URL IPv4 parser (which reads the same forms as `inet_aton`): decimal, hex and
  * octal parts, one to four of them, the last filling the remaining bytes.
- *
- * @internal
  */
 export const parseIPv4 = (host: string): number | undefined => {
   const parts = host.split(".")
@@ -51,7 +46,6 @@ export const parseIPv4 = (host: string): number | undefined => {
   return numbers.reduce((acc, n, i) => acc + n * 256 ** (3 - i), last)
 }
 
-/** @internal */
 export const formatIPv4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".")
 
 const strictDotted = (text: string): number | undefined => {
@@ -69,8 +63,6 @@ const strictDotted = (text: string): number | undefined => {
 
 /**
  * Parses an IPv6 literal (no brackets; a `%zone` suffix is ignored) into its eight 16-bit groups.
- *
- * @internal
  */
 export const parseIPv6 = (input: string): Array<number> | undefined => {
   const text = input.includes("%") ? input.slice(0, input.indexOf("%")) : input
@@ -105,8 +97,6 @@ export const parseIPv6 = (input: string): Array<number> | undefined => {
 
 /**
  * RFC 5952 text of eight groups (lower case, longest run of two or more zero groups as `::`).
- *
- * @internal
  */
 export const formatIPv6 = (groups: ReadonlyArray<number>): string => {
   let bestStart = -1

@@ -3,7 +3,7 @@
  * `(req, res, next?)` handler and a web-standard `Request → Response` handler, all served by the
  * runtime that provides the layer (the host's), so that they stop when it does.
  *
- * @since 0.1.0
+ * @module
  */
 import { type HttpApp as PlatformHttpApp, HttpApp as WebApp, HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -42,7 +42,6 @@ export interface Mount {
   readonly webHandler: WebHandler
 }
 
-/** @since 0.1.0 */
 export class HttpMount extends Context.Tag("@tradeflow/http-node/HttpMount")<HttpMount, Mount>() {}
 
 const unavailable = JSON.stringify({

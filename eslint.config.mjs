@@ -5,7 +5,7 @@ import tseslint from "typescript-eslint"
 
 export default defineConfig(
   {
-    ignores: ["**/dist", "**/node_modules", "**/coverage", "**/data"]
+    ignores: ["**/dist", "**/node_modules", "**/coverage", "**/data", "docs/api"]
   },
   js.configs.recommended,
   tseslint.configs.recommended,

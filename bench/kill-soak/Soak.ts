@@ -41,7 +41,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs"

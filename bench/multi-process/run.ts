@@ -12,7 +12,7 @@
 import { SqlClient } from "@effect/sql"
 import { JobQueue } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema, type TestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema, type TestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { Effect, Exit, Scope } from "effect"
 import { call, consoleToken, kill, type Server, start } from "../../examples/standalone/test/Process.js"
 

@@ -41,7 +41,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Accounts, Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"

@@ -54,7 +54,7 @@ import {
   Worker
 } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Context, Deferred, Duration, Effect, Fiber, Layer, type Scope } from "effect"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, type Storage } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema } from "../../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, FastCheck as fc, type Layer, Option, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema } from "../../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, type Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"

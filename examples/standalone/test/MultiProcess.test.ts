@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JobQueue, MessageStore } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema, type TestSchema } from "@tradeflow/storage-pg/test-kit"
+import { makeTestSchema, type TestSchema } from "../../../packages/storage-pg/test/TestDatabase.js"
 import { Effect, Exit, Scope } from "effect"
 import { call, consoleToken, kill, type Server, start } from "./Process.js"
 

@@ -1,9 +1,8 @@
 /**
  * @tradeflow/storage-pg/test-kit: a fresh PostgreSQL schema per test run.
  *
- * Tests find PostgreSQL through `TRADEFLOW_TEST_PG_URL` (default
- * `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable they fail with a message
- * saying so; they are never skipped.
+ * Every function takes the URL of the test server (a database the tests may create schemas in).
+ * When it is unreachable they fail with a message saying so; they are never skipped.
  *
  * @module @tradeflow/storage-pg/test-kit
  */
@@ -21,9 +20,6 @@ import {
 import { Context, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 import * as PgStorage from "../src/PgStorage.js"
 
-/** The server the tests use. */
-export const testDatabaseUrl: string = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-
 const shown = (url: string) => url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@")
 
 /** A schema of the test database, dropped when the scope closes. */
@@ -40,46 +36,51 @@ export interface TestSchema {
 export class TestDatabase extends Context.Tag("@tradeflow/storage-pg/test-kit/TestDatabase")<TestDatabase, TestSchema>() {}
 
 /** Connects to the test server as an administrator, failing with a readable message when it is down. */
-const admin = Layer.build(PgClient.layer({ url: Redacted.make(testDatabaseUrl), connectTimeout: Duration.seconds(5) })).pipe(
-  Effect.map((context) => Context.get(context, SqlClient.SqlClient)),
-  Effect.mapError((cause) =>
-    new Error(
-      `PostgreSQL is not reachable at ${shown(testDatabaseUrl)} (set TRADEFLOW_TEST_PG_URL to a reachable server): ` +
-        `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ""}`
+const admin = (url: string) =>
+  Layer.build(PgClient.layer({ url: Redacted.make(url), connectTimeout: Duration.seconds(5) })).pipe(
+    Effect.map((context) => Context.get(context, SqlClient.SqlClient)),
+    Effect.mapError((cause) =>
+      new Error(
+        `PostgreSQL is not reachable at ${shown(url)}: ` +
+          `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ""}`
+      )
     )
   )
-)
 
 /**
- * A fresh schema name on the test database (`tf_test_<random>`). With `create` (default) the
- * schema is created; either way it is dropped, with everything in it, when the scope closes.
+ * A fresh schema name on the test database at `url` (`tf_test_<random>`). With `create` (default)
+ * the schema is created; either way it is dropped, with everything in it, when the scope closes.
  */
-export const makeTestSchema = (options: { readonly create?: boolean } = {}): Effect.Effect<TestSchema, Error, Scope.Scope> =>
+export const makeTestSchema = (
+  url: string,
+  options: { readonly create?: boolean } = {}
+): Effect.Effect<TestSchema, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const schema = `tf_test_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`
     yield* Effect.acquireRelease(
       Effect.gen(function*() {
-        const sql = yield* admin
+        const sql = yield* admin(url)
         if (options.create ?? true) yield* sql`CREATE SCHEMA ${sql(schema)}`.pipe(Effect.orDie)
       }).pipe(Effect.scoped),
       () =>
         Effect.gen(function*() {
-          const sql = yield* admin
+          const sql = yield* admin(url)
           yield* sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`
         }).pipe(Effect.scoped, Effect.ignoreLogged)
     )
-    return { schema, baseUrl: testDatabaseUrl, url: PgStorage.urlWithSchema(testDatabaseUrl, schema) }
+    return { schema, baseUrl: url, url: PgStorage.urlWithSchema(url, schema) }
   })
 
-/** Every storage port on a fresh schema of the test database, dropped when the layer is released. */
-export const layerTest: Layer.Layer<
+/** Every storage port on a fresh schema of the test database at `url`, dropped when the layer is released. */
+export const layerTest = (url: string): Layer.Layer<
   Storage.Storage | SqlClient.SqlClient | PgClient.PgClient | TestDatabase,
   Error | StorageError.StorageError
-> = Layer.unwrapScoped(Effect.map(makeTestSchema({ create: false }), (test) =>
-  Layer.merge(
-    PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 8 }),
-    Layer.succeed(TestDatabase, test)
-  )))
+> =>
+  Layer.unwrapScoped(Effect.map(makeTestSchema(url, { create: false }), (test) =>
+    Layer.merge(
+      PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 8 }),
+      Layer.succeed(TestDatabase, test)
+    )))
 
 /** One "process" on a test schema: its SQL client and its storage ports. */
 export interface Instance {

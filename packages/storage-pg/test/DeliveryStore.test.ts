@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Automation, Delivery, StoredMessage } from "@tradeflow/core"
 import { deliveryContract, freshId, makeAutomation, makeMessage } from "@tradeflow/core/test-kit"
 import { Effect, Fiber, Option, Stream } from "effect"
-import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
+import { layerTest, makeTestSchema, openInstance, type TestSchema } from "./TestDatabase.js"
 
 deliveryContract("postgres", layerTest)
 

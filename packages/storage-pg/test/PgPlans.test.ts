@@ -15,7 +15,7 @@ import { commitMessages } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
 import pg from "pg"
 import { vi } from "vitest"
-import { layerTest } from "../test-kit/index.js"
+import { layerTest } from "./TestDatabase.js"
 
 /** The statements node-postgres ran (text and parameters) while `effect` ran. */
 const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

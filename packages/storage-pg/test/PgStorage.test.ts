@@ -22,7 +22,7 @@ import { Migrator } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { PgStorage } from "../src/index.js"
 import { migrations, migrationsTable } from "../src/internal/migrations.js"
-import { layerTest, makeTestSchema, openInstance, type TestSchema } from "../test-kit/index.js"
+import { layerTest, makeTestSchema, openInstance, type TestSchema } from "./TestDatabase.js"
 
 storageContract("postgres", layerTest)
 

@@ -3,7 +3,7 @@ import { checkReadFetchesOnlyWhatItReturns, type DriverReads, upstreamContract }
 import { Effect } from "effect"
 import pg from "pg"
 import { vi } from "vitest"
-import { layerTest } from "../test-kit/index.js"
+import { layerTest } from "./TestDatabase.js"
 
 upstreamContract("postgres", layerTest)
 

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { secretsContract } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
 import { PgStorage } from "../src/index.js"
-import { makeTestSchema } from "../test-kit/index.js"
+import { makeTestSchema } from "./TestDatabase.js"
 
 secretsContract(
   "postgres",

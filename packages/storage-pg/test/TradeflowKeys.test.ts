@@ -5,7 +5,7 @@ import { Tradeflow, TradeflowKey, WidgetSearch } from "@tradeflow/core"
 import { makeTradeflow } from "@tradeflow/core/test-kit"
 import { Effect, Redacted, Schema } from "effect"
 import { migrations, migrationsTable } from "../src/internal/migrations.js"
-import { makeTestSchema, openInstance } from "../test-kit/index.js"
+import { makeTestSchema, openInstance } from "./TestDatabase.js"
 
 const keysMigration = Object.keys(migrations).find((id) => id.endsWith("_tradeflow_keys"))!
 const before = Object.fromEntries(Object.entries(migrations).filter(([id]) => id < keysMigration))

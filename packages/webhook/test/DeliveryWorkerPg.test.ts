@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { AutomationStore, type Delivery, DeliveryStore, JobQueue, TradeflowStore } from "@tradeflow/core"
 import { freshId, makeAutomation, makeMessage } from "@tradeflow/core/test-kit"
-import { layerTest } from "@tradeflow/storage-pg/test-kit"
+import { layerTest } from "../../storage-pg/test/TestDatabase.js"
 import { Effect, Layer, Option } from "effect"
 import { DeliveryWorker, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"

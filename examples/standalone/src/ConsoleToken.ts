@@ -1,8 +1,6 @@
 /**
  * The console token of the standalone server: `CONSOLE_TOKEN`, or else a generated one kept in
  * `CONSOLE_TOKEN_FILE` (DECISIONS.md §1).
- *
- * @since 0.1.0
  */
 import { HttpConfig } from "@tradeflow/http-node"
 import { Config, ConfigError, Effect, Option, Redacted } from "effect"

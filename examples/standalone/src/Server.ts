@@ -1,8 +1,6 @@
 /**
  * The standalone server: the HTTP API over SQLite or PostgreSQL, configured by the environment
  * variables of DECISIONS.md §1. With PostgreSQL, several server processes may share one database.
- *
- * @since 0.1.0
  */
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"

@@ -1,7 +1,5 @@
 /**
  * A tiny consumer of upstream APIMessages: the latest actual milestone of every container.
- *
- * @since 0.1.0
  */
 import type { ApiMessage } from "@tradeflow/core"
 

@@ -1,8 +1,6 @@
 /**
  * A minimal receiver for tradeflow webhook deliveries: verifies the Standard Webhooks signature
  * with the `standardwebhooks` package and processes each `webhook-id` once.
- *
- * @since 0.1.0
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Webhook } from "standardwebhooks"
@@ -10,8 +8,6 @@ import { Webhook } from "standardwebhooks"
 /**
  * A verified delivery: its `webhook-id`, its message type (`type` of an APIMessage, or
  * `"tradeflow"` for a V3 tradeflow document) and the parsed JSON body.
- *
- * @since 0.1.0
  */
 export interface Delivery {
   readonly id: string
@@ -24,8 +20,6 @@ export interface Delivery {
  * once per `webhook-id` (a rejection answers 500 so that the sender retries); `log` receives one
  * line per verified delivery (default `console.log`); `maxBodyBytes` defaults to 1 MiB and
  * `rememberedIds` (how many ids are kept for deduplication) to 100,000.
- *
- * @since 0.1.0
  */
 export interface ReceiverOptions {
   readonly secret: string
@@ -37,8 +31,6 @@ export interface ReceiverOptions {
 
 /**
  * A `node:http` request handler.
- *
- * @since 0.1.0
  */
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -86,8 +78,6 @@ const signatureHeaders = (req: IncomingMessage): Record<string, string> => {
  * timestamp does not verify; 400 when the verified body is not JSON; 413 above `maxBodyBytes`;
  * 204 on success. A repeated `webhook-id` is acknowledged with 204 without calling `onMessage`
  * again (deliveries are at-least-once).
- *
- * @since 0.1.0
  */
 export const makeReceiver = (options: ReceiverOptions): Handler => {
   const webhook = new Webhook(options.secret)

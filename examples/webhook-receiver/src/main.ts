@@ -1,7 +1,5 @@
 /**
  * Runs a webhook receiver on `PORT` (default 3000) verifying deliveries with `WEBHOOK_SECRET`.
- *
- * @since 0.1.0
  */
 import { createServer } from "node:http"
 import { makeReceiver } from "./Receiver.js"

@@ -130,6 +130,7 @@ const urlIssue = (url: unknown): string | undefined => {
   return undefined
 }
 
+/** @inline */
 type Validated = { readonly url: string; readonly format: AutomationFormat; readonly types: ReadonlyArray<IntegrationType> }
 
 /**

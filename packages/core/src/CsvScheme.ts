@@ -72,7 +72,11 @@ const fail = (reason: SchemeError["reason"], path: string, message: string) =>
 const at = (row: number, column?: string): string =>
   jsonPointer(column === undefined ? ["rows", row] : ["rows", row, column])
 
-/** A parse failure: the row it happened in and the 0-based cell. */
+/**
+ * A parse failure: the row it happened in and the 0-based cell.
+ *
+ * @inline
+ */
 interface ParseFailure {
   readonly row: number
   readonly cell: number

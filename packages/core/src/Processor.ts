@@ -60,6 +60,7 @@ import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { MockSpeed, MockTracking, RecordGroup } from "./TradeflowRecord.js"
 import { type Commit, TradeflowStore } from "./TradeflowStore.js"
 
+/** @inline */
 type Requirements = TradeflowStore | Locations | TrackingConfig
 
 const encodeDocument = Schema.encode(Schema.parseJson(TradeflowDocument))

@@ -227,6 +227,7 @@ export const carrierOf = (t: Tradeflow): Carrier => ({ name: t.details.carrier_n
 
 const containersOf = (t: Tradeflow): ReadonlyArray<Container> => t.containers.map(container)
 
+/** @inline */
 interface Reading {
   readonly actual: boolean
   readonly event_date: number

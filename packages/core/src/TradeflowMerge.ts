@@ -24,7 +24,7 @@ import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecor
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 import { fromMessage } from "./StatusCode.js"
 import type { MockEvent, PartnerLink, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
-import { complete, type Steps as EventLoopSteps } from "./internal/eventLoop.js"
+import { complete } from "./internal/eventLoop.js"
 
 type ContainerEntry = typeof ContainerEntrySchema.Type
 
@@ -71,7 +71,7 @@ const scalarKeys = [
  * A merge that pauses (yields) every {@link pauseEvery} items it handles; {@link run} completes it
  * at once.
  */
-export type Steps<A> = EventLoopSteps<A>
+export type Steps<A> = Generator<void, A, undefined>
 
 /** How many items a {@link Steps} merge handles between two pauses. */
 export const pauseEvery = 256

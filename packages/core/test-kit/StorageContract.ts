@@ -264,6 +264,8 @@ const arbitraryAutomationOp: fc.Arbitrary<AutomationOp> = fc.oneof(
 /**
  * One commit of the lookup model test: deletes, then upserts (a new or replacing tradeflow), over
  * small pools whose values meet across kinds and differ only in case or spacing.
+ *
+ * @inline
  */
 interface LookupStep {
   readonly deletes: ReadonlyArray<string>

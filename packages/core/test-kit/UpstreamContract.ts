@@ -26,6 +26,7 @@ export interface UpstreamContractOptions {
 /** The ports the upstream contract needs from an adapter. */
 export type UpstreamPorts = JobQueue | TradeflowStore | MessageStore | Settings
 
+/** @inline */
 type Filters = Omit<Upstream.UpstreamFilters, "organisation_id">
 
 const utf8 = new TextEncoder()

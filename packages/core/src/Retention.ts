@@ -64,7 +64,10 @@ const ageOf = (ages: RetentionAges, kind: PruneKind): Duration.DurationInput => 
   }
 }
 
-/** Retention over the `RetentionStore` port; with `background` (default) it prunes for the lifetime of the layer. */
+/**
+ * Retention over the `RetentionStore` port; with `background` (default) it prunes for the lifetime
+ * of the layer. A scoped layer: its fiber stops when the scope the host builds it in closes.
+ */
 export const layer = (options: RetentionOptions = {}): Layer.Layer<Retention, never, RetentionStore> =>
   Layer.scoped(Retention, Effect.gen(function*() {
     const store = yield* RetentionStore

@@ -38,7 +38,10 @@ export interface SchedulerOptions {
   readonly startAfter?: Effect.Effect<void> | undefined
 }
 
-/** The scheduler over the storage ports; with `background` (default) it ticks for the lifetime of the layer. */
+/**
+ * The scheduler over the storage ports; with `background` (default) it ticks for the lifetime of
+ * the layer. A scoped layer: its fiber stops when the scope the host builds it in closes.
+ */
 export const layer = (
   options: SchedulerOptions = {}
 ): Layer.Layer<Scheduler, never, JobQueue | TradeflowStore | OrganisationStore | Worker> =>

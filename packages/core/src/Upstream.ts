@@ -147,7 +147,7 @@ const signerOf = Effect.gen(function*() {
 /**
  * The upstream feed over the {@link MessageStore} port. Cursors are signed with the
  * {@link Cursor.CursorSecret} of the context when one is provided (for example
- * `Cursor.layerConfig`, from `CURSOR_SECRET`), otherwise with a secret generated once and stored
+ * `Cursor.layerSecret` or `Cursor.layerConfig`), otherwise with a secret generated once and stored
  * through the {@link Settings} port, so every process sharing the database accepts every cursor.
  */
 export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, never, MessageStore | Settings> =>

@@ -132,7 +132,11 @@ export const background = (options: {
 /** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
 const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
 
-/** The worker over the storage ports; with `background` (default) it runs for the lifetime of the layer. */
+/**
+ * The worker over the storage ports; with `background` (default) it runs for the lifetime of the
+ * layer. A scoped layer: its fibers are forked in the scope the host builds it in, and stop when
+ * that scope closes (jobs in progress release their leases); nothing outlives it.
+ */
 export const layer = (
   options: WorkerOptions = {}
 ): Layer.Layer<Worker, never, JobQueue | TradeflowStore | AutomationStore | Locations | TrackingConfig> =>

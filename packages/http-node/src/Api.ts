@@ -427,7 +427,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .annotate(
         OpenApi.Description,
         "The organisation's dead jobs (state=dead), or those still queued (state=pending). A job is dead when its " +
-          "processing failed, or when it was taken up WORKER_MAX_ATTEMPTS times (default 5) without finishing (its " +
+          "processing failed, or when it was taken up the configured number of times (default 5) without finishing (its " +
           "process crashed or stopped each time); it no longer holds up the organisation's later jobs."
       )
   )

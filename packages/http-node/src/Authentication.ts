@@ -47,7 +47,7 @@ export class WidgetKeyAuth extends HttpApiMiddleware.Tag<WidgetKeyAuth>()("@trad
   }
 }) {}
 
-/** `Authorization: Bearer <CONSOLE_TOKEN>`, compared in constant time; 401 otherwise. */
+/** `Authorization: Bearer <console token>`, compared in constant time; 401 otherwise. */
 export class ConsoleAuth extends HttpApiMiddleware.Tag<ConsoleAuth>()("@tradeflow/http-node/ConsoleAuth", {
   failure: Unauthorized,
   security: { consoleToken: HttpApiSecurity.bearer }

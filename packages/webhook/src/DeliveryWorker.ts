@@ -36,11 +36,11 @@ export interface DeliveryWorkerOptions {
   readonly leaseMillis?: number
   /** How often the outbox is polled when nothing wakes the worker (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
-  /** Destinations may be private addresses (`WEBHOOK_ALLOW_PRIVATE`); default false. */
+  /** Destinations may be private addresses (development, tests); default false. */
   readonly allowPrivate?: boolean
   /** Destinations may be plain `http:` URLs; default false. */
   readonly allowHttp?: boolean
-  /** Host names that may be reached over plain `http:` (`WEBHOOK_HTTP_ALLOWLIST`); the address checks still apply. */
+  /** Host names that may be reached over plain `http:`; the address checks still apply. */
   readonly httpHosts?: ReadonlyArray<string>
   /** false: no background fiber; deliveries are attempted only on `drain` (default true). */
   readonly background?: boolean
@@ -86,7 +86,9 @@ const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
 /**
  * The worker over the outbox, the automations and the HTTP client; with `background` (default)
  * it drains on every `DeliveryStore.wakeups` element and every `pollInterval`, for the lifetime
- * of the layer, logging and surviving errors.
+ * of the layer, logging and surviving errors. A scoped layer: its fibers stop when the scope the
+ * host builds it in closes (an attempt in flight is interrupted and records nothing; its delivery
+ * is claimed again once the lease runs out); nothing outlives it.
  */
 export const layer = (
   options: DeliveryWorkerOptions = {}

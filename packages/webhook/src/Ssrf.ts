@@ -132,7 +132,7 @@ export class SsrfBlockedError extends Error {
   readonly _tag = "SsrfBlocked"
   readonly code = "ERR_SSRF_BLOCKED"
   constructor(readonly hostname: string, readonly address: string, readonly reason: Reason) {
-    super(`webhook destination ${hostname} resolves to ${address} (${reason}), which is not allowed; set WEBHOOK_ALLOW_PRIVATE=true to allow private destinations`)
+    super(`webhook destination ${hostname} resolves to ${address} (${reason}), which is not allowed (private destinations are refused unless the server allows them)`)
     this.name = "SsrfBlockedError"
   }
 }
@@ -217,7 +217,7 @@ export const checkUrl = (
     return refuse("scheme", `scheme ${parsed.protocol} is not allowed; use https`)
   }
   if (parsed.protocol === "http:" && !options.allowHttp && !(options.httpHosts ?? []).includes(parsed.hostname.toLowerCase())) {
-    return refuse("http-not-allowed", "plain http is not allowed; use https (or list the host in WEBHOOK_HTTP_ALLOWLIST)")
+    return refuse("http-not-allowed", "plain http is not allowed; use https (or have the host allowed over plain http)")
   }
   if (parsed.username !== "" || parsed.password !== "") return refuse("credentials", "credentials in the URL are not allowed")
   const port = parsed.port === "" ? undefined : Number(parsed.port)

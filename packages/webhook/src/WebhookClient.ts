@@ -35,7 +35,7 @@ export class WebhookClient extends Context.Tag("@tradeflow/webhook/WebhookClient
 
 /**
  * Options of {@link layer}. `allowPrivate` lets host names resolve to non-public addresses
- * (`WEBHOOK_ALLOW_PRIVATE`); `resolve` replaces the system resolver (tests).
+ * (development, tests); `resolve` replaces the system resolver (tests).
  */
 export interface Options {
   readonly allowPrivate: boolean

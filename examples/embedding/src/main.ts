@@ -14,7 +14,10 @@ const dataDir = process.env["DATA_DIR"] ?? "data"
 mkdirSync(dataDir, { recursive: true })
 
 // #region in-process-use
-const tracking = makeTracking({ dataDir, consoleToken: process.env["CONSOLE_TOKEN"] ?? randomBytes(24).toString("hex") })
+const tracking = makeTracking({
+  dataDir,
+  consoleToken: process.env["CONSOLE_TOKEN"] ?? randomBytes(24).toString("hex")
+})
 const account = await tracking.runPromise(ensureAccount(dataDir))
 await tracking.runPromise(postTradeflows(account, [{
   tradeflow_reference: "HOST-0001",

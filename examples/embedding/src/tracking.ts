@@ -2,6 +2,7 @@
  * The tracking service inside this host: one runtime that stores in a SQLite file, runs the
  * worker and the scheduler, serves the API under /tracking and answers the host's own calls.
  */
+// #region runtime
 import { Accounts, Ingest, Locations, Service, TrackingConfig, Upstream } from "@tradeflow/core"
 import { HttpConfig, HttpMount } from "@tradeflow/http-node"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
@@ -9,7 +10,6 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
-// #region runtime
 /** Everything the host runs of the tracking service, stored under `dataDir`. */
 export const makeTracking = (options: { readonly dataDir: string; readonly consoleToken: string }) =>
   ManagedRuntime.make(
@@ -25,6 +25,7 @@ export const makeTracking = (options: { readonly dataDir: string; readonly conso
   )
 // #endregion
 
+// #region in-process
 /** The host's organisation in the tracking service and its API key. */
 export interface Account {
   readonly organisationId: string
@@ -44,15 +45,23 @@ export const ensureAccount = (dataDir: string) =>
     return account
   })
 
-// #region in-process
 /** Posts tradeflow records as `POST /tracking/downstream` would, without HTTP. */
 export const postTradeflows = (account: Account, records: ReadonlyArray<unknown>) =>
-  Effect.flatMap(Ingest.Ingest, (ingest) =>
-    ingest.submit({ organisation_id: account.organisationId, environment: "production", body: records, form: "array" }))
+  Effect.gen(function*() {
+    const ingest = yield* Ingest.Ingest
+    return yield* ingest.submit({
+      organisation_id: account.organisationId,
+      environment: "production",
+      body: records,
+      form: "array"
+    })
+  })
 
 /** The organisation's messages of the last 24 hours, as `GET /tracking/upstream` answers them. */
 export const messages = (account: Account) =>
-  Effect.flatMap(Upstream.Upstream, (upstream) => upstream.list({ organisation_id: account.organisationId })).pipe(
-    Effect.map((stored) => stored.map((message) => JSON.parse(message.body) as unknown))
-  )
+  Effect.gen(function*() {
+    const upstream = yield* Upstream.Upstream
+    const stored = yield* upstream.list({ organisation_id: account.organisationId })
+    return stored.map((message) => JSON.parse(message.body) as unknown)
+  })
 // #endregion

@@ -56,8 +56,10 @@ const unavailableHeaders = { "content-type": "application/problem+json", "retry-
 const notFound = <E, R>(app: PlatformHttpApp.Default<E | HttpServerError.RouteNotFound, R>) =>
   Effect.catchIf(
     app,
-    (error): error is HttpServerError.RouteNotFound => HttpServerError.isServerError(error) && error._tag === "RouteNotFound",
-    ({ request }) => Effect.succeed(Problem.toResponse(Problem.make(404, `no resource at ${request.url.split("?")[0]}`)))
+    (error): error is HttpServerError.RouteNotFound =>
+      HttpServerError.isServerError(error) && error._tag === "RouteNotFound",
+    ({ request }) =>
+      Effect.succeed(Problem.toResponse(Problem.make(404, `no resource at ${request.url.split("?")[0]}`)))
   )
 
 /**
@@ -65,7 +67,9 @@ const notFound = <E, R>(app: PlatformHttpApp.Default<E | HttpServerError.RouteNo
  * that builds the layer. Once that runtime is disposed (its scope closed), both handlers answer
  * 503: stop the host's server first, then dispose the runtime.
  */
-export const layer = (options: HttpApp.MountOptions = {}): Layer.Layer<HttpMount, never, HttpConfig | HttpApp.Services> =>
+export const layer = (
+  options: HttpApp.MountOptions = {}
+): Layer.Layer<HttpMount, never, HttpConfig | HttpApp.Services> =>
   Layer.scoped(
     HttpMount,
     Effect.gen(function*() {
@@ -94,4 +98,3 @@ export const layer = (options: HttpApp.MountOptions = {}): Layer.Layer<HttpMount
       return HttpMount.of({ prefix, app, nodeHandler, webHandler })
     })
   )
-

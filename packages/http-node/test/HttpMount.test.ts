@@ -1,6 +1,6 @@
-import { assert, describe, it } from "@effect/vitest"
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
 import { Accounts, Ingest, Service, Worker } from "@tradeflow/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -25,16 +25,17 @@ const close = (server: Server) => new Promise<void>((resolve) => server.close(()
 const json = async (response: Response) => ({ status: response.status, body: await response.json() as any })
 
 /** What Express's `app.use(prefix, handler)` does to a request: strip `req.url`, keep `req.originalUrl`. */
-const expressUse = (prefix: string, handler: HttpMount.NodeHandler) =>
-(request: IncomingMessage, response: ServerResponse, next: () => void) => {
-  const url = request.url ?? "/"
-  if (url !== prefix && !url.startsWith(prefix + "/") && !url.startsWith(prefix + "?")) return next()
-  Object.assign(request, { originalUrl: url, url: url.slice(prefix.length) || "/" })
-  handler(request, response, () => {
-    request.url = url
-    next()
-  })
-}
+const expressUse =
+  (prefix: string, handler: HttpMount.NodeHandler) =>
+  (request: IncomingMessage, response: ServerResponse, next: () => void) => {
+    const url = request.url ?? "/"
+    if (url !== prefix && !url.startsWith(prefix + "/") && !url.startsWith(prefix + "?")) return next()
+    Object.assign(request, { originalUrl: url, url: url.slice(prefix.length) || "/" })
+    handler(request, response, () => {
+      request.url = url
+      next()
+    })
+  }
 
 const hostRoute = (response: ServerResponse) => {
   response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ host: "own" }))
@@ -59,13 +60,19 @@ describe("HttpMount", () => {
       assert.strictEqual(docs.status, 200)
       assert.include(docs.text, `"servers":[{"url":"/tracking"}]`)
       const missing = yield* send("GET", "/tracking/nowhere")
-      assert.deepStrictEqual([missing.status, (missing.body as { detail: string }).detail], [404, "no resource at /tracking/nowhere"])
+      assert.deepStrictEqual([missing.status, (missing.body as { detail: string }).detail], [
+        404,
+        "no resource at /tracking/nowhere"
+      ])
       const wrong = yield* send("PUT", "/tracking/health")
       assert.deepStrictEqual(
         [wrong.status, wrong.headers["allow"], (wrong.body as { detail: string }).detail],
         [405, "GET", "PUT is not allowed on /tracking/health; allowed: GET"]
       )
-      const organisation = yield* send("POST", "/tracking/console/organisations", { auth: consoleAuth, json: { name: "Effect Ltd" } })
+      const organisation = yield* send("POST", "/tracking/console/organisations", {
+        auth: consoleAuth,
+        json: { name: "Effect Ltd" }
+      })
       assert.deepStrictEqual([organisation.status, (organisation.body as { name: string }).name], [201, "Effect Ltd"])
     }).pipe(
       Effect.provide(Layer.mergeAll(NodeHttpServer.layerTest, config, Service.layerMemory)),
@@ -101,10 +108,17 @@ describe("HttpMount", () => {
       }))
       await runtime.runPromise(Effect.gen(function*() {
         const ingest = yield* Ingest.Ingest
-        yield* ingest.submit({ organisation_id: organisation.id, environment: "production", body: [oceanBasic("HOST-1")], form: "array" })
+        yield* ingest.submit({
+          organisation_id: organisation.id,
+          environment: "production",
+          body: [oceanBasic("HOST-1")],
+          form: "array"
+        })
         yield* Effect.flatMap(Worker.Worker, (worker) => worker.drain)
       }))
-      const upstream = await json(await fetch(`${base}/tracking/upstream?tradeflow=HOST-1`, { headers: { authorization: key } }))
+      const upstream = await json(
+        await fetch(`${base}/tracking/upstream?tradeflow=HOST-1`, { headers: { authorization: key } })
+      )
       assert.strictEqual(upstream.status, 200)
       assert.isAbove(upstream.body.length, 0)
       assert.strictEqual(upstream.body[0].tradeflow_reference, "HOST-1")
@@ -115,7 +129,9 @@ describe("HttpMount", () => {
       assert.include(await docs.text(), `"servers":[{"url":"/tracking"}]`)
       const outside = await json(await fetch(`${base}/elsewhere`))
       assert.deepStrictEqual([outside.status, outside.body.detail], [404, "no resource at /elsewhere"])
-      const organisations = await fetch(`${base}/tracking/console/organisations`, { headers: { authorization: consoleAuth } })
+      const organisations = await fetch(`${base}/tracking/console/organisations`, {
+        headers: { authorization: consoleAuth }
+      })
       assert.strictEqual(organisations.status, 200)
     } finally {
       await close(server)
@@ -137,8 +153,14 @@ describe("HttpMount", () => {
     const server = createServer((request, response) => use(request, response, () => hostRoute(response)))
     const base = await listen(server)
     try {
-      assert.deepStrictEqual(await json(await fetch(`${base}/tracking/health`)), { status: 200, body: { status: "ok" } })
-      assert.deepStrictEqual(await json(await fetch(`${base}/tracking/v3/health`)), { status: 200, body: { status: "ok" } })
+      assert.deepStrictEqual(await json(await fetch(`${base}/tracking/health`)), {
+        status: 200,
+        body: { status: "ok" }
+      })
+      assert.deepStrictEqual(await json(await fetch(`${base}/tracking/v3/health`)), {
+        status: 200,
+        body: { status: "ok" }
+      })
       assert.deepStrictEqual(
         (await json(await fetch(`${base}/tracking/openapi.json`))).body.servers,
         [{ url: "/tracking" }]
@@ -168,13 +190,15 @@ describe("HttpMount", () => {
       status: 200,
       body: { status: "ok" }
     })
-    const organisation = await json(await mount.webHandler(
-      new Request("http://localhost/tracking/console/organisations", {
-        method: "POST",
-        headers: { authorization: consoleAuth, "content-type": "application/json" },
-        body: JSON.stringify({ name: "Web Ltd" })
-      })
-    ))
+    const organisation = await json(
+      await mount.webHandler(
+        new Request("http://localhost/tracking/console/organisations", {
+          method: "POST",
+          headers: { authorization: consoleAuth, "content-type": "application/json" },
+          body: JSON.stringify({ name: "Web Ltd" })
+        })
+      )
+    )
     assert.strictEqual(organisation.status, 201)
     assert.strictEqual(organisation.body.name, "Web Ltd")
     const openapi = await json(await mount.webHandler(new Request("http://localhost/tracking/openapi.json")))
@@ -190,7 +214,9 @@ describe("HttpMount", () => {
     assert.throws(() => HttpApp.normalizePrefix("tracking"))
     assert.throws(() => HttpApp.normalizePrefix("/a b"))
     assert.deepStrictEqual(
-      ["/tracking", "/tracking/x?y", "/tracking?y", "/trackingx", "/other"].map((url) => HttpApp.underPrefix("/tracking", url)),
+      ["/tracking", "/tracking/x?y", "/tracking?y", "/trackingx", "/other"].map((url) =>
+        HttpApp.underPrefix("/tracking", url)
+      ),
       ["/", "/x?y", "/?y", undefined, undefined]
     )
   })

@@ -11,6 +11,7 @@ import { Context, Effect, Layer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as HttpApp from "./HttpApp.js"
 import type { HttpConfig } from "./HttpConfig.js"
+import { normalizePrefix, underPrefix } from "./internal/prefix.js"
 import * as Problem from "./Problem.js"
 
 /**
@@ -73,7 +74,7 @@ export const layer = (
   Layer.scoped(
     HttpMount,
     Effect.gen(function*() {
-      const prefix = HttpApp.normalizePrefix(options.prefix)
+      const prefix = normalizePrefix(options.prefix)
       const platform = yield* Layer.build(NodeHttpServer.layerContext)
       const app = Effect.provide(yield* HttpApp.makeApp({ prefix }), platform)
       const answered = notFound(app)
@@ -85,7 +86,7 @@ export const layer = (
       const nodeHandler: NodeHandler = (request, response, next) => {
         const original = (request as { readonly originalUrl?: unknown }).originalUrl
         const url = typeof original === "string" ? original : request.url ?? "/"
-        if (next !== undefined && HttpApp.underPrefix(prefix, url) === undefined) return next()
+        if (next !== undefined && underPrefix(prefix, url) === undefined) return next()
         if (!open) {
           response.writeHead(503, unavailableHeaders).end(unavailable)
           return

@@ -6,6 +6,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { HttpApp, HttpConfig, HttpMount } from "../src/index.js"
+import { normalizePrefix, underPrefix } from "../src/internal/prefix.js"
 import { consoleAuth, consoleToken, oceanBasic, send } from "./Fixture.js"
 
 const config = HttpConfig.layer({ consoleToken })
@@ -209,14 +210,12 @@ describe("HttpMount", () => {
   })
 
   it("refuses a prefix that is not a path", () => {
-    assert.strictEqual(HttpApp.normalizePrefix("/tracking/"), "/tracking")
-    assert.strictEqual(HttpApp.normalizePrefix(undefined), "")
-    assert.throws(() => HttpApp.normalizePrefix("tracking"))
-    assert.throws(() => HttpApp.normalizePrefix("/a b"))
+    assert.strictEqual(normalizePrefix("/tracking/"), "/tracking")
+    assert.strictEqual(normalizePrefix(undefined), "")
+    assert.throws(() => normalizePrefix("tracking"))
+    assert.throws(() => normalizePrefix("/a b"))
     assert.deepStrictEqual(
-      ["/tracking", "/tracking/x?y", "/tracking?y", "/trackingx", "/other"].map((url) =>
-        HttpApp.underPrefix("/tracking", url)
-      ),
+      ["/tracking", "/tracking/x?y", "/tracking?y", "/trackingx", "/other"].map((url) => underPrefix("/tracking", url)),
       ["/", "/x?y", "/?y", undefined, undefined]
     )
   })

@@ -57,23 +57,30 @@ export const pinned = (name: string): string => {
   return version
 }
 
+/** What {@link packAll} made: `file:` specifiers of the tarballs and the paths each one holds, by package name. */
+export interface Packed {
+  readonly specifiers: Readonly<Record<string, string>>
+  readonly files: Readonly<Record<string, ReadonlyArray<string>>>
+}
+
 /**
- * Builds every package and packs it into a new temporary directory; answers `file:` specifiers of
- * the tarballs by package name. Concurrent callers (test files) take turns, so no build overlaps.
+ * Builds every package and packs it into a new temporary directory. Concurrent callers (test
+ * files) take turns, so no build overlaps another.
  */
-export const packAll = (): Promise<Record<string, string>> =>
+export const packAll = (): Promise<Packed> =>
   withLock(async () => {
     await run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], root)
     const into = mkdtempSync(join(tmpdir(), "tradeflow-tarballs-"))
     const specifiers: Record<string, string> = {}
+    const files: Record<string, ReadonlyArray<string>> = {}
     for (const name of readdirSync(join(root, "packages"))) {
-      const directory = join(root, "packages", name)
-      const [packed] = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", into], directory)) as Array<
-        { readonly name: string; readonly filename: string }
+      const [packed] = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", into], join(root, "packages", name))) as Array<
+        { readonly name: string; readonly filename: string; readonly files: ReadonlyArray<{ readonly path: string }> }
       >
       specifiers[packed!.name] = `file:${join(into, packed!.filename)}`
+      files[packed!.name] = packed!.files.map((file) => file.path)
     }
-    return specifiers
+    return { specifiers, files }
   })
 
 /**

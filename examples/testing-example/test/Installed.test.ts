@@ -12,7 +12,7 @@ afterAll(() => {
 
 describe("the testing example, installed from the packed @tradeflow/core outside the workspace", () => {
   it("type-checks against the published declarations and its property tests pass under the project's own vitest", async () => {
-    const tarballs = await packAll()
+    const { specifiers: tarballs } = await packAll()
     created.push(join(tarballs["@tradeflow/core"]!.slice("file:".length), ".."))
     const manifest = JSON.parse(readFileSync(join(example, "package.json"), "utf8"))
     const project = await installProject(example, ["src/LatestMilestones.ts", "test/LatestMilestones.test.ts", "tsconfig.json"], {

@@ -489,12 +489,8 @@ const problemMiddleware = (prefix: string) =>
       guard(limit(deprecateWidgetSearch(settings, prefix)(widgetLimit(problems(prefix)(refuseUnreadableUrl(app))))))
   }))
 
-const openApiRoute = (prefix: string) =>
-  HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function*() {
-      const document = openApiDocument(prefix)
-      yield* router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
-    }))
+const openApiRoute = (document: OpenApi.OpenAPISpec) =>
+  HttpApiBuilder.Router.use((router) => router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document))))
 
 const groups = Layer.mergeAll(
   downstreamGroup(Api),
@@ -530,12 +526,15 @@ export type Services =
   | WidgetSearch.WidgetSearch
   | Worker.Worker
 
-const routesLayer = (prefix: string) =>
-  Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(prefix), problemMiddleware(prefix)).pipe(
-    Layer.provideMerge(HttpApiBuilder.api(prefix === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: prefix }]))),
+/** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */
+const routesLayer = (prefix: string) => {
+  const document = openApiDocument(prefix)
+  return Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(document), problemMiddleware(prefix)).pipe(
+    Layer.provideMerge(HttpApiBuilder.api(Api.annotate(OpenApi.Transform, () => document))),
     Layer.provide(groups),
     Layer.provideMerge(Layer.merge(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
   )
+}
 
 /**
  * The whole API (root and `/v3`, the console, `GET /openapi.json`, `GET /docs`) under

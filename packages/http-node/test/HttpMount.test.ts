@@ -38,6 +38,10 @@ const expressUse =
     })
   }
 
+/** The OpenAPI document the Scalar page embeds. */
+const embedded = (html: string): unknown =>
+  JSON.parse(/<script id="api-reference" type="application\/json">([\s\S]*?)<\/script>/.exec(html)![1]!)
+
 const hostRoute = (response: ServerResponse) => {
   response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ host: "own" }))
 }
@@ -60,6 +64,11 @@ describe("HttpMount", () => {
       const docs = yield* send("GET", "/tracking/docs")
       assert.strictEqual(docs.status, 200)
       assert.include(docs.text, `"servers":[{"url":"/tracking"}]`)
+      assert.deepStrictEqual(
+        embedded(docs.text),
+        openapi.body,
+        "the docs page shows the document /openapi.json answers"
+      )
       const missing = yield* send("GET", "/tracking/nowhere")
       assert.deepStrictEqual([missing.status, (missing.body as { detail: string }).detail], [
         404,

@@ -89,6 +89,23 @@ describe("HttpMount", () => {
       Effect.scoped
     ))
 
+  it.effect("HttpMount's app, from the host's layer, in the host's router", () =>
+    Effect.gen(function*() {
+      const { app } = yield* HttpMount.HttpMount
+      const router = HttpRouter.empty.pipe(
+        HttpRouter.get("/hello", HttpServerResponse.json({ host: "own" })),
+        HttpRouter.mountApp("/tracking", app, { includePrefix: true })
+      )
+      yield* Layer.launch(HttpServer.serve(router)).pipe(Effect.forkScoped)
+      yield* Effect.yieldNow()
+      assert.deepStrictEqual((yield* send("GET", "/hello")).body, { host: "own" })
+      assert.deepStrictEqual((yield* send("GET", "/tracking/v3/health")).body, { status: "ok" })
+      assert.strictEqual((yield* send("GET", "/v3/health")).status, 404)
+    }).pipe(
+      Effect.provide(Layer.merge(NodeHttpServer.layerTest, tracking)),
+      Effect.scoped
+    ))
+
   it.effect("without a prefix, the app serves the root", () =>
     Effect.gen(function*() {
       yield* Layer.launch(HttpServer.serve(yield* HttpApp.makeApp())).pipe(Effect.forkScoped)

@@ -30,9 +30,15 @@ describe("core dependency rule", () => {
     expect(offending).toEqual([])
   })
 
-  it("the package depends on effect and @noble/hashes only", () => {
-    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies?: Record<string, string> }
-    expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(packages)
+  it("the package depends on @noble/hashes, on effect as a peer, and on @effect/vitest (its test kits') as an optional peer only", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>
+      peerDependencies?: Record<string, string>
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>
+    }
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(["@noble/hashes"])
+    expect(Object.keys(pkg.peerDependencies ?? {}).sort()).toEqual(["@effect/vitest", "effect"])
+    expect(pkg.peerDependenciesMeta).toEqual({ "@effect/vitest": { optional: true } })
   })
 
   it("the rule catches a forbidden import", () => {

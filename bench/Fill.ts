@@ -35,8 +35,16 @@ export const messageBody = (i: number, type: string, generatedAt: number): strin
       type: type === "CONTAINER_MILESTONE" ? "CONTAINER_MILESTONES" : type,
       status_code: "VA",
       event_date: new Date(generatedAt).toISOString(),
-      location: { name: "Rotterdam", unlocode: "NLRTM", timezone: "Europe/Amsterdam", country: { name: "Netherlands", iso_a2: "NL" } },
-      shipment: { containers: [{ reference: "MSCU1234565", container_type: "45G1", container_length: 40 }], transport_plan_legs: [] }
+      location: {
+        name: "Rotterdam",
+        unlocode: "NLRTM",
+        timezone: "Europe/Amsterdam",
+        country: { name: "Netherlands", iso_a2: "NL" }
+      },
+      shipment: {
+        containers: [{ reference: "MSCU1234565", container_type: "45G1", container_length: 40 }],
+        transport_plan_legs: []
+      }
     }
   })
 
@@ -61,7 +69,14 @@ export const commitFill = (organisationId: string, options: { readonly total: nu
           body: messageBody(i, type, generatedAt)
         }
       })
-      yield* store.commit({ job_id: jobId, organisation_id: organisationId, upserts: [], deletes: [], messages: batch, result: { count: 0 } })
+      yield* store.commit({
+        job_id: jobId,
+        organisation_id: organisationId,
+        upserts: [],
+        deletes: [],
+        messages: batch,
+        result: { count: 0 }
+      })
       if ((from / batchSize) % 10 === 0) console.log(`filled ${from + batch.length} / ${total}`)
     }
   })
@@ -86,15 +101,20 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
     const rowsSql = `
       SELECT g.i, ${typeAt} AS type, ($2::bigint - ($3::bigint - g.i)) AS at
       FROM generate_series($4::bigint, $5::bigint) AS g(i)`
-    const location = `{"name":"Rotterdam","unlocode":"NLRTM","timezone":"Europe/Amsterdam","country":{"name":"Netherlands","iso_a2":"NL"}}`
-    const shipment = `{"containers":[{"reference":"MSCU1234565","container_type":"45G1","container_length":40}],"transport_plan_legs":[]}`
-    const statement = `INSERT INTO messages (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
+    const location =
+      `{"name":"Rotterdam","unlocode":"NLRTM","timezone":"Europe/Amsterdam","country":{"name":"Netherlands","iso_a2":"NL"}}`
+    const shipment =
+      `{"containers":[{"reference":"MSCU1234565","container_type":"45G1","container_length":40}],"transport_plan_legs":[]}`
+    const statement =
+      `INSERT INTO messages (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
       SELECT $1, r.i + 1, 'h' || r.i, r.type, 'TF-' || mod(r.i, 1000), CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'MSCU1234565' END,
         r.at::float8,
         '{"hash":"h' || r.i || '","message_generated_event_date":"' || ${isoSql("r.at")} || '","type":"' || r.type ||
         '","tradeflow_reference":"TF-' || mod(r.i, 1000) || '","payload":{"type":"' ||
         CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'CONTAINER_MILESTONES' ELSE r.type END ||
-        '","status_code":"VA","event_date":"' || ${isoSql("r.at")} || '","location":${location},"shipment":${shipment}}}'
+        '","status_code":"VA","event_date":"' || ${
+        isoSql("r.at")
+      } || '","location":${location},"shipment":${shipment}}}'
       FROM (${rowsSql}) AS r`
     for (let from = 0; from < total; from += chunk) {
       const to = Math.min(total, from + chunk) - 1
@@ -108,16 +128,35 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
       WHERE organisation_id = ${organisationId} GROUP BY organisation_id, tradeflow_reference, type, container_reference`
     const store = yield* TradeflowStore.TradeflowStore
     const jobId = yield* markerJob(organisationId, now)
-    yield* store.commit({ job_id: jobId, organisation_id: organisationId, upserts: [], deletes: [], messages: [], result: { count: 0 } })
+    yield* store.commit({
+      job_id: jobId,
+      organisation_id: organisationId,
+      upserts: [],
+      deletes: [],
+      messages: [],
+      result: { count: 0 }
+    })
     console.log("VACUUM (ANALYZE) messages, message_heads")
     yield* sql.unsafe("VACUUM (ANALYZE) messages, message_heads")
     const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)
-    const stored = yield* sql.unsafe<{ seq: number; hash: string; type: string; tradeflow_reference: string; container_reference: string | null; generated_at: number; body: string }>(
+    const stored = yield* sql.unsafe<
+      {
+        seq: number
+        hash: string
+        type: string
+        tradeflow_reference: string
+        container_reference: string | null
+        generated_at: number
+        body: string
+      }
+    >(
       `SELECT seq::float8 AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages
         WHERE organisation_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
       [organisationId, samples.map((i) => i + 1)]
     )
-    if (stored.length !== samples.length) return yield* Effect.dieMessage(`sample: ${stored.length} rows, expected ${samples.length}`)
+    if (stored.length !== samples.length) {
+      return yield* Effect.dieMessage(`sample: ${stored.length} rows, expected ${samples.length}`)
+    }
     for (const row of stored) {
       const i = row.seq - 1
       const type = types[i % types.length]!
@@ -139,7 +178,9 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
         body: row.body
       }
       if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-        return yield* Effect.dieMessage(`row ${i} differs from the JavaScript fill:\n${JSON.stringify(actual)}\n${JSON.stringify(expected)}`)
+        return yield* Effect.dieMessage(
+          `row ${i} differs from the JavaScript fill:\n${JSON.stringify(actual)}\n${JSON.stringify(expected)}`
+        )
       }
     }
     const counter = yield* sql<{ last_seq: number; count: number }>`SELECT

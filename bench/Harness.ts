@@ -58,10 +58,11 @@ export const startServer = async (
   return {
     ...server,
     port: Number(new URL(server.base).port),
-    stop: () => new Promise((resolve) => {
-      server.child.once("exit", () => resolve())
-      server.child.kill("SIGTERM")
-    })
+    stop: () =>
+      new Promise((resolve) => {
+        server.child.once("exit", () => resolve())
+        server.child.kill("SIGTERM")
+      })
   }
 }
 
@@ -70,10 +71,19 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 })
 /** One keep-alive request to 127.0.0.1:`port`; answers the status and the body text. */
 export const call = (port: number, method: string, path: string, headers: Record<string, string>, body?: string) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, method, agent, headers: {
-      ...body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
-      ...headers
-    } }, (res) => {
+    const req = request({
+      host: "127.0.0.1",
+      port,
+      path,
+      method,
+      agent,
+      headers: {
+        ...body === undefined
+          ? {}
+          : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        ...headers
+      }
+    }, (res) => {
       const parts: Array<Buffer> = []
       res.on("data", (c: Buffer) => parts.push(c))
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString() }))
@@ -120,7 +130,12 @@ export const withDatabase = async <A>(
   const file = join(dir, "server.sqlite")
   try {
     if (backend === "postgres") await admin.query(`CREATE SCHEMA ${schema}`)
-    return await use({ url: backend === "sqlite" ? `sqlite:${file}` : PgStorage.urlWithSchema(pgUrl, schema), file, schema, admin })
+    return await use({
+      url: backend === "sqlite" ? `sqlite:${file}` : PgStorage.urlWithSchema(pgUrl, schema),
+      file,
+      schema,
+      admin
+    })
   } finally {
     if (backend === "postgres") await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await admin.end()
@@ -130,7 +145,9 @@ export const withDatabase = async <A>(
 
 /** The machine and its load average, as the first line of a benchmark's output. */
 export const machineLine = () =>
-  `# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`
+  `# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${
+    loadavg().map((l) => l.toFixed(1)).join(" ")
+  }`
 
 /** What the event-loop-delay probe saw in a server process between two reads (milliseconds). */
 export interface EventLoopDelay {

@@ -15,13 +15,16 @@ process.on("SIGUSR2", () => {
   const ms = (ns) => Number((ns / 1e6).toFixed(1))
   snapshot++
   if (file !== undefined) {
-    writeFileSync(file, JSON.stringify({
-      snapshot,
-      samples: histogram.count,
-      p50: ms(histogram.percentile(50)),
-      p99: ms(histogram.percentile(99)),
-      max: ms(histogram.max)
-    }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        snapshot,
+        samples: histogram.count,
+        p50: ms(histogram.percentile(50)),
+        p99: ms(histogram.percentile(99)),
+        max: ms(histogram.max)
+      })
+    )
   }
   histogram.reset()
 })

@@ -55,6 +55,10 @@ for (const file of files) {
 const percent = (us: number) => `${(100 * us / total).toFixed(1)} %`
 console.log(`${(total / 1e6).toFixed(2)} s of samples in ${files.length} profile(s)\n`)
 console.log("| area | self time |\n|---|---:|")
-for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`| ${area} | ${percent(us)} |`)
+for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
+  console.log(`| ${area} | ${percent(us)} |`)
+}
 console.log("\n| function | self time |\n|---|---:|")
-for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`| \`${name}\` | ${percent(us)} |`)
+for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  console.log(`| \`${name}\` | ${percent(us)} |`)
+}

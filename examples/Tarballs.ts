@@ -14,7 +14,9 @@ export const root = join(import.meta.dirname, "..")
 /** The environment of a child process, without what npm, vitest or a loader set for this one. */
 export const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
   ...Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|INIT_CWD$|TEST$)/i.test(name))
+    Object.entries(process.env).filter(([name]) =>
+      !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|INIT_CWD$|TEST$)/i.test(name)
+    )
   ),
   ...extra
 })
@@ -22,10 +24,14 @@ export const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /** Runs a command to completion in `cwd` with {@link cleanEnv}; answers its stdout, fails with its output. */
 export const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string> = {}) =>
   new Promise<string>((resolve, reject) =>
-    execFile(command, args, { cwd, env: cleanEnv(env), encoding: "utf8", maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
-      error === null
-        ? resolve(stdout)
-        : reject(new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout}\n${stderr || error.message}`))
+    execFile(
+      command,
+      args,
+      { cwd, env: cleanEnv(env), encoding: "utf8", maxBuffer: 64 << 20 },
+      (error, stdout, stderr) =>
+        error === null
+          ? resolve(stdout)
+          : reject(new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout}\n${stderr || error.message}`))
     )
   )
 
@@ -69,12 +75,18 @@ export interface Packed {
  */
 export const packAll = (): Promise<Packed> =>
   withLock(async () => {
-    await run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], root)
+    await run(
+      process.execPath,
+      [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"],
+      root
+    )
     const into = mkdtempSync(join(tmpdir(), "tradeflow-tarballs-"))
     const specifiers: Record<string, string> = {}
     const files: Record<string, ReadonlyArray<string>> = {}
     for (const name of readdirSync(join(root, "packages"))) {
-      const [packed] = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", into], join(root, "packages", name))) as Array<
+      const [packed] = JSON.parse(
+        await run("npm", ["pack", "--json", "--pack-destination", into], join(root, "packages", name))
+      ) as Array<
         { readonly name: string; readonly filename: string; readonly files: ReadonlyArray<{ readonly path: string }> }
       >
       specifiers[packed!.name] = `file:${join(into, packed!.filename)}`

@@ -29,14 +29,23 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { type BenchDatabase, eventLoopProbe, machineLine, post, type Running, startServer, withDatabase } from "../Harness.js"
+import {
+  type BenchDatabase,
+  eventLoopProbe,
+  machineLine,
+  post,
+  type Running,
+  startServer,
+  withDatabase
+} from "../Harness.js"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 20)
 const gapMillis = Number(process.env["BENCH_GAP_MILLIS"] ?? 10)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 const containerNumber = (i: number) => `ABCU${String(i).padStart(7, "0")}`
 const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 
@@ -60,11 +69,19 @@ const jobsOf = (backend: Backend, database: BenchDatabase) => {
   }
   return {
     pending: async (organisationId: string) =>
-      Number((await query<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE organisation_id = $1 AND status = 'pending'", [organisationId]))[0]?.n ?? 0),
+      Number(
+        (await query<{ n: number | string }>(
+          "SELECT count(*) AS n FROM jobs WHERE organisation_id = $1 AND status = 'pending'",
+          [organisationId]
+        ))[0]?.n ?? 0
+      ),
     bodyBytes: async (organisationId: string, reference: string) =>
-      Number((await query<{ n: number | string | null }>(
-        "SELECT sum(length(body)) AS n FROM messages WHERE organisation_id = $1 AND tradeflow_reference = $2", [organisationId, reference]
-      ))[0]?.n ?? 0),
+      Number(
+        (await query<{ n: number | string | null }>(
+          "SELECT sum(length(body)) AS n FROM messages WHERE organisation_id = $1 AND tradeflow_reference = $2",
+          [organisationId, reference]
+        ))[0]?.n ?? 0
+      ),
     close: () => sqlite?.close()
   }
 }
@@ -115,7 +132,10 @@ const seed = async (server: Running, key: string, organisationId: string, jobs: 
     if (answer.status !== 202) throw new Error(`seed answered ${answer.status}: ${answer.body.slice(0, 500)}`)
     await settle(jobs, organisationId)
   }
-  const containers = JSON.stringify([{ tradeflow_reference: "BIG", container_reference: range(IngestLimits.maxStoredContainers).map(containerNumber) }])
+  const containers = JSON.stringify([{
+    tradeflow_reference: "BIG",
+    container_reference: range(IngestLimits.maxStoredContainers).map(containerNumber)
+  }])
   const answer = await post(server.port, "/v3/downstream/tradeflows", containers, { authorization: key })
   if (answer.status !== 202) throw new Error(`seed answered ${answer.status}: ${answer.body.slice(0, 500)}`)
   await settle(jobs, organisationId)
@@ -141,7 +161,12 @@ const runBackend = (backend: Backend) =>
   withDatabase(backend, "big_tradeflow", async (database) => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-bench-big-"))
     const probe = eventLoopProbe(dir)
-    const server = await startServer(database.url, probe.env, cpuProf === undefined ? undefined : join(cpuProf, backend), probe.nodeArgs)
+    const server = await startServer(
+      database.url,
+      probe.env,
+      cpuProf === undefined ? undefined : join(cpuProf, backend),
+      probe.nodeArgs
+    )
     const jobs = jobsOf(backend, database)
     try {
       const a = await uatKey(server, "Big tenant")
@@ -149,7 +174,12 @@ const runBackend = (backend: Backend) =>
       const seeded = performance.now()
       await seed(server, a.key, a.organisation.id, jobs)
       console.log(JSON.stringify({ backend, seeded_seconds: Number(((performance.now() - seeded) / 1000).toFixed(1)) }))
-      await smallPosts(server.port, b.key, "warmup", ((until) => () => performance.now() > until)(performance.now() + 2_000))
+      await smallPosts(
+        server.port,
+        b.key,
+        "warmup",
+        ((until) => () => performance.now() > until)(performance.now() + 2_000)
+      )
       await probe.read(server)
 
       const floorUntil = performance.now() + seconds * 1000
@@ -164,8 +194,12 @@ const runBackend = (backend: Backend) =>
         for (let round = 1; !stopped; round++) {
           const before = await jobs.bodyBytes(a.organisation.id, "BIG")
           const started = performance.now()
-          const answer = await post(server.port, "/v3/downstream/tradeflows", bigRequest(round), { authorization: a.key })
-          if (answer.status !== 202) throw new Error(`big request answered ${answer.status}: ${answer.body.slice(0, 500)}`)
+          const answer = await post(server.port, "/v3/downstream/tradeflows", bigRequest(round), {
+            authorization: a.key
+          })
+          if (answer.status !== 202) {
+            throw new Error(`big request answered ${answer.status}: ${answer.body.slice(0, 500)}`)
+          }
           await settle(jobs, a.organisation.id)
           durations.push(performance.now() - started)
           bytes.push(await jobs.bodyBytes(a.organisation.id, "BIG") - before)
@@ -201,6 +235,11 @@ console.log(
 )
 for (const r of results) {
   const eld = r["eld"] as { p50: number; p99: number; max: number }
-  console.log(`| ${r["backend"]} | ${r["phase"]} | ${r["posts"]} | ${r["p50"]} | ${r["p99"]} | ${r["max"]} | ${eld.p50} / ${eld.p99} / ${eld.max} | ${
-    r["big_jobs"] ?? "–"} | ${r["big_job_seconds"] ?? "–"} | ${r["big_job_mib"] ?? "–"} |`)
+  console.log(
+    `| ${r["backend"]} | ${r["phase"]} | ${r["posts"]} | ${r["p50"]} | ${r["p99"]} | ${
+      r["max"]
+    } | ${eld.p50} / ${eld.p99} / ${eld.max} | ${r["big_jobs"] ?? "–"} | ${r["big_job_seconds"] ?? "–"} | ${
+      r["big_job_mib"] ?? "–"
+    } |`
+  )
 }

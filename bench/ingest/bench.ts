@@ -42,7 +42,14 @@ interface Load {
   readonly processed_seconds: number | null
 }
 
-const load = async (port: number, key: string, pending: () => Promise<number>, batch: number, clients: number, tag: string): Promise<Load> => {
+const load = async (
+  port: number,
+  key: string,
+  pending: () => Promise<number>,
+  batch: number,
+  clients: number,
+  tag: string
+): Promise<Load> => {
   let records = 0
   let requests = 0
   let failed = 0
@@ -50,7 +57,9 @@ const load = async (port: number, key: string, pending: () => Promise<number>, b
   const until = started + seconds * 1000
   await Promise.all(Array.from({ length: clients }, async (_, c) => {
     for (let n = 0; performance.now() < until; n++) {
-      const answer = await post(port, "/v3/downstream/tradeflows", bodyOf(`${tag}-${c}-${n}`, batch), { authorization: key })
+      const answer = await post(port, "/v3/downstream/tradeflows", bodyOf(`${tag}-${c}-${n}`, batch), {
+        authorization: key
+      })
       requests++
       if (answer.status === 202) records += batch
       else if (failed++ === 0) console.error(`answer ${answer.status}: ${answer.body.slice(0, 300)}`)
@@ -95,7 +104,9 @@ server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port +
 /** Runs `use` against the bare HTTP ingest server on a fresh SQLite file with the `jobs` table `ddl`. */
 const withBareServer = async <A>(ddl: string, use: (port: number) => Promise<A>): Promise<A> => {
   const dir = mkdtempSync(join(tmpdir(), "tradeflow-bare-ingest-"))
-  const child = spawn(process.execPath, ["-e", bareSource, join(dir, "bare.sqlite"), ddl], { stdio: ["ignore", "pipe", "inherit"] })
+  const child = spawn(process.execPath, ["-e", bareSource, join(dir, "bare.sqlite"), ddl], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
@@ -143,7 +154,12 @@ const sqliteFloor = (rows: ReadonlyArray<JobRow>, batch: number, clients: number
   return { per_request: write(1), grouped: write(clients) }
 }
 
-const pgFloor = async (rows: ReadonlyArray<JobRow>, batch: number, clients: number, migrated: string): Promise<Floor> => {
+const pgFloor = async (
+  rows: ReadonlyArray<JobRow>,
+  batch: number,
+  clients: number,
+  migrated: string
+): Promise<Floor> => {
   const write = async (group: number) => {
     const schema = `bench_floor_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
     const pool = new pg.Pool({ connectionString: pgUrl, max: clients, options: `-c search_path=${schema}` })
@@ -162,8 +178,11 @@ const pgFloor = async (rows: ReadonlyArray<JobRow>, batch: number, clients: numb
             await client.query("BEGIN")
             for (const r of part) {
               await client.query("SELECT pg_advisory_xact_lock(7411001, hashtext($1))", [r.organisation_id])
-              await client.query(`INSERT INTO jobs (organisation_id, environment, payload, received_at)
-                VALUES ($1, $2, $3, $4) RETURNING id`, [r.organisation_id, r.environment, r.payload, r.received_at])
+              await client.query(
+                `INSERT INTO jobs (organisation_id, environment, payload, received_at)
+                VALUES ($1, $2, $3, $4) RETURNING id`,
+                [r.organisation_id, r.environment, r.payload, r.received_at]
+              )
             }
             await client.query("COMMIT")
           }
@@ -188,18 +207,26 @@ const runBackend = (backend: Backend) =>
       WORKER_ENABLED: process.env["INGEST_WORKER"] ?? "true"
     }, process.env["INGEST_PROFILE"])
     const sqlite = backend === "sqlite" ? new Database(file, { readonly: true }) : undefined
-    const pending = async () => sqlite !== undefined
-      ? (sqlite.prepare("SELECT count(*) AS n FROM jobs WHERE status = 'pending'").get() as { n: number }).n
-      : Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.jobs WHERE status = 'pending'`)).rows[0].n)
+    const pending = async () =>
+      sqlite !== undefined
+        ? (sqlite.prepare("SELECT count(*) AS n FROM jobs WHERE status = 'pending'").get() as { n: number }).n
+        : Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.jobs WHERE status = 'pending'`)).rows[0].n)
     const jobsAfter = async (id: number): Promise<{ rows: ReadonlyArray<JobRow>; last: number }> => {
       const rows = sqlite !== undefined
-        ? sqlite.prepare("SELECT id, organisation_id, environment, payload, received_at FROM jobs WHERE id > ? ORDER BY id").all(id) as Array<JobRow & { id: number }>
-        : (await admin.query(`SELECT id::float8 AS id, organisation_id, environment, payload::text AS payload, received_at
-            FROM ${schema}.jobs WHERE id > $1 ORDER BY id`, [id])).rows as Array<JobRow & { id: number }>
+        ? sqlite.prepare(
+          "SELECT id, organisation_id, environment, payload, received_at FROM jobs WHERE id > ? ORDER BY id"
+        ).all(id) as Array<JobRow & { id: number }>
+        : (await admin.query(
+          `SELECT id::float8 AS id, organisation_id, environment, payload::text AS payload, received_at
+            FROM ${schema}.jobs WHERE id > $1 ORDER BY id`,
+          [id]
+        )).rows as Array<JobRow & { id: number }>
       return { rows, last: rows.at(-1)?.id ?? id }
     }
     const schemaSql = sqlite !== undefined
-      ? (sqlite.prepare("SELECT group_concat(sql, ';') AS s FROM sqlite_master WHERE name = 'jobs'").get() as { s: string }).s
+      ? (sqlite.prepare("SELECT group_concat(sql, ';') AS s FROM sqlite_master WHERE name = 'jobs'").get() as {
+        s: string
+      }).s
       : `CREATE TABLE jobs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, organisation_id text COLLATE "C" NOT NULL,
           environment text NOT NULL, payload text NOT NULL, received_at double precision NOT NULL,
           status text NOT NULL DEFAULT 'pending', attempt integer NOT NULL DEFAULT 0, leased_by text, lease_until timestamptz,
@@ -233,7 +260,9 @@ const runBackend = (backend: Backend) =>
             clients,
             ...measured,
             accepted_per_second: accepted,
-            processed_per_second: measured.processed_seconds === null ? null : Math.round(measured.records / measured.processed_seconds),
+            processed_per_second: measured.processed_seconds === null
+              ? null
+              : Math.round(measured.records / measured.processed_seconds),
             floor_per_request: floor.per_request,
             floor_grouped: floor.grouped,
             ratio_to_floor: Number((accepted / bestFloor).toFixed(3)),
@@ -259,7 +288,11 @@ console.log(
 )
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (const r of results) {
-  console.log(`| ${r["backend"]} | ${r["batch"]} | ${r["clients"]} | ${r["accepted_per_second"]} | ${r["processed_per_second"] ?? "–"} | ${
-    r["floor_per_request"]} | ${r["floor_grouped"]} | ${r["ratio_to_floor"]} | ${r["bare_http_per_second"] ?? "–"} | ${
-    r["ratio_to_bare_http"] ?? "–"} | ${r["bare_http_to_floor"] ?? "–"} |`)
+  console.log(
+    `| ${r["backend"]} | ${r["batch"]} | ${r["clients"]} | ${r["accepted_per_second"]} | ${
+      r["processed_per_second"] ?? "–"
+    } | ${r["floor_per_request"]} | ${r["floor_grouped"]} | ${r["ratio_to_floor"]} | ${
+      r["bare_http_per_second"] ?? "–"
+    } | ${r["ratio_to_bare_http"] ?? "–"} | ${r["bare_http_to_floor"] ?? "–"} |`
+  )
 }

@@ -41,7 +41,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs"
@@ -49,6 +48,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { call, kill, type Server, start } from "../../examples/standalone/test/Process.js"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 
 /** How a soak run is shaped. */
 export interface SoakOptions {
@@ -178,7 +178,14 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
       port_of_loading: "CNSHA",
       port_of_discharge: "NLRTM"
     })))
-    batches.push({ key: `soak-${seed}-${batches.length}`, organisation: batches.length % organisations, references, body, attempts: 0, sent: [] })
+    batches.push({
+      key: `soak-${seed}-${batches.length}`,
+      organisation: batches.length % organisations,
+      references,
+      body,
+      attempts: 0,
+      sent: []
+    })
     n += size
   }
 
@@ -194,7 +201,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
     const url = new URL(test.url)
     url.searchParams.set("application_name", applicationName)
     env = { ...env, DATABASE_URL: url.toString() }
-    openLayer = () => PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2, applicationName: "soak_admin" })
+    openLayer = () =>
+      PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2, applicationName: "soak_admin" })
   }
 
   let current: Server | undefined
@@ -211,7 +219,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
   let stopped = false
   const opened: Array<Db> = []
 
-  const live = (): Promise<Server> => current !== undefined ? Promise.resolve(current) : new Promise((r) => waiters.push(r))
+  const live = (): Promise<Server> =>
+    current !== undefined ? Promise.resolve(current) : new Promise((r) => waiters.push(r))
 
   interface Life {
     readonly server: Server
@@ -318,7 +327,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
         inFlight++
         const status = await fetch(`${server.base}/v3/downstream/tradeflows`, {
           method: "POST",
-          headers: { "content-type": "application/json", authorization: keys[batch.organisation]!.key, "idempotency-key": batch.key },
+          headers: {
+            "content-type": "application/json",
+            authorization: keys[batch.organisation]!.key,
+            "idempotency-key": batch.key
+          },
           body: batch.body,
           signal: AbortSignal.timeout(30_000)
         }).then(async (res) => {
@@ -326,7 +339,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
           if (res.status >= 500 && errorBodies.size < 5) errorBodies.add(`${res.status} ${text.slice(0, 300)}`)
           return res.status
         }, (e) => {
-          if (process.env["SOAK_DEBUG"]) log(`${batch.key} attempt ${batch.attempts} after ${Date.now() - sent.at} ms: ${String(e.cause ?? e)}`)
+          if (process.env["SOAK_DEBUG"]) {
+            log(`${batch.key} attempt ${batch.attempts} after ${Date.now() - sent.at} ms: ${String(e.cause ?? e)}`)
+          }
           return e?.cause?.code === "ECONNREFUSED" ? "refused" as const : undefined
         }).finally(() => inFlight--)
         if (status === "refused") {
@@ -338,7 +353,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
           await sleep(50)
           continue
         }
-        if (process.env["SOAK_DEBUG"] && status !== undefined) log(`${batch.key} attempt ${batch.attempts} after ${Date.now() - sent.at} ms: ${status}`)
+        if (process.env["SOAK_DEBUG"] && status !== undefined) {
+          log(`${batch.key} attempt ${batch.attempts} after ${Date.now() - sent.at} ms: ${status}`)
+        }
         if (status === undefined) {
           sent.answered = false
           attemptsUnanswered++
@@ -410,7 +427,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
     let pending = Number.POSITIVE_INFINITY
     while (performance.now() - drainStart < drainTimeout) {
       if (current === undefined && rebooting !== undefined) life = await rebooting
-      const rows = await db.run((sql) => sql<{ n: number | string }>`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`)
+      const rows = await db.run((sql) =>
+        sql<{ n: number | string }>`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`
+      )
       pending = Number(rows[0]?.n ?? 0)
       if (pending === 0) break
       await sleep(250)
@@ -426,7 +445,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
       let cursor: string | undefined
       for (;;) {
         const query = `per_page=500${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
-        const page = await call(current ?? life.server, "GET", `/v3/upstream?${query}`, undefined, { authorization: key })
+        const page = await call(current ?? life.server, "GET", `/v3/upstream?${query}`, undefined, {
+          authorization: key
+        })
         if (page.status !== 200) throw new Error(`GET /v3/upstream: ${page.status} ${JSON.stringify(page.body)}`)
         for (const m of page.body.data as Array<{ hash: string }>) hashes.push(m.hash)
         if (!page.body.has_more) break
@@ -452,9 +473,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
     let jobsFailed = 0
     const failedErrors = new Set<string>()
     for (const [o, { organisation }] of keys.entries()) {
-      const landedKeys = new Set((await db.run((sql) =>
-        sql<{ key: string }>`SELECT key FROM idempotency_keys WHERE organisation_id = ${organisation}`
-      )).map((r) => r.key))
+      const landedKeys = new Set(
+        (await db.run((sql) =>
+          sql<{ key: string }>`SELECT key FROM idempotency_keys WHERE organisation_id = ${organisation}`
+        )).map((r) => r.key)
+      )
       const jobRows = await db.run((sql) =>
         sql<{ status: string; payload: string; received_at: number | string; error: string | null }>`SELECT status,
           payload, received_at, error FROM jobs WHERE organisation_id = ${organisation}`
@@ -525,7 +548,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
           if (c !== 1 || j !== 1 || t !== 1 || x !== 0) {
             if (outcome === "accepted") lost++
             else landedUnprocessed++
-            if (reported++ < 5) log(`reference ${o}/${r} (${outcome}): created ${c}, jobs ${j}, tradeflows ${t}, other ${x}`)
+            if (reported++ < 5) {
+              log(`reference ${o}/${r} (${outcome}): created ${c}, jobs ${j}, tradeflows ${t}, other ${x}`)
+            }
           }
         }
       }

@@ -33,10 +33,13 @@ for (const backend of selectedBackends()) {
   results.push(summary)
 }
 
-console.log("\n| backend | records | accepted | rejected | unanswered (landed) | kills | crashes | terminations (backends) | messages | duplicates | lost | unexpected | seconds | ok |")
+console.log(
+  "\n| backend | records | accepted | rejected | unanswered (landed) | kills | crashes | terminations (backends) | messages | duplicates | lost | unexpected | seconds | ok |"
+)
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (const r of results) {
-  console.log(`| ${r.backend} | ${r.records} | ${r.accepted} | ${r.rejected} | ${r.unanswered} (${r.unanswered_landed}) | ${r.kills} | ${r.crashes} | ${
-    r.terminations} (${r.backends_terminated}) | ${r.messages} | ${r.duplicates} | ${r.lost} | ${r.unexpected} | ${r.seconds} | ${r.ok} |`)
+  console.log(
+    `| ${r.backend} | ${r.records} | ${r.accepted} | ${r.rejected} | ${r.unanswered} (${r.unanswered_landed}) | ${r.kills} | ${r.crashes} | ${r.terminations} (${r.backends_terminated}) | ${r.messages} | ${r.duplicates} | ${r.lost} | ${r.unexpected} | ${r.seconds} | ${r.ok} |`
+  )
 }
 if (results.some((r) => !r.ok)) process.exit(1)

@@ -22,7 +22,8 @@ const pollMillis = Number(process.env["POLL_MILLIS"] ?? 2)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
 
 /** Posts one record and answers the milliseconds from its 202 to its first upstream message. */
 const probe = async (port: number, key: string, reference: string) => {
@@ -30,7 +31,9 @@ const probe = async (port: number, key: string, reference: string) => {
   if (accepted.status !== 202) throw new Error(`probe answered ${accepted.status}: ${accepted.body}`)
   const at = performance.now()
   for (;;) {
-    const page = await call(port, "GET", `/v3/upstream?tradeflow=${encodeURIComponent(`${reference}-0`)}&per_page=1`, { authorization: key })
+    const page = await call(port, "GET", `/v3/upstream?tradeflow=${encodeURIComponent(`${reference}-0`)}&per_page=1`, {
+      authorization: key
+    })
     if (page.status !== 200) throw new Error(`upstream answered ${page.status}: ${page.body}`)
     if ((JSON.parse(page.body) as { data: ReadonlyArray<unknown> }).data.length > 0) return performance.now() - at
     await sleep(pollMillis)
@@ -45,7 +48,11 @@ const measure = async (port: number, key: string, tag: string, gapMillis: number
     await sleep(gapMillis)
   }
   const sorted = latencies.sort((a, b) => a - b)
-  return { p50: Number(percentile(sorted, 0.5).toFixed(1)), p99: Number(percentile(sorted, 0.99).toFixed(1)), max: Number(sorted.at(-1)!.toFixed(1)) }
+  return {
+    p50: Number(percentile(sorted, 0.5).toFixed(1)),
+    p99: Number(percentile(sorted, 0.99).toFixed(1)),
+    max: Number(sorted.at(-1)!.toFixed(1))
+  }
 }
 
 /** Single-record requests from 16 clients for 4 s; answers records per second accepted and processed. */
@@ -54,7 +61,10 @@ const maximumRate = async (port: number, key: string) => {
   const started = performance.now()
   await Promise.all(Array.from({ length: 16 }, async (_, c) => {
     for (let n = 0; performance.now() - started < 4_000; n++) {
-      if ((await post(port, "/v3/downstream/tradeflows", bodyOf(`max-${c}-${n}`, 1), { authorization: key })).status === 202) records++
+      if (
+        (await post(port, "/v3/downstream/tradeflows", bodyOf(`max-${c}-${n}`, 1), { authorization: key })).status ===
+          202
+      ) records++
     }
   }))
   const last = `max-probe`
@@ -108,4 +118,6 @@ const runBackend = (backend: Backend) =>
 console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log("\n| storage | load | background rec/s | p50 ms | p99 ms | max ms |\n|---|---|---:|---:|---:|---:|")
-for (const r of results) console.log(`| ${r["backend"]} | ${r["load"]} | ${r["rate"]} | ${r["p50"]} | ${r["p99"]} | ${r["max"]} |`)
+for (const r of results) {
+  console.log(`| ${r["backend"]} | ${r["load"]} | ${r["rate"]} | ${r["p50"]} | ${r["p99"]} | ${r["max"]} |`)
+}

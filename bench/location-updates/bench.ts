@@ -11,7 +11,16 @@
  * The clock is the TestClock (no background fibers), so "one interval later" costs no waiting.
  * `npx tsx --conditions=@tradeflow/source bench/location-updates/bench.ts` (not part of `npm test`). Writes bench/location-updates/RESULTS.md.
  */
-import { Ingest, JobQueue, Locations, OrganisationStore, Service, Storage, TrackingConfig, Worker } from "@tradeflow/core"
+import {
+  Ingest,
+  JobQueue,
+  Locations,
+  OrganisationStore,
+  Service,
+  Storage,
+  TrackingConfig,
+  Worker
+} from "@tradeflow/core"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Layer, TestClock, TestContext } from "effect"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -35,11 +44,19 @@ let dbCounter = 0
 
 type Backend = "memory" | "sqlite"
 const storage = (backend: Backend): Layer.Layer<Storage.Storage, unknown> =>
-  backend === "memory" ? Storage.layerMemory : SqliteStorage.layer({ filename: join(root, `bench-${dbCounter++}.sqlite`) })
+  backend === "memory"
+    ? Storage.layerMemory
+    : SqliteStorage.layer({ filename: join(root, `bench-${dbCounter++}.sqlite`) })
 
 const service = (backend: Backend, intervalMinutes: number) =>
   Service.layer({ background: false }, { background: false, batchSize: voyages }).pipe(
-    Layer.provideMerge(Layer.mergeAll(storage(backend), Locations.layerBuiltin, TrackingConfig.layer({ locationIntervalMinutes: intervalMinutes })))
+    Layer.provideMerge(
+      Layer.mergeAll(
+        storage(backend),
+        Locations.layerBuiltin,
+        TrackingConfig.layer({ locationIntervalMinutes: intervalMinutes })
+      )
+    )
   )
 
 const record = (reference: string, departure: number, arrival: number) => ({
@@ -53,26 +70,39 @@ const record = (reference: string, departure: number, arrival: number) => ({
 })
 
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const start = performance.now()
     const a = yield* effect
     return [a, performance.now() - start] as const
   })
 
 const seed = (records: ReadonlyArray<unknown>) =>
-  Effect.gen(function* () {
-    yield* (yield* OrganisationStore.OrganisationStore).insert({ id: org, name: "Bench (UAT)", environment: "uat", live_organisation_id: null, created_at: now0 })
+  Effect.gen(function*() {
+    yield* (yield* OrganisationStore.OrganisationStore).insert({
+      id: org,
+      name: "Bench (UAT)",
+      environment: "uat",
+      live_organisation_id: null,
+      created_at: now0
+    })
     for (let i = 0; i < records.length; i += 500) {
-      yield* (yield* Ingest.Ingest).submit({ organisation_id: org, environment: "uat", body: records.slice(i, i + 500), form: "any" })
+      yield* (yield* Ingest.Ingest).submit({
+        organisation_id: org,
+        environment: "uat",
+        body: records.slice(i, i + 500),
+        form: "any"
+      })
     }
     yield* (yield* Worker.Worker).drain
   })
 
 const round = (backend: Backend) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     yield* TestClock.setTime(now0)
     const D = now0 - 10 * hour - 30 * 60_000
-    const [, seedMs] = yield* timed(seed(Array.from({ length: voyages }, (_, i) => record(`V-${i}`, D, now0 + 20 * day))))
+    const [, seedMs] = yield* timed(
+      seed(Array.from({ length: voyages }, (_, i) => record(`V-${i}`, D, now0 + 20 * day)))
+    )
     yield* TestClock.adjust("1 hour")
     const [queued, tickMs] = yield* timed((yield* Scheduler.Scheduler).tick)
     const [, drainMs] = yield* timed((yield* Worker.Worker).drain)
@@ -81,7 +111,7 @@ const round = (backend: Backend) =>
   }).pipe(Effect.provide(service(backend, 60)), Effect.provide(TestContext.TestContext))
 
 const catchUp = (backend: Backend) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     yield* TestClock.setTime(now0)
     yield* seed([record("LONG", now0 - 30 * day, now0 + 30 * day)])
     const scheduler = yield* Scheduler.Scheduler
@@ -105,11 +135,12 @@ const maths = () => {
   return { n, ms, sink }
 }
 
-const main = Effect.gen(function* () {
+const main = Effect.gen(function*() {
   const m = maths()
   const rounds = [yield* round("memory"), yield* round("sqlite")]
   const catchUps = [yield* catchUp("memory"), yield* catchUp("sqlite")]
-  const cpu = (readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.*)/)?.[1] ?? cpus()[0]?.model ?? "?").trim()
+  const cpu = (readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.*)/)?.[1] ?? cpus()[0]?.model ?? "?")
+    .trim()
   const f = (x: number) => x.toFixed(1)
   const median = (xs: ReadonlyArray<number>) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
   const [rm, rs] = rounds as [typeof rounds[0], typeof rounds[0]]
@@ -117,18 +148,28 @@ const main = Effect.gen(function* () {
   const lines = [
     "# LOCATION_UPDATE benchmark",
     "",
-    `Machine: ${cpus().length} CPUs (nproc), ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${cpu}. Node ${process.version}.`,
-    `Date: ${new Date().toISOString()}. Command: \`npx tsx --conditions=@tradeflow/source bench/location-updates/bench.ts\` (BENCH_VOYAGES=${voyages}).`,
+    `Machine: ${cpus().length} CPUs (nproc), ${
+      (totalmem() / 2 ** 30).toFixed(1)
+    } GiB memory, ${cpu}. Node ${process.version}.`,
+    `Date: ${
+      new Date().toISOString()
+    }. Command: \`npx tsx --conditions=@tradeflow/source bench/location-updates/bench.ts\` (BENCH_VOYAGES=${voyages}).`,
     "",
     "## Great-circle maths",
     "",
-    `\`Positions.interpolate\`: ${m.n.toLocaleString("en")} points in ${f(m.ms)} ms = ${f((m.ms * 1e6) / m.n)} ns per point.`,
+    `\`Positions.interpolate\`: ${m.n.toLocaleString("en")} points in ${f(m.ms)} ms = ${
+      f((m.ms * 1e6) / m.n)
+    } ns per point.`,
     "",
     `## Scheduler round: ${voyages.toLocaleString("en")} voyages due one position each`,
     "",
     "| Storage | seed (post + process the voyages) ms | tick ms | Advance jobs queued | drain ms | per job ms | pending after |",
     "|---|---|---|---|---|---|---|",
-    ...rounds.map((r) => `| ${r.backend} | ${f(r.seedMs)} | ${f(r.tickMs)} | ${r.queued} | ${f(r.drainMs)} | ${(r.drainMs / Math.max(1, r.queued)).toFixed(2)} | ${r.pending} |`),
+    ...rounds.map((r) =>
+      `| ${r.backend} | ${f(r.seedMs)} | ${f(r.tickMs)} | ${r.queued} | ${f(r.drainMs)} | ${
+        (r.drainMs / Math.max(1, r.queued)).toFixed(2)
+      } | ${r.pending} |`
+    ),
     "",
     `Ratio SQLite / memory: tick ${f(rs.tickMs / rm.tickMs)}x, drain ${f(rs.drainMs / rm.drainMs)}x.`,
     "",
@@ -138,7 +179,11 @@ const main = Effect.gen(function* () {
     "",
     "| Storage | job times ms | median ms | positions per second |",
     "|---|---|---|---|",
-    ...catchUps.map((c) => `| ${c.backend} | ${c.times.map(f).join(", ")} | ${f(median(c.times))} | ${Math.round(Positions.maxPositionsPerJob / (median(c.times) / 1000)).toLocaleString("en")} |`),
+    ...catchUps.map((c) =>
+      `| ${c.backend} | ${c.times.map(f).join(", ")} | ${f(median(c.times))} | ${
+        Math.round(Positions.maxPositionsPerJob / (median(c.times) / 1000)).toLocaleString("en")
+      } |`
+    ),
     "",
     `Ratio SQLite / memory (median job): ${f(median(cs.times) / median(cm.times))}x.`,
     ""

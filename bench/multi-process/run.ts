@@ -12,9 +12,9 @@
 import { SqlClient } from "@effect/sql"
 import { JobQueue } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema, type TestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { Effect, Exit, Scope } from "effect"
 import { call, consoleToken, kill, type Server, start } from "../../examples/standalone/test/Process.js"
+import { makeTestSchema, type TestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 
 const RECORDS = Number(process.env["RECORDS"] ?? 4_000)
 const BATCH = Number(process.env["BATCH"] ?? 100)
@@ -47,7 +47,9 @@ const run = async (n: number) => {
     const keys: Array<string> = []
     for (let c = 0; c < ORGS; c++) {
       const org = await call(servers[0]!, "POST", "/console/organisations", { name: `Bench ${c}` }, auth)
-      const key = await call(servers[0]!, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, auth)
+      const key = await call(servers[0]!, "POST", `/console/organisations/${org.body.id}/api-keys`, {
+        environment: "uat"
+      }, auth)
       keys.push(key.body.key)
     }
     const batches = RECORDS / BATCH
@@ -96,9 +98,14 @@ for (const n of PROCESSES) {
   results.push(r)
 }
 const base = results[0]!
-console.log(`\n| processes | accepted rec/s | processed rec/s | accepted ×N=${base.processes} | processed ×N=${base.processes} |`)
+console.log(
+  `\n| processes | accepted rec/s | processed rec/s | accepted ×N=${base.processes} | processed ×N=${base.processes} |`
+)
 console.log("|---|---|---|---|---|")
 for (const r of results) {
-  console.log(`| ${r.processes} | ${r.accepted_per_second} | ${r.processed_per_second} | ${
-    (r.accepted_per_second / base.accepted_per_second).toFixed(2)} | ${(r.processed_per_second / base.processed_per_second).toFixed(2)} |`)
+  console.log(
+    `| ${r.processes} | ${r.accepted_per_second} | ${r.processed_per_second} | ${
+      (r.accepted_per_second / base.accepted_per_second).toFixed(2)
+    } | ${(r.processed_per_second / base.processed_per_second).toFixed(2)} |`
+  )
 }

@@ -44,7 +44,8 @@ const bodies: ReadonlyArray<readonly [name: string, scheme: string, contentType:
   ["csv: one row of 2,000,000 cells", "csv", "text/csv", header + "PO-1,BK-1,NLRTM" + ",x".repeat(2_000_000) + "\n"]
 ]
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 const round1 = (n: number) => Number(n.toFixed(1))
 
 const results: Array<Record<string, unknown>> = []
@@ -107,7 +108,9 @@ console.log(
 for (const r of results) {
   const eld = r["eld"] as { p99: number; max: number }
   console.log(
-    `| ${r["body"]} | ${((r["bytes"] as number) / 1e6).toFixed(1)} | ${r["bytes"] === 0 ? "–" : `${r["post_p50"]} / ${r["post_max"]}`} | ` +
+    `| ${r["body"]} | ${((r["bytes"] as number) / 1e6).toFixed(1)} | ${
+      r["bytes"] === 0 ? "–" : `${r["post_p50"]} / ${r["post_max"]}`
+    } | ` +
       `${r["health_answers"]} | ${r["health_max"]} | ${eld.p99} / ${eld.max} |`
   )
 }

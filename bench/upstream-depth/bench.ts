@@ -89,79 +89,96 @@ const measureAll = <E, R>(cases: ReadonlyArray<readonly [string, Effect.Effect<n
     cases.forEach(([name], c) => {
       const sorted = times[c]!.sort((a, b) => a - b)
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
-      stats[name] = { p50: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, rows: rows[c]! }
+      stats[name] = {
+        p50: at(0.5),
+        p99: at(0.99),
+        mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+        rows: rows[c]!
+      }
     })
     return stats
   })
 
-const program = <R>(fill: (organisationId: string) => Effect.Effect<void, unknown, R>) => Effect.gen(function*() {
-  const accounts = yield* Accounts.Accounts
-  const messages = yield* MessageStore.MessageStore
-  const upstream = yield* Upstream.Upstream
-  const server = yield* HttpServer.HttpServer
-  const address = server.address
-  if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-  const base = `http://127.0.0.1:${address.port}`
+const program = <R>(fill: (organisationId: string) => Effect.Effect<void, unknown, R>) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts.Accounts
+    const messages = yield* MessageStore.MessageStore
+    const upstream = yield* Upstream.Upstream
+    const server = yield* HttpServer.HttpServer
+    const address = server.address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    const base = `http://127.0.0.1:${address.port}`
 
-  const org = yield* accounts.createOrganisation("Bench BV")
-  const { key } = yield* accounts.createApiKey(org.id, "production")
+    const org = yield* accounts.createOrganisation("Bench BV")
+    const { key } = yield* accounts.createApiKey(org.id, "production")
 
-  const fillStart = performance.now()
-  yield* fill(org.id)
-  const fillSeconds = (performance.now() - fillStart) / 1000
-  console.log(`filled ${total} messages in ${fillSeconds.toFixed(1)} s`)
+    const fillStart = performance.now()
+    yield* fill(org.id)
+    const fillSeconds = (performance.now() - fillStart) / 1000
+    console.log(`filled ${total} messages in ${fillSeconds.toFixed(1)} s`)
 
-  const signer = yield* Effect.flatMap(Upstream.Cursor.storedSecret, Upstream.Cursor.makeSigner)
-  const cursorAt = (afterSeq: number, types?: ReadonlyArray<string>) =>
-    signer.sign({ organisation_id: org.id, ...(types === undefined ? {} : { types }) }, afterSeq)
-  const milestones = ["CONTAINER_MILESTONE"]
-  const positions = {
-    first: undefined,
-    middle: yield* cursorAt(Math.floor(total / 2)),
-    last: yield* cursorAt(total - perPage)
-  }
-  const typedPositions = {
-    first: undefined,
-    last: yield* cursorAt(total - perPage * types.length, milestones)
-  }
+    const signer = yield* Effect.flatMap(Upstream.Cursor.storedSecret, Upstream.Cursor.makeSigner)
+    const cursorAt = (afterSeq: number, types?: ReadonlyArray<string>) =>
+      signer.sign({ organisation_id: org.id, ...(types === undefined ? {} : { types }) }, afterSeq)
+    const milestones = ["CONTAINER_MILESTONE"]
+    const positions = {
+      first: undefined,
+      middle: yield* cursorAt(Math.floor(total / 2)),
+      last: yield* cursorAt(total - perPage)
+    }
+    const typedPositions = {
+      first: undefined,
+      last: yield* cursorAt(total - perPage * types.length, milestones)
+    }
 
-  const http = (query: string) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${base}/upstream?${query}`, { headers: { authorization: key } })
-      const text = await response.text()
-      if (response.status !== 200) throw new Error(`${response.status} ${text.slice(0, 200)}`)
-      const parsed = JSON.parse(text) as { data?: Array<unknown> } | Array<unknown>
-      return Array.isArray(parsed) ? parsed.length : parsed.data?.length ?? 0
-    })
-  const withCursor = (cursor: string | undefined) => cursor === undefined ? "" : `&cursor=${cursor}`
+    const http = (query: string) =>
+      Effect.promise(async () => {
+        const response = await fetch(`${base}/upstream?${query}`, { headers: { authorization: key } })
+        const text = await response.text()
+        if (response.status !== 200) throw new Error(`${response.status} ${text.slice(0, 200)}`)
+        const parsed = JSON.parse(text) as { data?: Array<unknown> } | Array<unknown>
+        return Array.isArray(parsed) ? parsed.length : parsed.data?.length ?? 0
+      })
+    const withCursor = (cursor: string | undefined) => cursor === undefined ? "" : `&cursor=${cursor}`
 
-  const cases: Array<readonly [string, Effect.Effect<number, unknown>]> = []
-  for (const [name, cursor] of Object.entries(positions)) {
-    cases.push([`http per_page=500 ${name}`, http(`per_page=500${withCursor(cursor)}`)])
-  }
-  for (const [name, cursor] of Object.entries(typedPositions)) {
-    cases.push([`http per_page=500 type=CONTAINER_MILESTONE ${name}`, http(`per_page=500&type=CONTAINER_MILESTONE${withCursor(cursor)}`)])
-  }
-  cases.push(["http array form (newest 500, 24 h)", http("")])
-  for (const [name, cursor] of Object.entries(positions)) {
-    cases.push([`service Upstream.page ${name}`, Effect.map(
-      upstream.page({ organisation_id: org.id, per_page: perPage, ...(cursor === undefined ? {} : { cursor }) }),
-      (p) => p.data.length
-    )])
-  }
-  const storageAt = { first: 0, middle: Math.floor(total / 2), last: total - perPage }
-  for (const [name, after] of Object.entries(storageAt)) {
-    cases.push([`storage MessageStore.list after_seq ${name}`, Effect.map(
-      messages.list({ organisation_id: org.id, after_seq: after, take: "oldest", limit: perPage + 1 }),
-      (rows) => rows.length
-    )])
-  }
-  const results = yield* measureAll(cases)
-  for (const [name, stats] of Object.entries(results)) {
-    console.log(`${name.padEnd(50)} p50 ${stats.p50.toFixed(2)} ms  p99 ${stats.p99.toFixed(2)} ms  rows ${stats.rows}`)
-  }
-  return { fillSeconds, results }
-})
+    const cases: Array<readonly [string, Effect.Effect<number, unknown>]> = []
+    for (const [name, cursor] of Object.entries(positions)) {
+      cases.push([`http per_page=500 ${name}`, http(`per_page=500${withCursor(cursor)}`)])
+    }
+    for (const [name, cursor] of Object.entries(typedPositions)) {
+      cases.push([
+        `http per_page=500 type=CONTAINER_MILESTONE ${name}`,
+        http(`per_page=500&type=CONTAINER_MILESTONE${withCursor(cursor)}`)
+      ])
+    }
+    cases.push(["http array form (newest 500, 24 h)", http("")])
+    for (const [name, cursor] of Object.entries(positions)) {
+      cases.push([
+        `service Upstream.page ${name}`,
+        Effect.map(
+          upstream.page({ organisation_id: org.id, per_page: perPage, ...(cursor === undefined ? {} : { cursor }) }),
+          (p) => p.data.length
+        )
+      ])
+    }
+    const storageAt = { first: 0, middle: Math.floor(total / 2), last: total - perPage }
+    for (const [name, after] of Object.entries(storageAt)) {
+      cases.push([
+        `storage MessageStore.list after_seq ${name}`,
+        Effect.map(
+          messages.list({ organisation_id: org.id, after_seq: after, take: "oldest", limit: perPage + 1 }),
+          (rows) => rows.length
+        )
+      ])
+    }
+    const results = yield* measureAll(cases)
+    for (const [name, stats] of Object.entries(results)) {
+      console.log(
+        `${name.padEnd(50)} p50 ${stats.p50.toFixed(2)} ms  p99 ${stats.p99.toFixed(2)} ms  rows ${stats.rows}`
+      )
+    }
+    return { fillSeconds, results }
+  })
 
 const machine = () => {
   const cpuinfo = readFileSync("/proc/cpuinfo", "utf8")
@@ -213,8 +230,10 @@ const runPostgres = Effect.scoped(Effect.gen(function*() {
   const organisation = yield* sql<{ organisation_id: string }>`SELECT organisation_id FROM message_sequences LIMIT 1`
   const org = organisation[0]?.organisation_id ?? ""
   const explain = (query: string, params: ReadonlyArray<unknown>) =>
-    Effect.map(sql.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${query}`, params), (rows) =>
-      rows.map((r) => r["QUERY PLAN"]).join(" / "))
+    Effect.map(
+      sql.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${query}`, params),
+      (rows) => rows.map((r) => r["QUERY PLAN"]).join(" / ")
+    )
   const plans = {
     "after_seq last": yield* explain(
       "SELECT * FROM messages m WHERE m.organisation_id = $1 AND m.seq > $2 ORDER BY m.seq ASC LIMIT 501",
@@ -225,7 +244,13 @@ const runPostgres = Effect.scoped(Effect.gen(function*() {
       [org, "CONTAINER_MILESTONE", total - perPage * types.length]
     )
   }
-  return { ...outcome, dbBytes: info[0]?.bytes ?? 0, version: info[0]?.version ?? "?", sharedBuffers: info[0]?.shared_buffers ?? "?", plans }
+  return {
+    ...outcome,
+    dbBytes: info[0]?.bytes ?? 0,
+    version: info[0]?.version ?? "?",
+    sharedBuffers: info[0]?.shared_buffers ?? "?",
+    plans
+  }
 }))
 
 const ratiosOf = (results: Outcome["results"]) => {
@@ -233,9 +258,15 @@ const ratiosOf = (results: Outcome["results"]) => {
   return {
     "http last / first (p50)": ratio("http per_page=500 last", "http per_page=500 first"),
     "http middle / first (p50)": ratio("http per_page=500 middle", "http per_page=500 first"),
-    "http type filter last / first (p50)": ratio("http per_page=500 type=CONTAINER_MILESTONE last", "http per_page=500 type=CONTAINER_MILESTONE first"),
+    "http type filter last / first (p50)": ratio(
+      "http per_page=500 type=CONTAINER_MILESTONE last",
+      "http per_page=500 type=CONTAINER_MILESTONE first"
+    ),
     "service last / first (p50)": ratio("service Upstream.page last", "service Upstream.page first"),
-    "storage last / first (p50)": ratio("storage MessageStore.list after_seq last", "storage MessageStore.list after_seq first")
+    "storage last / first (p50)": ratio(
+      "storage MessageStore.list after_seq last",
+      "storage MessageStore.list after_seq first"
+    )
   }
 }
 
@@ -243,7 +274,8 @@ const tables = (results: Outcome["results"], ratios: Record<string, number>) => 
   "| case | rows | p50 ms | p99 ms | mean ms |",
   "|---|---:|---:|---:|---:|",
   ...Object.entries(results).map(([name, s]) =>
-    `| ${name} | ${s.rows} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.mean.toFixed(2)} |`),
+    `| ${name} | ${s.rows} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.mean.toFixed(2)} |`
+  ),
   "",
   "| ratio | value |",
   "|---|---:|",
@@ -255,7 +287,9 @@ const method = () =>
   `Method: 20 warm-up rounds, then ${repeat} rounds of one sequential request per case, the cases interleaved so that ` +
   "background load hits all of them alike. The HTTP cases go through the real HttpApp on an " +
   "in-process NodeHttpServer (fetch over loopback, keep-alive, the whole body read and parsed). \"first\" is the first page " +
-  `(no cursor), "middle" a cursor at sequence ${Math.floor(total / 2).toLocaleString("en")}, "last" a cursor ${perPage} before the end ` +
+  `(no cursor), "middle" a cursor at sequence ${
+    Math.floor(total / 2).toLocaleString("en")
+  }, "last" a cursor ${perPage} before the end ` +
   "(the page is the final 500 messages). Deep cursors are signed with the server's stored secret, as the server would."
 
 const sqliteSection = (outcome: Outcome & { readonly dbBytes: number }, pgMeasured: boolean) => {
@@ -268,8 +302,12 @@ const sqliteSection = (outcome: Outcome & { readonly dbBytes: number }, pgMeasur
     `Date: ${new Date().toISOString()}`,
     `Machine: ${m.nproc} CPUs (nproc), ${m.memory} memory, ${m.cpu}; Node ${m.node}; load average at the end ${m.load} ` +
     "(the machine was shared with other work while the benchmark ran)",
-    `Data: ${total.toLocaleString("en")} messages of one organisation (4 types round-robin, ~${Math.round(messageBody(0, "BASIC_STATUS", 0).length)} byte bodies), ` +
-    `filled through TradeflowStore.commit in batches of ${batchSize.toLocaleString("en")} in ${outcome.fillSeconds.toFixed(1)} s ` +
+    `Data: ${total.toLocaleString("en")} messages of one organisation (4 types round-robin, ~${
+      Math.round(messageBody(0, "BASIC_STATUS", 0).length)
+    } byte bodies), ` +
+    `filled through TradeflowStore.commit in batches of ${batchSize.toLocaleString("en")} in ${
+      outcome.fillSeconds.toFixed(1)
+    } s ` +
     `(SQLite synchronous=NORMAL for the fill and the run); database ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB.`,
     method(),
     "",
@@ -302,11 +340,19 @@ const postgresSection = (outcome: Effect.Effect.Success<typeof runPostgres>) => 
     "(the machine was shared with other work while the benchmark ran)",
     `Database: PostgreSQL ${outcome.version} on the same machine (127.0.0.1, default configuration, shared_buffers ` +
     `${outcome.sharedBuffers}), reached through @tradeflow/storage-pg (\`PgStorage.layer\`, pool of 10) in a fresh schema, dropped afterwards.`,
-    `Data: the same ${total.toLocaleString("en")} messages of one organisation as in the SQLite run (same hashes, types, ` +
-    `references, timestamps and byte-identical ~${Math.round(messageBody(0, "BASIC_STATUS", 0).length)} byte bodies; checked on a sample), ` +
-    `written with bulk \`INSERT … SELECT generate_series\` statements of ${pgChunk.toLocaleString("en")} rows into the migrated ` +
+    `Data: the same ${
+      total.toLocaleString("en")
+    } messages of one organisation as in the SQLite run (same hashes, types, ` +
+    `references, timestamps and byte-identical ~${
+      Math.round(messageBody(0, "BASIC_STATUS", 0).length)
+    } byte bodies; checked on a sample), ` +
+    `written with bulk \`INSERT … SELECT generate_series\` statements of ${
+      pgChunk.toLocaleString("en")
+    } rows into the migrated ` +
     "schema (every index in place), the organisation's message_sequences counter set to the last seq, then " +
-    `\`VACUUM (ANALYZE) messages\`; fill ${outcome.fillSeconds.toFixed(1)} s in all; schema ${(outcome.dbBytes / 1024 / 1024).toFixed(0)} MiB ` +
+    `\`VACUUM (ANALYZE) messages\`; fill ${outcome.fillSeconds.toFixed(1)} s in all; schema ${
+      (outcome.dbBytes / 1024 / 1024).toFixed(0)
+    } MiB ` +
     "(tables and indexes).",
     method(),
     "",

@@ -63,7 +63,8 @@ interface Measured {
   readonly rows: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 
 const results: Array<Record<string, unknown>> = []
 
@@ -88,7 +89,13 @@ const runBackend = (backend: Backend) =>
       const filled = performance.now()
       const fillStart = Date.now()
       await fillOn(backend, database.file, database.schema, tenant.organisation.id)
-      console.log(JSON.stringify({ backend, messages: total, fill_seconds: Number(((performance.now() - filled) / 1000).toFixed(1)) }))
+      console.log(
+        JSON.stringify({
+          backend,
+          messages: total,
+          fill_seconds: Number(((performance.now() - filled) / 1000).toFixed(1))
+        })
+      )
       const since = new Date(fillStart - Math.floor(total / 2)).toISOString()
 
       const get = (path: string) => async (): Promise<number> => {
@@ -139,11 +146,17 @@ const runBackend = (backend: Backend) =>
 console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log(
-  `\n| storage | filters (${total.toLocaleString("en")} messages) | request | rows | p50 ms | max ms | largest event-loop delay ms |` +
+  `\n| storage | filters (${
+    total.toLocaleString("en")
+  } messages) | request | rows | p50 ms | max ms | largest event-loop delay ms |` +
     "\n|---|---|---|---:|---:|---:|---:|"
 )
 for (const r of results) {
-  console.log(`| ${r["backend"]} | ${r["filters"]} | ${r["form"]} | ${r["rows"]} | ${r["p50_ms"]} | ${r["max_ms"]} | ${r["eld_max_ms"]} |`)
+  console.log(
+    `| ${r["backend"]} | ${r["filters"]} | ${r["form"]} | ${r["rows"]} | ${r["p50_ms"]} | ${r["max_ms"]} | ${
+      r["eld_max_ms"]
+    } |`
+  )
 }
 const worst = results.filter((r) => r["form"] !== "").reduce((a, r) => Math.max(a, r["eld_max_ms"] as number), 0)
 console.log(`\nlargest event-loop delay of any upstream request: ${worst} ms (goal: under 50 ms)`)

@@ -41,7 +41,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Accounts, Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -50,6 +49,7 @@ import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import { bulkFill, commitFill } from "../Fill.js"
 import { serverArgs, underTsx } from "../Harness.js"
@@ -101,15 +101,22 @@ const prepare = <E>(
     const signer = yield* Effect.flatMap(Cursor.storedSecret, Cursor.makeSigner)
     const starts = new Map<number, ReadonlyArray<string | undefined>>()
     for (const clients of new Set([...clientCounts, memoryClients])) {
-      starts.set(clients, yield* Effect.forEach(Array.from({ length: clients }, (_, k) => k), (k) =>
-        k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, startSeq(k, clients))))
+      starts.set(
+        clients,
+        yield* Effect.forEach(
+          Array.from({ length: clients }, (_, k) => k),
+          (k) => k === 0 ? Effect.succeed(undefined) : signer.sign({ organisation_id: org.id }, startSeq(k, clients))
+        )
+      )
     }
     const middle = yield* signer.sign({ organisation_id: org.id }, Math.floor(total / 2))
     return { key, organisationId: org.id, fillSeconds, starts, middle }
   }).pipe(
-    Effect.provide(Service.layer({ background: false }).pipe(
-      Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
-    )),
+    Effect.provide(
+      Service.layer({ background: false }).pipe(
+        Layer.provideMerge(Layer.mergeAll(storage, Locations.layerBuiltin, TrackingConfig.layer()))
+      )
+    ),
     Effect.scoped
   )
 
@@ -148,7 +155,11 @@ const exited = (child: ChildProcess) =>
  * on the bundle `npm run build` made), or with BENCH_SERVER=tsx as `node [nodeArgs] --import tsx
  * main.ts`; its output in a log file of the temporary directory.
  */
-const startServer = async (name: string, env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []): Promise<Server> => {
+const startServer = async (
+  name: string,
+  env: Record<string, string>,
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Server> => {
   const port = await freePort()
   const log = openSync(join(tmp, `${name}.log`), "a")
   const child = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, ...serverEntry], {
@@ -169,7 +180,9 @@ const startServer = async (name: string, env: Record<string, string>, nodeArgs: 
   child.once("exit", () => children.delete(child))
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 1200; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}; see ${join(tmp, `${name}.log`)}`)
+    if (child.exitCode !== null) {
+      throw new Error(`server exited with ${child.exitCode}; see ${join(tmp, `${name}.log`)}`)
+    }
     const up = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
     if (up) return { base, child }
     await new Promise((r) => setTimeout(r, 100))
@@ -271,25 +284,30 @@ interface Answer {
 /** One GET over `agent`: the status, the body size and its last 512 bytes. */
 const get = (agent: Agent, base: URL, path: string, key: string, keepBody = false) =>
   new Promise<Answer & { readonly body?: Buffer }>((resolve, reject) => {
-    const req = request({ host: base.hostname, port: base.port, path, agent, headers: { authorization: key } }, (res) => {
-      let bytes = 0
-      let tail = Buffer.alloc(0)
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => {
-        bytes += chunk.length
-        if (keepBody) chunks.push(chunk)
-        tail = tail.length + chunk.length <= 512 ? Buffer.concat([tail, chunk]) : Buffer.concat([tail, chunk]).subarray(-512)
-      })
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          bytes,
-          tail: tail.toString("latin1"),
-          headers: res.headers,
-          ...(keepBody ? { body: Buffer.concat(chunks) } : {})
-        }))
-      res.on("error", reject)
-    })
+    const req = request(
+      { host: base.hostname, port: base.port, path, agent, headers: { authorization: key } },
+      (res) => {
+        let bytes = 0
+        let tail = Buffer.alloc(0)
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length
+          if (keepBody) chunks.push(chunk)
+          tail = tail.length + chunk.length <= 512
+            ? Buffer.concat([tail, chunk])
+            : Buffer.concat([tail, chunk]).subarray(-512)
+        })
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            bytes,
+            tail: tail.toString("latin1"),
+            headers: res.headers,
+            ...(keepBody ? { body: Buffer.concat(chunks) } : {})
+          }))
+        res.on("error", reject)
+      }
+    )
     req.on("error", reject)
     req.end()
   })
@@ -424,9 +442,14 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const captured = await get(agent, new URL(real.base), `${pagePath}&cursor=${prepared.middle}`, prepared.key, true)
     agent.destroy()
-    if (captured.status !== 200 || captured.body === undefined) throw new Error(`capture: ${captured.status} ${captured.tail}`)
-    const headers = Object.fromEntries(Object.entries(captured.headers).filter(([name]) =>
-      !["date", "connection", "keep-alive", "transfer-encoding"].includes(name)))
+    if (captured.status !== 200 || captured.body === undefined) {
+      throw new Error(`capture: ${captured.status} ${captured.tail}`)
+    }
+    const headers = Object.fromEntries(
+      Object.entries(captured.headers).filter(([name]) =>
+        !["date", "connection", "keep-alive", "transfer-encoding"].includes(name)
+      )
+    )
     const rows500 = (JSON.parse(captured.body.toString("utf8")) as { data: Array<unknown> }).data.length
     writeFileSync(bodyFile, captured.body)
     writeFileSync(headersFile, JSON.stringify(headers))
@@ -437,34 +460,40 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
     for (const clients of clientCounts) {
       const starts = prepared.starts.get(clients)!
       const sampler = sampleRss(real.child.pid!)
-      const realWalk = summary(await walk({
-        base: real.base,
-        key: prepared.key,
-        kind: "real",
-        starts,
-        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
-        warm: warmup,
-        measured: seconds
-      }))
+      const realWalk = summary(
+        await walk({
+          base: real.base,
+          key: prepared.key,
+          kind: "real",
+          starts,
+          path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+          warm: warmup,
+          measured: seconds
+        })
+      )
       const realPeakRssMb = mb(sampler.stop())
-      const bareWalk = summary(await walk({
-        base: bare.base,
-        key: prepared.key,
-        kind: "bare",
-        starts: starts.map(() => bareCursor),
-        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
-        warm: warmup,
-        measured: seconds
-      }))
-      const floorWalk = summary(await walk({
-        base: floor.base,
-        key: prepared.key,
-        kind: "floor",
-        starts: starts.map((_, k) => k === 0 ? undefined : String(startSeq(k, clients))),
-        path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
-        warm: warmup,
-        measured: seconds
-      }))
+      const bareWalk = summary(
+        await walk({
+          base: bare.base,
+          key: prepared.key,
+          kind: "bare",
+          starts: starts.map(() => bareCursor),
+          path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+          warm: warmup,
+          measured: seconds
+        })
+      )
+      const floorWalk = summary(
+        await walk({
+          base: floor.base,
+          key: prepared.key,
+          kind: "floor",
+          starts: starts.map((_, k) => k === 0 ? undefined : String(startSeq(k, clients))),
+          path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
+          warm: warmup,
+          measured: seconds
+        })
+      )
       const row = { clients, real: realWalk, bare: bareWalk, floor: floorWalk, realPeakRssMb }
       console.log(JSON.stringify({
         backend,
@@ -553,12 +582,18 @@ const machine = () => {
     date: new Date().toISOString(),
     nproc: cpus().length,
     cpu: (/model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? "unknown").trim(),
-    memory_gib: Math.round(Number(/MemTotal:\s*(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024 * 10) / 10,
+    memory_gib:
+      Math.round(Number(/MemTotal:\s*(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024 * 10) /
+      10,
     node: process.version,
     load: loadavg().map((l) => l.toFixed(2)).join(", "),
     postgres: (() => {
       try {
-        return execFileSync("psql", ["-XAtc", "SHOW server_version", process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"], {
+        return execFileSync("psql", [
+          "-XAtc",
+          "SHOW server_version",
+          process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+        ], {
           encoding: "utf8"
         }).trim()
       } catch {
@@ -588,27 +623,45 @@ const run = async () => {
     const prepared = backend === "sqlite" ? await prepareSqlite() : await preparePostgres()
     console.log(JSON.stringify({ backend, messages: total, fill_seconds: Math.round(prepared.fillSeconds * 10) / 10 }))
     for (const row of await throughput(backend, prepared)) {
-      tables.push(`| ${backend} | ${row.clients} | ${row.real.req_per_s} | ${row.real.mb_per_s} | ${row.real.p50_ms} / ${row.real.p99_ms} | ${
-        row.bare.req_per_s} | ${row.bare.mb_per_s} | ${row.bare.p50_ms} / ${row.bare.p99_ms} | ${
-        (row.real.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${row.floor.req_per_s} | ${row.floor.p50_ms} / ${row.floor.p99_ms} | ${
-        (row.floor.req_per_s / row.bare.req_per_s * 100).toFixed(1)}% | ${(row.real.req_per_s / row.floor.req_per_s * 100).toFixed(1)}% | ${row.realPeakRssMb} |`)
+      tables.push(
+        `| ${backend} | ${row.clients} | ${row.real.req_per_s} | ${row.real.mb_per_s} | ${row.real.p50_ms} / ${row.real.p99_ms} | ${row.bare.req_per_s} | ${row.bare.mb_per_s} | ${row.bare.p50_ms} / ${row.bare.p99_ms} | ${
+          (row.real.req_per_s / row.bare.req_per_s * 100).toFixed(1)
+        }% | ${row.floor.req_per_s} | ${row.floor.p50_ms} / ${row.floor.p99_ms} | ${
+          (row.floor.req_per_s / row.bare.req_per_s * 100).toFixed(1)
+        }% | ${(row.real.req_per_s / row.floor.req_per_s * 100).toFixed(1)}% | ${row.realPeakRssMb} |`
+      )
     }
     if (memorySeconds > 0) {
       const m = await memory(backend, prepared)
-      memoryRows.push(`| ${backend} | ${total.toLocaleString("en")} | ${m.idle_rss_mb} | ${m.median_rss_mb} | ${m.peak_rss_mb} | ${m.vm_hwm_mb} | ${
-        m.loads.map((l) => `${l.kind}: ${l.req_per_s} req/s`).join("; ")} | ${m.pages_walked} / ${m.log_pages} |`)
+      memoryRows.push(
+        `| ${backend} | ${
+          total.toLocaleString("en")
+        } | ${m.idle_rss_mb} | ${m.median_rss_mb} | ${m.peak_rss_mb} | ${m.vm_hwm_mb} | ${
+          m.loads.map((l) => `${l.kind}: ${l.req_per_s} req/s`).join("; ")
+        } | ${m.pages_walked} / ${m.log_pages} |`
+      )
     }
   }
   console.log(JSON.stringify({ machine: machine() }))
-  console.log(`\nThroughput of GET ${pagePath} (${total.toLocaleString("en")} messages, ${seconds} s per run after ${warmup} s warm-up)\n`)
+  console.log(
+    `\nThroughput of GET ${pagePath} (${
+      total.toLocaleString("en")
+    } messages, ${seconds} s per run after ${warmup} s warm-up)\n`
+  )
   console.log(
     "| backend | clients | real req/s | real MB/s | real p50 / p99 ms | bare req/s | bare MB/s | bare p50 / p99 ms | real / bare | floor req/s | floor p50 / p99 ms | floor / bare | real / floor | real server peak RSS MB |"
   )
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const line of tables) console.log(line)
   if (memoryRows.length > 0) {
-    console.log(`\nMemory of the real server (${underTsx ? "node --import tsx main.ts" : npmStartArgs().join(" ")}) under polling load for ${memorySeconds} s\n`)
-    console.log("| backend | messages | idle RSS MB | median RSS MB | peak RSS MB (100 ms samples) | VmHWM MB | load | pages walked / log pages |")
+    console.log(
+      `\nMemory of the real server (${
+        underTsx ? "node --import tsx main.ts" : npmStartArgs().join(" ")
+      }) under polling load for ${memorySeconds} s\n`
+    )
+    console.log(
+      "| backend | messages | idle RSS MB | median RSS MB | peak RSS MB (100 ms samples) | VmHWM MB | load | pages walked / log pages |"
+    )
     console.log("|---|---:|---:|---:|---:|---:|---|---:|")
     for (const line of memoryRows) console.log(line)
   }

@@ -54,7 +54,6 @@ import {
   Worker
 } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Context, Deferred, Duration, Effect, Fiber, Layer, type Scope } from "effect"
@@ -64,6 +63,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 
 const target = Number(process.env["BENCH_DELIVERIES"] ?? 20_000)
@@ -87,7 +87,8 @@ let runs = 0
 const freshStorage = (backend: Backend): Effect.Effect<StorageLayer, Error, Scope.Scope> =>
   backend === "sqlite"
     ? Effect.sync(() => SqliteStorage.layer({ filename: join(root, `run-${++runs}.sqlite`), synchronous }))
-    : Effect.map(makeTestSchema({ create: false }), (test) => PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 10 }))
+    : Effect.map(makeTestSchema({ create: false }), (test) =>
+      PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 10 }))
 
 // The receiver
 
@@ -105,7 +106,9 @@ interface Receiver {
 /** Forks receiver.mjs (plain node, no tsx) and waits until it listens; killed with the scope. */
 const startReceiver: Effect.Effect<Receiver, never, Scope.Scope> = Effect.gen(function*() {
   const child = yield* Effect.acquireRelease(
-    Effect.sync(() => fork(join(here, "receiver.mjs"), [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })),
+    Effect.sync(() =>
+      fork(join(here, "receiver.mjs"), [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    ),
     (c: ChildProcess) => Effect.sync(() => c.kill())
   )
   const port = yield* Effect.async<number>((resume) => {
@@ -153,10 +156,13 @@ const newTimings = (): Timings => ({
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, add: (ms: number, end: number) => void) =>
   Effect.suspend(() => {
     const start = performance.now()
-    return Effect.ensuring(effect, Effect.sync(() => {
-      const end = performance.now()
-      add(end - start, end)
-    }))
+    return Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        const end = performance.now()
+        add(end - start, end)
+      })
+    )
   })
 
 /**
@@ -220,8 +226,11 @@ const renderTemplate = Effect.gen(function*() {
   const now = Date.now()
   const iso = (ms: number) => new Date(ms).toISOString()
   const org = "org-template"
-  yield* Effect.flatMap(OrganisationStore.OrganisationStore, (s) =>
-    s.insert({ id: org, name: "Template (UAT)", environment: "uat", live_organisation_id: null, created_at: now }))
+  yield* Effect.flatMap(
+    OrganisationStore.OrganisationStore,
+    (s) =>
+      s.insert({ id: org, name: "Template (UAT)", environment: "uat", live_organisation_id: null, created_at: now })
+  )
   yield* Effect.flatMap(Ingest.Ingest, (i) =>
     i.submit({
       organisation_id: org,
@@ -238,7 +247,10 @@ const renderTemplate = Effect.gen(function*() {
       }]
     }))
   yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
-  const messages = yield* Effect.flatMap(MessageStore.MessageStore, (s) => s.list({ organisation_id: org, take: "oldest", limit: 1_000 }))
+  const messages = yield* Effect.flatMap(
+    MessageStore.MessageStore,
+    (s) => s.list({ organisation_id: org, take: "oldest", limit: 1_000 })
+  )
   return messages.map(({ seq: _, ...m }): StoredMessage.NewMessage => m)
 }).pipe(Effect.provide(Service.layerMemory))
 
@@ -259,12 +271,26 @@ interface Setup {
 }
 
 /** An organisation and one enabled `message` automation (all integration types) posting to the receiver. */
-const setup = (url: string): Effect.Effect<Setup, unknown, OrganisationStore.OrganisationStore | Automations.Automations> =>
+const setup = (
+  url: string
+): Effect.Effect<Setup, unknown, OrganisationStore.OrganisationStore | Automations.Automations> =>
   Effect.gen(function*() {
     const organisationId = `org-bench-${globalThis.crypto.randomUUID().slice(0, 8)}`
-    yield* Effect.flatMap(OrganisationStore.OrganisationStore, (s) =>
-      s.insert({ id: organisationId, name: "Bench BV", environment: "production", live_organisation_id: null, created_at: Date.now() }))
-    const created = yield* Effect.flatMap(Automations.Automations, (a) => a.create(organisationId, { url, enabled: true }))
+    yield* Effect.flatMap(
+      OrganisationStore.OrganisationStore,
+      (s) =>
+        s.insert({
+          id: organisationId,
+          name: "Bench BV",
+          environment: "production",
+          live_organisation_id: null,
+          created_at: Date.now()
+        })
+    )
+    const created = yield* Effect.flatMap(
+      Automations.Automations,
+      (a) => a.create(organisationId, { url, enabled: true })
+    )
     const target: Delivery.OutboxTarget = { id: created.id, format: created.format, types: created.types }
     return { organisationId, outbox: (at) => ({ automations: [target], documents: new Map(), at }) }
   })
@@ -297,7 +323,9 @@ const commitMessages = (s: Setup, messages: ReadonlyArray<StoredMessage.NewMessa
 
 const deliveryCounts = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ status: string; n: number }>`SELECT status, CAST(count(*) AS INTEGER) AS n FROM deliveries GROUP BY status`
+  const rows = yield* sql<
+    { status: string; n: number }
+  >`SELECT status, CAST(count(*) AS INTEGER) AS n FROM deliveries GROUP BY status`
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])) as Record<string, number>
 })
 
@@ -346,18 +374,31 @@ const throughput = (backend: Backend, template: ReadonlyArray<StoredMessage.NewM
       }
       yield* commitMessages(s, batch).pipe(Effect.provide(context))
     }
-    if (backend === "postgres") yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ANALYZE deliveries, messages`).pipe(Effect.provide(context))
+    if (backend === "postgres") {
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ANALYZE deliveries, messages`).pipe(
+        Effect.provide(context)
+      )
+    }
     const fillSeconds = (performance.now() - fillStart) / 1000
     const filled = (yield* deliveryCounts.pipe(Effect.provide(context)))["pending"] ?? 0
-    if (filled !== records * perRecord) return yield* Effect.dieMessage(`filled ${filled} deliveries, expected ${records * perRecord}`)
-    console.log(`${backend} batch ${batchSize}: ${filled} deliveries over ${records} tradeflows filled in ${fillSeconds.toFixed(1)} s`)
+    if (filled !== records * perRecord) {
+      return yield* Effect.dieMessage(`filled ${filled} deliveries, expected ${records * perRecord}`)
+    }
+    console.log(
+      `${backend} batch ${batchSize}: ${filled} deliveries over ${records} tradeflows filled in ${
+        fillSeconds.toFixed(1)
+      } s`
+    )
 
     const t = newTimings()
     const done = yield* Deferred.make<void>()
     const started = performance.now()
     yield* Layer.build(workerLayer(t, batchSize, () => filled, done)).pipe(Effect.provide(context))
     yield* Deferred.await(done).pipe(
-      Effect.timeoutFail({ duration: Duration.minutes(10), onTimeout: () => new Error(`not all delivered: ${t.delivered} / ${filled}`) })
+      Effect.timeoutFail({
+        duration: Duration.minutes(10),
+        onTimeout: () => new Error(`not all delivered: ${t.delivered} / ${filled}`)
+      })
     )
     const seconds = (performance.now() - started) / 1000
     const report = yield* receiver.report
@@ -450,7 +491,10 @@ const latency = (backend: Backend, template: ReadonlyArray<StoredMessage.NewMess
     }
     const seconds = (performance.now() - started) / 1000
     yield* Deferred.await(done).pipe(
-      Effect.timeoutFail({ duration: Duration.minutes(5), onTimeout: () => new Error(`not all delivered: ${t.delivered} / ${expected}`) })
+      Effect.timeoutFail({
+        duration: Duration.minutes(5),
+        onTimeout: () => new Error(`not all delivered: ${t.delivered} / ${expected}`)
+      })
     )
     const report = yield* receiver.report
     const latencies: Array<number> = []
@@ -458,7 +502,9 @@ const latency = (backend: Backend, template: ReadonlyArray<StoredMessage.NewMess
       const committed = committedAt.get(id)
       if (committed !== undefined) latencies.push(at - committed)
     }
-    if (latencies.length !== expected) return yield* Effect.dieMessage(`received ${latencies.length} of ${expected} deliveries`)
+    if (latencies.length !== expected) {
+      return yield* Effect.dieMessage(`received ${latencies.length} of ${expected} deliveries`)
+    }
     const result: LatencyResult = {
       mode,
       deliveries: expected,
@@ -491,7 +537,8 @@ const machine = () => ({
   load: loadavg().map((l) => l.toFixed(2)).join(" ")
 })
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
 const section = (
   backend: Backend,
@@ -520,32 +567,47 @@ const section = (
     "| batch size | deliveries | seconds | deliveries/s | claims | mean claimed | claim ms | post phase ms | record ms | post p50 / p99 ms | requests | connections |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rounds.map((r) =>
-      `| ${r.batchSize} | ${fmt(r.deliveries)} | ${fmt(r.seconds, 2)} | **${fmt(r.perSecond)}** | ${r.claims} | ${fmt(r.meanClaimed, 1)} | ` +
-      `${fmt(r.claimMs)} | ${fmt(r.postPhaseMs)} | ${fmt(r.recordMs)} | ${fmt(r.postP50, 2)} / ${fmt(r.postP99, 2)} | ${fmt(r.requests)} | ${r.connections} |`
+      `| ${r.batchSize} | ${fmt(r.deliveries)} | ${fmt(r.seconds, 2)} | **${fmt(r.perSecond)}** | ${r.claims} | ${
+        fmt(r.meanClaimed, 1)
+      } | ` +
+      `${fmt(r.claimMs)} | ${fmt(r.postPhaseMs)} | ${fmt(r.recordMs)} | ${fmt(r.postP50, 2)} / ${fmt(r.postP99, 2)} | ${
+        fmt(r.requests)
+      } | ${r.connections} |`
     ),
     "",
     "Claim, post phase and record ms are sums over the run: `DeliveryStore.claim`, from the end of a claim to the start " +
     "of its `record` (reading the automation, signing and posting the batch, waiting for the slowest answer), and " +
     "`DeliveryStore.record`. Per delivery (µs): " +
     rounds.map((r) =>
-      `batch ${r.batchSize}: claim ${fmt((1000 * r.claimMs) / r.deliveries)}, post ${fmt((1000 * r.postPhaseMs) / r.deliveries)}, ` +
+      `batch ${r.batchSize}: claim ${fmt((1000 * r.claimMs) / r.deliveries)}, post ${
+        fmt((1000 * r.postPhaseMs) / r.deliveries)
+      }, ` +
       `record ${fmt((1000 * r.recordMs) / r.deliveries)}`
-    ).join("; ") + ". Post p50 / p99: one `WebhookClient.post`, under the batch's concurrency. A claim on the drained " +
+    ).join("; ") +
+    ". Post p50 / p99: one `WebhookClient.post`, under the batch's concurrency. A claim on the drained " +
     `outbox afterwards (${fmt(rounds[0]?.deliveries ?? 0)} delivered rows, nothing claimable), p50 of 20: ` +
     rounds.map((r) => `${fmt(r.idleClaimMs, 2)} ms`).join(", ") + ".",
     "",
-    `Goal (at least ${fmt(goal)} deliveries/s, set for SQLite): ${best >= goal ? "met" : "NOT met"} (best ${fmt(best)}/s).`,
+    `Goal (at least ${fmt(goal)} deliveries/s, set for SQLite): ${best >= goal ? "met" : "NOT met"} (best ${
+      fmt(best)
+    }/s).`,
     `Fill: ${rounds.map((r) => `${fmt(r.fillSeconds, 1)} s`).join(", ")} (records per commit: ${recordsPerCommit}). ` +
     `Final delivery states: ${rounds.map((r) => JSON.stringify(r.counts)).join(", ")}; every webhook-id received: ` +
     `${rounds.every((r) => r.received === r.deliveries) ? "yes" : "NO"}.`,
     "",
-    `## Latency (commit to receipt, ${fmt(rate)} deliveries/s for ${latencySeconds} s, worker batch size ${latencyBatch})`,
+    `## Latency (commit to receipt, ${
+      fmt(rate)
+    } deliveries/s for ${latencySeconds} s, worker batch size ${latencyBatch})`,
     "",
     "| mode | deliveries | commits | every ms | p50 ms | p90 ms | p99 ms | max ms | commit p50 / p99 ms | claims | mean claimed |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...latencies.map((l) =>
-      `| ${l.mode} | ${fmt(l.deliveries)} | ${l.commits} | ${fmt(l.intervalMs, 1)} | **${fmt(l.p50, 1)}** | ${fmt(l.p90, 1)} | ` +
-      `**${fmt(l.p99, 1)}** | ${fmt(l.max, 1)} | ${fmt(l.commitP50, 2)} / ${fmt(l.commitP99, 2)} | ${l.claims} | ${fmt(l.meanClaimed, 1)} |`
+      `| ${l.mode} | ${fmt(l.deliveries)} | ${l.commits} | ${fmt(l.intervalMs, 1)} | **${fmt(l.p50, 1)}** | ${
+        fmt(l.p90, 1)
+      } | ` +
+      `**${fmt(l.p99, 1)}** | ${fmt(l.max, 1)} | ${fmt(l.commitP50, 2)} / ${fmt(l.commitP99, 2)} | ${l.claims} | ${
+        fmt(l.meanClaimed, 1)
+      } |`
     ),
     "",
     "Latency: receipt time (receiver process) minus the time the commit returned (benchmark process), both " +
@@ -575,19 +637,28 @@ const writeSections = (sections: Partial<Record<Backend, string>>) => {
     current[b] = existing.slice(at, starts[k + 1]?.[1] ?? existing.length).trimEnd() + "\n"
   })
   const merged = { ...current, ...sections }
-  writeFileSync(resultsFile, (["sqlite", "postgres"] as const).flatMap((b) => merged[b] === undefined ? [] : [merged[b]]).join("\n"))
+  writeFileSync(
+    resultsFile,
+    (["sqlite", "postgres"] as const).flatMap((b) => merged[b] === undefined ? [] : [merged[b]]).join("\n")
+  )
 }
 
 const main = Effect.gen(function*() {
   const template = yield* renderTemplate
-  console.log(`template: ${template.length} messages, ${template.filter((m) => integrationTypes.includes(m.type)).length} delivered per record`)
+  console.log(
+    `template: ${template.length} messages, ${
+      template.filter((m) => integrationTypes.includes(m.type)).length
+    } delivered per record`
+  )
   const sections: Partial<Record<Backend, string>> = {}
   let pass = true
   for (const backend of backends) {
     const rounds: Array<ThroughputResult> = []
     for (const size of batchSizes) rounds.push(yield* throughput(backend, template, size))
     const latencies: Array<LatencyResult> = []
-    if (latencySeconds > 0) for (const mode of ["spread", "records"] as const) latencies.push(yield* latency(backend, template, mode))
+    if (latencySeconds > 0) {
+      for (const mode of ["spread", "records"] as const) latencies.push(yield* latency(backend, template, mode))
+    }
     const info = backend === "sqlite"
       ? `Database: SQLite (better-sqlite3 through @tradeflow/storage-sqlite, WAL, synchronous=${synchronous}) in a fresh file per run under ${tmpdir()}.`
       : `Database: PostgreSQL on the same machine (127.0.0.1, default configuration) through @tradeflow/storage-pg ` +

@@ -33,7 +33,8 @@ const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
 const perRequest = 500
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 const container = (i: number) => `WSCU${String(i).padStart(7, "0")}`
 const reference = (i: number) => `WS-${i}`
 
@@ -71,7 +72,9 @@ const queryOf = (i: number, kind: number) => {
 /** Posts the tradeflows, then waits until the last one is found (an organisation's jobs run in order). */
 const seed = async (server: Running, key: string, widgetAuth: string) => {
   for (let from = 0; from < tradeflows; from += perRequest) {
-    const body = JSON.stringify(Array.from({ length: Math.min(perRequest, tradeflows - from) }, (_, k) => recordOf(from + k)))
+    const body = JSON.stringify(
+      Array.from({ length: Math.min(perRequest, tradeflows - from) }, (_, k) => recordOf(from + k))
+    )
     const answer = await post(server.port, "/v3/downstream/tradeflows", body, { authorization: key })
     if (answer.status !== 202) throw new Error(`seed answered ${answer.status}: ${answer.body.slice(0, 500)}`)
   }
@@ -120,14 +123,25 @@ const runBackend = (backend: Backend) =>
       const widgetAuth = `Basic ${(JSON.parse(created.body) as { key: string }).key}`
       const seeded = performance.now()
       await seed(server, tenant.key, widgetAuth)
-      console.log(JSON.stringify({ backend, tradeflows, seeded_seconds: Number(((performance.now() - seeded) / 1000).toFixed(1)) }))
+      console.log(
+        JSON.stringify({
+          backend,
+          tradeflows,
+          seeded_seconds: Number(((performance.now() - seeded) / 1000).toFixed(1))
+        })
+      )
 
       let n = 0
       const search = async () => {
         const i = Math.floor(Math.random() * tradeflows)
-        const answer = await call(server.port, "GET", `/api/v2/widget-search?query=${encodeURIComponent(queryOf(i, n++))}`, {
-          authorization: widgetAuth
-        })
+        const answer = await call(
+          server.port,
+          "GET",
+          `/api/v2/widget-search?query=${encodeURIComponent(queryOf(i, n++))}`,
+          {
+            authorization: widgetAuth
+          }
+        )
         if (answer.status !== 200) throw new Error(`search answered ${answer.status}: ${answer.body.slice(0, 500)}`)
       }
       const health = async () => {
@@ -135,12 +149,14 @@ const runBackend = (backend: Backend) =>
         if (answer.status !== 200) throw new Error(`health answered ${answer.status}`)
       }
       await drive(2, search)
-      for (const [phase, clients, next] of [
-        ["floor: GET /health", 1, health],
-        ["floor: GET /health", 8, health],
-        ["search", 1, search],
-        ["search", 8, search]
-      ] as const) {
+      for (
+        const [phase, clients, next] of [
+          ["floor: GET /health", 1, health],
+          ["floor: GET /health", 8, health],
+          ["search", 1, search],
+          ["search", 8, search]
+        ] as const
+      ) {
         await probe.read(server)
         const measured = await drive(clients, next)
         results.push({ backend, phase, clients, ...measured, eld: await probe.read(server) })
@@ -155,10 +171,16 @@ const runBackend = (backend: Backend) =>
 console.log(machineLine())
 for (const backend of selectedBackends()) await runBackend(backend)
 console.log(
-  `\n| storage | phase (${tradeflows.toLocaleString("en")} tradeflows) | clients | requests | p50 ms | p99 ms | max ms | event-loop delay p50 / p99 / max ms |` +
+  `\n| storage | phase (${
+    tradeflows.toLocaleString("en")
+  } tradeflows) | clients | requests | p50 ms | p99 ms | max ms | event-loop delay p50 / p99 / max ms |` +
     "\n|---|---|---:|---:|---:|---:|---:|---|"
 )
 for (const r of results) {
   const eld = r["eld"] as { p50: number; p99: number; max: number }
-  console.log(`| ${r["backend"]} | ${r["phase"]} | ${r["clients"]} | ${r["requests"]} | ${r["p50"]} | ${r["p99"]} | ${r["max"]} | ${eld.p50} / ${eld.p99} / ${eld.max} |`)
+  console.log(
+    `| ${r["backend"]} | ${r["phase"]} | ${r["clients"]} | ${r["requests"]} | ${r["p50"]} | ${r["p99"]} | ${
+      r["max"]
+    } | ${eld.p50} / ${eld.p99} / ${eld.max} |`
+  )
 }

@@ -20,6 +20,9 @@ await build({
   target: "node20",
   conditions: ["@tradeflow/source"],
   external: ["better-sqlite3", "pg-native"],
-  banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js:
+      "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+  },
   logLevel: "warning"
 })

@@ -35,7 +35,10 @@ const tokenFile = (file: string) =>
     return { path, token, created: true }
   }).pipe(
     Effect.mapError((error) =>
-      ConfigError.InvalidData(["CONSOLE_TOKEN_FILE"], `cannot keep the console token in ${file}: ${String(error.error)}`)
+      ConfigError.InvalidData(
+        ["CONSOLE_TOKEN_FILE"],
+        `cannot keep the console token in ${file}: ${String(error.error)}`
+      )
     )
   )
 
@@ -61,7 +64,9 @@ export const load: Effect.Effect<Redacted.Redacted<string>, ConfigError.ConfigEr
   const file = yield* Config.string("CONSOLE_TOKEN_FILE").pipe(Config.withDefault("./data/console-token"))
   const { created, path, token } = yield* tokenFile(file)
   yield* Effect.logWarning(
-    `CONSOLE_TOKEN is not set; the console token is in ${path} (readable by its owner only${created ? ", created now" : ""})`
+    `CONSOLE_TOKEN is not set; the console token is in ${path} (readable by its owner only${
+      created ? ", created now" : ""
+    })`
   )
   yield* Effect.sync(() => {
     if (process.stderr.isTTY) process.stderr.write(`console token: ${token}\n`)

@@ -21,8 +21,8 @@ import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Redacted } from "effect"
-import * as ConsoleToken from "./ConsoleToken.js"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import * as ConsoleToken from "./ConsoleToken.js"
 
 /** The database a `DATABASE_URL` names. */
 export type Database =
@@ -37,7 +37,9 @@ export type Database =
 export const parseDatabaseUrl = (url: string): Either.Either<Database, string> => {
   if (url.startsWith("sqlite:")) {
     const filename = url.slice("sqlite:".length).replace(/^\/\//, "")
-    return filename === "" ? Either.left("DATABASE_URL: sqlite: needs a path") : Either.right({ _tag: "Sqlite", filename })
+    return filename === ""
+      ? Either.left("DATABASE_URL: sqlite: needs a path")
+      : Either.right({ _tag: "Sqlite", filename })
   }
   if (/^postgres(ql)?:\/\//.test(url)) return Either.right({ _tag: "Postgres", url: Redacted.make(url) })
   return Either.left(`DATABASE_URL: expected sqlite:<path> or sqlite::memory:, got ${url.split(":")[0]}:…`)
@@ -58,7 +60,9 @@ export const storageLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
     const maxConnections = yield* Config.integer("PG_MAX_CONNECTIONS").pipe(Config.withDefault(10))
     return storage(PgStorage.layer({ url: db.url, maxConnections }))
   }
-  const synchronous = yield* Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS").pipe(Config.withDefault("FULL" as const))
+  const synchronous = yield* Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS").pipe(
+    Config.withDefault("FULL" as const)
+  )
   return storage(SqliteStorage.layer({ filename: db.filename, synchronous }))
 }))
 
@@ -71,7 +75,9 @@ export const storageLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 export const secretsLayerConfig = SecretsAtRest.layerConfig(Config.option(Config.redacted("SECRETS_KEY"))).pipe(
   Layer.catchAll((error) =>
     Layer.fail(
-      error._tag === "SecretsKeyError" ? new SecretsAtRest.SecretsKeyError({ message: `SECRETS_KEY: ${error.message}` }) : error
+      error._tag === "SecretsKeyError"
+        ? new SecretsAtRest.SecretsKeyError({ message: `SECRETS_KEY: ${error.message}` })
+        : error
     )
   ),
   Layer.provideMerge(storageLayerConfig)
@@ -98,28 +104,32 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
  * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
  * many deliveries one round attempts at once. The worker starts once `startAfter` has completed.
  */
-export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) => Layer.unwrapEffect(Effect.gen(function*() {
-  const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
-  const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
-  const httpHosts = HttpConfig.parseHosts(yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault("")))
-  const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
-  const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-  return DeliveryWorker.layer({
-    background,
-    allowPrivate,
-    allowHttp: allowPrivate,
-    httpHosts,
-    leaseMillis,
-    batchSize,
-    startAfter
-  }).pipe(Layer.provide(WebhookClient.layer({ allowPrivate })))
-}))
+export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
+    const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+    const httpHosts = HttpConfig.parseHosts(yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault("")))
+    const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
+    const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
+    return DeliveryWorker.layer({
+      background,
+      allowPrivate,
+      allowHttp: allowPrivate,
+      httpHosts,
+      leaseMillis,
+      batchSize,
+      startAfter
+    }).pipe(Layer.provide(WebhookClient.layer({ allowPrivate })))
+  }))
 
 const hosts = (name: string, fallback: ReadonlyArray<string>) =>
   Config.string(name).pipe(Config.withDefault(fallback.join(",")), Config.map(HttpConfig.parseHosts))
 
 const positive = (name: string, fallback: number) =>
-  Config.nested(Config.integer().pipe(Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })), name)
+  Config.nested(
+    Config.integer().pipe(Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })),
+    name
+  )
     .pipe(Config.withDefault(fallback))
 
 const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
@@ -140,31 +150,35 @@ const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
  * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
  * second, and at once).
  */
-export const httpLayerConfig = Layer.unwrapEffect(Effect.map(ConsoleToken.load, (consoleToken) =>
-  HttpConfig.layerConfig({
-    consoleToken: Config.succeed(consoleToken),
-    productionHosts: hosts("PRODUCTION_HOSTS", HttpConfig.defaultProductionHosts),
-    uatHosts: hosts("UAT_HOSTS", HttpConfig.defaultUatHosts),
-    consoleHosts: hosts("CONSOLE_HOSTS", []),
-    consoleFailures: {
-      failures: positive("CONSOLE_AUTH_FAILURES", HttpConfig.defaultConsoleFailures.failures),
-      windowMillis: Config.succeed(HttpConfig.defaultConsoleFailures.windowMillis)
-    },
-    trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
-    maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(HttpConfig.defaultMaxBodyBytes)),
-    bodyTimeoutMillis: positive("BODY_TIMEOUT_MILLIS", HttpConfig.defaultBodyTimeoutMillis),
-    maxBufferedBodyBytes: positive("MAX_BUFFERED_BODY_BYTES", HttpConfig.defaultMaxBufferedBodyBytes),
-    maxInFlightPerKey: positive("MAX_IN_FLIGHT_PER_KEY", HttpConfig.defaultMaxInFlightPerKey),
-    maxUpstreamInFlightPerKey: positive("MAX_UPSTREAM_IN_FLIGHT_PER_KEY", HttpConfig.defaultMaxUpstreamInFlightPerKey),
-    webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-    webhookHttpHosts: hosts("WEBHOOK_HTTP_ALLOWLIST", []),
-    widgetSunset,
-    widgetSearchLimit: {
-      perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
-      burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
-    }
-  })
-))
+export const httpLayerConfig = Layer.unwrapEffect(
+  Effect.map(ConsoleToken.load, (consoleToken) =>
+    HttpConfig.layerConfig({
+      consoleToken: Config.succeed(consoleToken),
+      productionHosts: hosts("PRODUCTION_HOSTS", HttpConfig.defaultProductionHosts),
+      uatHosts: hosts("UAT_HOSTS", HttpConfig.defaultUatHosts),
+      consoleHosts: hosts("CONSOLE_HOSTS", []),
+      consoleFailures: {
+        failures: positive("CONSOLE_AUTH_FAILURES", HttpConfig.defaultConsoleFailures.failures),
+        windowMillis: Config.succeed(HttpConfig.defaultConsoleFailures.windowMillis)
+      },
+      trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+      maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(HttpConfig.defaultMaxBodyBytes)),
+      bodyTimeoutMillis: positive("BODY_TIMEOUT_MILLIS", HttpConfig.defaultBodyTimeoutMillis),
+      maxBufferedBodyBytes: positive("MAX_BUFFERED_BODY_BYTES", HttpConfig.defaultMaxBufferedBodyBytes),
+      maxInFlightPerKey: positive("MAX_IN_FLIGHT_PER_KEY", HttpConfig.defaultMaxInFlightPerKey),
+      maxUpstreamInFlightPerKey: positive(
+        "MAX_UPSTREAM_IN_FLIGHT_PER_KEY",
+        HttpConfig.defaultMaxUpstreamInFlightPerKey
+      ),
+      webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+      webhookHttpHosts: hosts("WEBHOOK_HTTP_ALLOWLIST", []),
+      widgetSunset,
+      widgetSearchLimit: {
+        perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
+        burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
+      }
+    }))
+)
 
 const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
   Config.withDefault(Worker.defaultMaxAttempts),
@@ -183,31 +197,36 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `startAfter` has completed. `UPSTREAM_MAX_BYTES` (default 8 MiB) caps the message bytes of one
  * upstream answer.
  */
-export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) => Layer.unwrapEffect(Effect.gen(function*() {
-  const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
-  const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
-  const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
-  const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
-  const d = Retention.defaultAges
-  const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>
-    Config.integer(name).pipe(
-      Config.withDefault(unit === "hours" ? Duration.toHours(fallback) : Duration.toHours(fallback) / 24),
-      Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 }),
-      Config.map((n) => unit === "hours" ? Duration.hours(n) : Duration.days(n))
+export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
+    const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
+    const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+    const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
+    const d = Retention.defaultAges
+    const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>
+      Config.integer(name).pipe(
+        Config.withDefault(unit === "hours" ? Duration.toHours(fallback) : Duration.toHours(fallback) / 24),
+        Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 }),
+        Config.map((n) => unit === "hours" ? Duration.hours(n) : Duration.days(n))
+      )
+    const ages = {
+      idempotencyKeys: yield* age("RETAIN_IDEMPOTENCY_KEYS_HOURS", "hours", d.idempotencyKeys),
+      doneJobs: yield* age("RETAIN_DONE_JOBS_DAYS", "days", d.doneJobs),
+      deliveryAttempts: yield* age("RETAIN_DELIVERY_ATTEMPTS_DAYS", "days", d.deliveryAttempts),
+      dead: yield* age("RETAIN_DEAD_DAYS", "days", d.dead)
+    }
+    return Layer.merge(
+      Service.layer(
+        { background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } },
+        {},
+        { ages }
+      ).pipe(
+        Layer.provide(Cursor.layerConfig(Config.option(Config.redacted("CURSOR_SECRET"))))
+      ),
+      webhookLayerConfig(startAfter)
     )
-  const ages = {
-    idempotencyKeys: yield* age("RETAIN_IDEMPOTENCY_KEYS_HOURS", "hours", d.idempotencyKeys),
-    doneJobs: yield* age("RETAIN_DONE_JOBS_DAYS", "days", d.doneJobs),
-    deliveryAttempts: yield* age("RETAIN_DELIVERY_ATTEMPTS_DAYS", "days", d.deliveryAttempts),
-    dead: yield* age("RETAIN_DEAD_DAYS", "days", d.dead)
-  }
-  return Layer.merge(
-    Service.layer({ background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } }, {}, { ages }).pipe(
-      Layer.provide(Cursor.layerConfig(Config.option(Config.redacted("CURSOR_SECRET"))))
-    ),
-    webhookLayerConfig(startAfter)
-  )
-})).pipe(Layer.provideMerge(Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
+  })).pipe(Layer.provideMerge(Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
 
 const unavailable = JSON.stringify({
   type: "about:blank",
@@ -262,7 +281,9 @@ export const gracefulServer = (options: {
       handler(request, response)
     })
     if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections
-    if (options.idleTimeoutMillis !== undefined) server.setTimeout(options.idleTimeoutMillis, (socket) => socket.destroy())
+    if (options.idleTimeoutMillis !== undefined) {
+      server.setTimeout(options.idleTimeoutMillis, (socket) => socket.destroy())
+    }
     yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
       const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
       server.once("error", onError)
@@ -325,7 +346,10 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const http = HttpApp.layer.pipe(
     HttpServer.withLogAddress,
     Layer.provide(Layer.merge(
-      Layer.scoped(HttpServer.HttpServer, gracefulServer({ port, host, graceMillis, maxConnections, idleTimeoutMillis })),
+      Layer.scoped(
+        HttpServer.HttpServer,
+        gracefulServer({ port, host, graceMillis, maxConnections, idleTimeoutMillis })
+      ),
       NodeHttpServer.layerContext
     )),
     Layer.provide(httpLayerConfig)

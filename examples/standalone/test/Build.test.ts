@@ -17,12 +17,15 @@ describe("npm start", () => {
     try {
       const server = await start(join(dir, "tracking.sqlite"), {}, npmStartArgs())
       const key = await uatKey(server, "Bundle Freight")
-      const posted = await call(server, "POST", "/v3/downstream/tradeflows", [record("BUNDLE-1")], { authorization: key.key })
+      const posted = await call(server, "POST", "/v3/downstream/tradeflows", [record("BUNDLE-1")], {
+        authorization: key.key
+      })
       expect(posted.status).toBe(202)
       let messages: Array<{ type: string }> = []
       for (let i = 0; i < 100 && messages.length === 0; i++) {
         await new Promise((r) => setTimeout(r, 100))
-        messages = (await call(server, "GET", "/v3/upstream?tradeflow=BUNDLE-1", undefined, { authorization: key.key })).body
+        messages =
+          (await call(server, "GET", "/v3/upstream?tradeflow=BUNDLE-1", undefined, { authorization: key.key })).body
       }
       expect(messages.map((m) => m.type)).toContain("BASIC_STATUS")
       const exit = new Promise<number | null>((resolve) => server.child.once("exit", (code) => resolve(code)))

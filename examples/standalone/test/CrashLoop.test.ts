@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
 import { JobQueue } from "@tradeflow/core"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect } from "effect"
@@ -29,7 +29,13 @@ interface Run {
 /** Starts the server on `file` with a small heap, without waiting for anything; its output is kept. */
 const launch = async (file: string): Promise<Run> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [`--max-old-space-size=${heapMegabytes}`, "--conditions=@tradeflow/source", "--import", "tsx", main], {
+  const child = spawn(process.execPath, [
+    `--max-old-space-size=${heapMegabytes}`,
+    "--conditions=@tradeflow/source",
+    "--import",
+    "tsx",
+    main
+  ], {
     cwd: root,
     env: {
       ...process.env,
@@ -58,9 +64,13 @@ const jobs = (run: Run, organisationId: string, state: "pending" | "dead") =>
 /** Resolves once the server answers that both organisations' queues are empty and the poison job is dead. */
 const settled = async (run: Run, a: string, b: string, stopped: () => boolean) => {
   while (!stopped()) {
-    const answers = await Promise.all([jobs(run, a, "pending"), jobs(run, b, "pending"), jobs(run, a, "dead")]).catch(() => undefined)
-    if (answers !== undefined && answers.every((r) => r.status === 200) && answers[0]!.body.length === 0 &&
-      answers[1]!.body.length === 0 && answers[2]!.body.length === 1) return
+    const answers = await Promise.all([jobs(run, a, "pending"), jobs(run, b, "pending"), jobs(run, a, "dead")]).catch(
+      () => undefined
+    )
+    if (
+      answers !== undefined && answers.every((r) => r.status === 200) && answers[0]!.body.length === 0 &&
+      answers[1]!.body.length === 0 && answers[2]!.body.length === 1
+    ) return
     await new Promise((r) => setTimeout(r, 100))
   }
 }
@@ -78,60 +88,73 @@ const insertPoison = (file: string, organisationId: string) =>
   }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
 
 describe("crash loop", () => {
-  it("a job that kills its process on every attempt is dead after the attempt limit; the server then serves everyone", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tradeflow-crash-loop-"))
-    const file = join(dir, "tracking.sqlite")
-    try {
-      const setup = await start(file, { WORKER_ENABLED: "false" })
-      const a = await uatKey(setup, "Poisoned Freight")
-      const b = await uatKey(setup, "Bystander Freight")
-      const poison = await insertPoison(file, a.organisation.id)
-      for (const [key, reference] of [[a.key, "A-LATER"], [b.key, "B-ONE"]] as const) {
-        const answer = await call(setup, "POST", "/v3/downstream/tradeflows", record(reference), { authorization: key })
-        expect(answer.status).toBe(202)
-      }
-      await kill(setup)
-
-      const crashed: Array<string> = []
-      let survivor: Run | undefined
-      for (let i = 0; i <= maxAttempts + 1 && survivor === undefined; i++) {
-        const run = await launch(file)
-        let stopped = false
-        void run.exited.then(() => (stopped = true))
-        await Promise.race([run.exited, settled(run, a.organisation.id, b.organisation.id, () => stopped)])
-        if (stopped) crashed.push(run.output())
-        else survivor = run
-      }
+  it(
+    "a job that kills its process on every attempt is dead after the attempt limit; the server then serves everyone",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tradeflow-crash-loop-"))
+      const file = join(dir, "tracking.sqlite")
       try {
-        expect(crashed.length).toBe(maxAttempts)
-        for (const output of crashed) {
-          expect(output).toContain("heap out of memory")
-          expect(output).toContain("Listening on")
+        const setup = await start(file, { WORKER_ENABLED: "false" })
+        const a = await uatKey(setup, "Poisoned Freight")
+        const b = await uatKey(setup, "Bystander Freight")
+        const poison = await insertPoison(file, a.organisation.id)
+        for (const [key, reference] of [[a.key, "A-LATER"], [b.key, "B-ONE"]] as const) {
+          const answer = await call(setup, "POST", "/v3/downstream/tradeflows", record(reference), {
+            authorization: key
+          })
+          expect(answer.status).toBe(202)
         }
-        expect(survivor).toBeDefined()
-        const server = survivor!
-        expect((await call(server, "GET", "/health")).status).toBe(200)
-        const dead = await jobs(server, a.organisation.id, "dead")
-        expect(dead.body).toEqual([{
-          id: poison,
-          environment: "uat",
-          kind: "upsert",
-          payload_bytes: 2 * padBytes + 30,
-          created_at: expect.any(String),
-          attempts: maxAttempts,
-          last_error: JobQueue.attemptLimitReached(maxAttempts)
-        }])
-        expect((await jobs(server, b.organisation.id, "dead")).body).toEqual([])
-        for (const [organisationId, reference] of [[a.organisation.id, "A-LATER"], [b.organisation.id, "B-ONE"]] as const) {
-          const download = await call(server, "GET", `/console/organisations/${organisationId}/tradeflows/${reference}/download`,
-            undefined, consoleAuth)
-          expect(download.status).toBe(200)
+        await kill(setup)
+
+        const crashed: Array<string> = []
+        let survivor: Run | undefined
+        for (let i = 0; i <= maxAttempts + 1 && survivor === undefined; i++) {
+          const run = await launch(file)
+          let stopped = false
+          void run.exited.then(() => (stopped = true))
+          await Promise.race([run.exited, settled(run, a.organisation.id, b.organisation.id, () => stopped)])
+          if (stopped) crashed.push(run.output())
+          else survivor = run
+        }
+        try {
+          expect(crashed.length).toBe(maxAttempts)
+          for (const output of crashed) {
+            expect(output).toContain("heap out of memory")
+            expect(output).toContain("Listening on")
+          }
+          expect(survivor).toBeDefined()
+          const server = survivor!
+          expect((await call(server, "GET", "/health")).status).toBe(200)
+          const dead = await jobs(server, a.organisation.id, "dead")
+          expect(dead.body).toEqual([{
+            id: poison,
+            environment: "uat",
+            kind: "upsert",
+            payload_bytes: 2 * padBytes + 30,
+            created_at: expect.any(String),
+            attempts: maxAttempts,
+            last_error: JobQueue.attemptLimitReached(maxAttempts)
+          }])
+          expect((await jobs(server, b.organisation.id, "dead")).body).toEqual([])
+          for (
+            const [organisationId, reference] of [[a.organisation.id, "A-LATER"], [b.organisation.id, "B-ONE"]] as const
+          ) {
+            const download = await call(
+              server,
+              "GET",
+              `/console/organisations/${organisationId}/tradeflows/${reference}/download`,
+              undefined,
+              consoleAuth
+            )
+            expect(download.status).toBe(200)
+          }
+        } finally {
+          if (survivor !== undefined) await kill(survivor)
         }
       } finally {
-        if (survivor !== undefined) await kill(survivor)
+        rmSync(dir, { recursive: true, force: true })
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 240_000)
+    },
+    240_000
+  )
 })

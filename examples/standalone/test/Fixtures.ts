@@ -28,7 +28,11 @@ export const record = (reference: string, booking: string = `BK-${reference}`) =
 export const inspect = (file: string, organisationId: string) =>
   Effect.gen(function*() {
     const pending = yield* (yield* JobQueue.JobQueue).pending(100_000)
-    const all = yield* (yield* MessageStore.MessageStore).list({ organisation_id: organisationId, take: "oldest", limit: 1_000_000 })
+    const all = yield* (yield* MessageStore.MessageStore).list({
+      organisation_id: organisationId,
+      take: "oldest",
+      limit: 1_000_000
+    })
     const created = new Map<string, number>()
     for (const m of all) {
       const body = JSON.parse(m.body) as { payload: { status?: string } }

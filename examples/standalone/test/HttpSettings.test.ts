@@ -10,7 +10,9 @@ const tokenFile = () => join(mkdtempSync(join(tmpdir(), "tradeflow-token-")), "s
 
 const read = (env: Record<string, string>) =>
   HttpConfig.HttpConfig.pipe(
-    Effect.provide(httpLayerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+    Effect.provide(
+      httpLayerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+    )
   )
 
 const readWithToken = (env: Record<string, string>) => Effect.either(read({ CONSOLE_TOKEN: "t".repeat(32), ...env }))
@@ -41,7 +43,11 @@ it.effect("defaults: localhost hosts, uat.localhost, the console on every host, 
     assert.isFalse(a.webhookAllowPrivate)
     assert.deepStrictEqual(a.consoleHosts, [])
     assert.deepStrictEqual(a.consoleFailures, { failures: 10, windowMillis: 60_000 })
-    const b = yield* read({ CONSOLE_TOKEN: "x".repeat(32), CONSOLE_HOSTS: "admin.example.com, ops.example.com", CONSOLE_AUTH_FAILURES: "3" })
+    const b = yield* read({
+      CONSOLE_TOKEN: "x".repeat(32),
+      CONSOLE_HOSTS: "admin.example.com, ops.example.com",
+      CONSOLE_AUTH_FAILURES: "3"
+    })
     assert.deepStrictEqual(b.consoleHosts, ["admin.example.com", "ops.example.com"])
     assert.deepStrictEqual(b.consoleFailures, { failures: 3, windowMillis: 60_000 })
   }))
@@ -52,7 +58,10 @@ it.effect("a CONSOLE_TOKEN shorter than 32 characters stops the start", () =>
     assert.isTrue(Exit.isFailure(exit))
     assert.include(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : ""), "CONSOLE_TOKEN")
     assert.include(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : ""), "at least 32 characters")
-    assert.strictEqual((yield* read({ CONSOLE_TOKEN: "x".repeat(32) })).consoleToken.pipe(Redacted.value), "x".repeat(32))
+    assert.strictEqual(
+      (yield* read({ CONSOLE_TOKEN: "x".repeat(32) })).consoleToken.pipe(Redacted.value),
+      "x".repeat(32)
+    )
   }))
 
 it.effect("without CONSOLE_TOKEN the token is generated into an owner-only file, kept across starts, and never logged", () =>
@@ -101,11 +110,15 @@ describe("WIDGET_SEARCH_RATE and WIDGET_SEARCH_BURST", () => {
       assert.deepStrictEqual(Either.map(unset, (s) => s.widgetSearchLimit), Either.right({ perSecond: 10, burst: 20 }))
       const set = yield* readWithToken({ WIDGET_SEARCH_RATE: "3", WIDGET_SEARCH_BURST: "5" })
       assert.deepStrictEqual(Either.map(set, (s) => s.widgetSearchLimit), Either.right({ perSecond: 3, burst: 5 }))
-      for (const [name, bad] of [["WIDGET_SEARCH_RATE", "0"], ["WIDGET_SEARCH_BURST", "-1"], ["WIDGET_SEARCH_RATE", "fast"]] as const) {
+      for (
+        const [name, bad] of [["WIDGET_SEARCH_RATE", "0"], ["WIDGET_SEARCH_BURST", "-1"], [
+          "WIDGET_SEARCH_RATE",
+          "fast"
+        ]] as const
+      ) {
         const error = yield* readWithToken({ [name]: bad })
         assert.isTrue(Either.isLeft(error), `${name}=${bad}`)
         assert.include(String(Either.isLeft(error) && error.left), name)
       }
     }))
 })
-

@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { PgStorage } from "@tradeflow/storage-pg"
-import { makeTestSchema } from "../../../packages/storage-pg/test/TestDatabase.js"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, type Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { makeTestSchema } from "../../../packages/storage-pg/test/TestDatabase.js"
 import { call, consoleToken, kill, type Server, start } from "./Process.js"
 
 const REQUESTS = 100
@@ -45,7 +45,9 @@ const created = async (server: Server, key: string) => {
     const query = `per_page=500${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
     const page = await call(server, "GET", `/v3/upstream?${query}`, undefined, { authorization: key })
     expect(page.status).toBe(200)
-    for (const m of page.body.data as Array<{ type: string; tradeflow_reference: string; payload: { status?: string } }>) {
+    for (
+      const m of page.body.data as Array<{ type: string; tradeflow_reference: string; payload: { status?: string } }>
+    ) {
       if (m.type === "BASIC_STATUS" && m.payload.status === "TRADEFLOW_CREATED") {
         counts.set(m.tradeflow_reference, (counts.get(m.tradeflow_reference) ?? 0) + 1)
       }
@@ -57,11 +59,16 @@ const created = async (server: Server, key: string) => {
 
 /** Sends request `i` of {@link REQUESTS} at once to `servers[i % servers.length]`, all with one key. */
 const burst = (servers: ReadonlyArray<Server>, apiKey: string, idempotencyKey: string, body: (i: number) => unknown) =>
-  Promise.all(Array.from({ length: REQUESTS }, (_, i) =>
-    call(servers[i % servers.length]!, "POST", "/v3/downstream/tradeflows", body(i), {
-      authorization: apiKey,
-      "idempotency-key": idempotencyKey
-    })))
+  Promise.all(
+    Array.from(
+      { length: REQUESTS },
+      (_, i) =>
+        call(servers[i % servers.length]!, "POST", "/v3/downstream/tradeflows", body(i), {
+          authorization: apiKey,
+          "idempotency-key": idempotencyKey
+        })
+    )
+  )
 
 const tally = (answers: ReadonlyArray<{ status: number }>) => {
   const counts: Record<number, number> = {}
@@ -141,7 +148,11 @@ describe("Idempotency-Key under concurrency", () => {
       const env = { DATABASE_URL: test.url, PG_MAX_CONNECTIONS: "6", ...manyInFlight }
       servers.push(await start("", env))
       servers.push(await start("", env))
-      await scenario("postgres", servers, PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2 }))
+      await scenario(
+        "postgres",
+        servers,
+        PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 2 })
+      )
     } finally {
       await Promise.all(servers.map(kill))
       await Effect.runPromise(Scope.close(scope, Exit.void))

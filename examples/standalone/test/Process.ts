@@ -12,12 +12,18 @@ export const consoleToken = "restart-test-console-token-0123456789"
 
 /** Bundles the server into `dist/server.mjs`, as `npm run build` does. */
 export const build = () => {
-  execFileSync(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", join(root, "examples", "standalone", "build.ts")], { cwd: root })
+  execFileSync(process.execPath, [
+    "--conditions=@tradeflow/source",
+    "--import",
+    "tsx",
+    join(root, "examples", "standalone", "build.ts")
+  ], { cwd: root })
 }
 
 /** Node's arguments in the root `start` script (`… && node <args>`): how `npm start` runs the bundle. */
 export const npmStartArgs = (): ReadonlyArray<string> => {
-  const script = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const script =
+    (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
   const node = / && node (.+)$/.exec(script)
   if (node === null) throw new Error(`the start script does not end in "&& node <args>": ${script}`)
   return node[1]!.split(" ")
@@ -48,8 +54,16 @@ export const start = async (
   const port = await freePort()
   const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${file}`, CONSOLE_TOKEN: consoleToken,
-      PRODUCTION_HOSTS: "localhost", UAT_HOSTS: "127.0.0.1", ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: `sqlite:${file}`,
+      CONSOLE_TOKEN: consoleToken,
+      PRODUCTION_HOSTS: "localhost",
+      UAT_HOSTS: "127.0.0.1",
+      ...env
+    },
     stdio: ["ignore", "ignore", "pipe"]
   })
   const base = `http://127.0.0.1:${port}`
@@ -70,7 +84,13 @@ export const kill = (server: Server) =>
     server.child.kill("SIGKILL")
   })
 
-export const call = async (server: Server, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+export const call = async (
+  server: Server,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+) => {
   const res = await fetch(`${server.base}${path}`, {
     method,
     headers: { "content-type": "application/json", ...headers },
@@ -78,4 +98,3 @@ export const call = async (server: Server, method: string, path: string, body?: 
   })
   return { status: res.status, body: await res.json().catch(() => undefined) as any }
 }
-

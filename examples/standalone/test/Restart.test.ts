@@ -41,7 +41,10 @@ describe("restart", () => {
       const headers = { authorization: key.key }
       const references = Array.from({ length: 30 }, (_, i) => `PO-${i}`)
       for (const [i, reference] of references.entries()) {
-        const answer = await call(first, "POST", "/v3/downstream/tradeflows", [record(reference, `BK-${i}`), record(reference, `BK-${i + 100}`)], headers)
+        const answer = await call(first, "POST", "/v3/downstream/tradeflows", [
+          record(reference, `BK-${i}`),
+          record(reference, `BK-${i + 100}`)
+        ], headers)
         expect(answer.status).toBe(202)
       }
       await kill(first)
@@ -67,7 +70,8 @@ describe("restart", () => {
       const posting = (async () => {
         for (let i = 0; i < 10_000; i++) {
           const reference = `K-${i}`
-          const answer = await call(first, "POST", "/v3/downstream/tradeflows", record(reference, `BK-${i}`), headers).catch(() => undefined)
+          const answer = await call(first, "POST", "/v3/downstream/tradeflows", record(reference, `BK-${i}`), headers)
+            .catch(() => undefined)
           if (answer === undefined) return
           if (answer.status === 202) accepted.push(reference)
         }

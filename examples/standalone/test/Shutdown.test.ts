@@ -32,83 +32,97 @@ const raw = (server: Server, first: string) => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe("graceful shutdown", () => {
-  it("SIGTERM mid-stream: exit 0 within the grace period, every 202 processed exactly once after a restart", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tradeflow-shutdown-"))
-    const file = join(dir, "tracking.sqlite")
-    let first: Server | undefined
-    try {
-      first = await start(file, env)
-      const server = first
-      const key = await uatKey(server, "Shutdown Freight")
-      const headers = { authorization: key.key }
-      const path = "/v3/downstream/tradeflows"
-      const accepted: Array<string> = []
-      const afterSignal: Array<number | "no answer"> = []
-      let signalled = false
-      const client = async (c: number) => {
-        for (let i = 0; i < 100_000; i++) {
-          const reference = `S-${c}-${i}`
-          const sentAfterSignal = signalled
-          const answer = await call(server, "POST", path, [record(reference), record(`${reference}-b`)], headers)
-            .catch(() => undefined)
-          if (sentAfterSignal) afterSignal.push(answer?.status ?? "no answer")
-          if (answer?.status === 202) accepted.push(reference, `${reference}-b`)
-          if (answer === undefined) return
-        }
-      }
-      const clients = Array.from({ length: 8 }, (_, c) => client(c))
-      while (accepted.length < 100) await sleep(20)
-
-      const body = JSON.stringify([record("SLOW")])
-      const slow = raw(server, [`POST ${path} HTTP/1.1`, "host: 127.0.0.1", "content-type: application/json",
-        `content-length: ${Buffer.byteLength(body)}`, `authorization: ${key.key}`, "", body.slice(0, 10)].join("\r\n"))
-      const late = raw(server, "GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n")
-      await sleep(200)
-      const exit = exited(server)
-      const signalledAt = Date.now()
-      signalled = true
-      server.child.kill("SIGTERM")
-      await sleep(500)
-      expect(server.child.exitCode).toBe(null)
-      const fresh = await call(server, "GET", "/health").then((r) => r.status, () => "no answer")
-      expect(["no answer", 503]).toContain(fresh)
-      late.send("\r\n")
-      const [unavailable, ...more] = await late.answers
-      expect(unavailable).toMatch(/^HTTP\/1\.1 503 .*\r\n(.*\r\n)*connection: close\r\n/i)
-      expect(more).toEqual([])
-      expect(server.child.exitCode).toBe(null)
-      slow.send(body.slice(10))
-      const [queued, ...none] = await slow.answers
-      expect(queued).toMatch(/^HTTP\/1\.1 202 .*\r\n(.*\r\n)*connection: close\r\n/i)
-      expect(none).toEqual([])
-      accepted.push("SLOW")
-
-      const { code, signal } = await exit
-      const shutdownMillis = Date.now() - signalledAt
-      await Promise.all(clients)
-      expect({ code, signal }).toEqual({ code: 0, signal: null })
-      expect(shutdownMillis).toBeLessThan(graceMillis)
-      expect(afterSignal.every((s) => s === 202 || s === 503 || s === "no answer")).toBe(true)
-
-      const second = await start(file, env)
+  it(
+    "SIGTERM mid-stream: exit 0 within the grace period, every 202 processed exactly once after a restart",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tradeflow-shutdown-"))
+      const file = join(dir, "tracking.sqlite")
+      let first: Server | undefined
       try {
-        let after = await inspect(file, key.organisation.id)
-        for (let i = 0; i < 300 && after.pending > 0; i++) {
-          await sleep(100)
-          after = await inspect(file, key.organisation.id)
+        first = await start(file, env)
+        const server = first
+        const key = await uatKey(server, "Shutdown Freight")
+        const headers = { authorization: key.key }
+        const path = "/v3/downstream/tradeflows"
+        const accepted: Array<string> = []
+        const afterSignal: Array<number | "no answer"> = []
+        let signalled = false
+        const client = async (c: number) => {
+          for (let i = 0; i < 100_000; i++) {
+            const reference = `S-${c}-${i}`
+            const sentAfterSignal = signalled
+            const answer = await call(server, "POST", path, [record(reference), record(`${reference}-b`)], headers)
+              .catch(() => undefined)
+            if (sentAfterSignal) afterSignal.push(answer?.status ?? "no answer")
+            if (answer?.status === 202) accepted.push(reference, `${reference}-b`)
+            if (answer === undefined) return
+          }
         }
-        expect(after.pending).toBe(0)
-        for (const reference of accepted) expect(after.created.get(reference)).toBe(1)
-        expect([...after.created.values()].every((n) => n === 1)).toBe(true)
-        expect(new Set(after.hashes).size).toBe(after.hashes.length)
+        const clients = Array.from({ length: 8 }, (_, c) => client(c))
+        while (accepted.length < 100) await sleep(20)
+
+        const body = JSON.stringify([record("SLOW")])
+        const slow = raw(
+          server,
+          [
+            `POST ${path} HTTP/1.1`,
+            "host: 127.0.0.1",
+            "content-type: application/json",
+            `content-length: ${Buffer.byteLength(body)}`,
+            `authorization: ${key.key}`,
+            "",
+            body.slice(0, 10)
+          ].join("\r\n")
+        )
+        const late = raw(server, "GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        await sleep(200)
+        const exit = exited(server)
+        const signalledAt = Date.now()
+        signalled = true
+        server.child.kill("SIGTERM")
+        await sleep(500)
+        expect(server.child.exitCode).toBe(null)
+        const fresh = await call(server, "GET", "/health").then((r) => r.status, () => "no answer")
+        expect(["no answer", 503]).toContain(fresh)
+        late.send("\r\n")
+        const [unavailable, ...more] = await late.answers
+        expect(unavailable).toMatch(/^HTTP\/1\.1 503 .*\r\n(.*\r\n)*connection: close\r\n/i)
+        expect(more).toEqual([])
+        expect(server.child.exitCode).toBe(null)
+        slow.send(body.slice(10))
+        const [queued, ...none] = await slow.answers
+        expect(queued).toMatch(/^HTTP\/1\.1 202 .*\r\n(.*\r\n)*connection: close\r\n/i)
+        expect(none).toEqual([])
+        accepted.push("SLOW")
+
+        const { code, signal } = await exit
+        const shutdownMillis = Date.now() - signalledAt
+        await Promise.all(clients)
+        expect({ code, signal }).toEqual({ code: 0, signal: null })
+        expect(shutdownMillis).toBeLessThan(graceMillis)
+        expect(afterSignal.every((s) => s === 202 || s === 503 || s === "no answer")).toBe(true)
+
+        const second = await start(file, env)
+        try {
+          let after = await inspect(file, key.organisation.id)
+          for (let i = 0; i < 300 && after.pending > 0; i++) {
+            await sleep(100)
+            after = await inspect(file, key.organisation.id)
+          }
+          expect(after.pending).toBe(0)
+          for (const reference of accepted) expect(after.created.get(reference)).toBe(1)
+          expect([...after.created.values()].every((n) => n === 1)).toBe(true)
+          expect(new Set(after.hashes).size).toBe(after.hashes.length)
+        } finally {
+          await kill(second)
+        }
       } finally {
-        await kill(second)
+        if (first !== undefined) await kill(first)
+        rmSync(dir, { recursive: true, force: true })
       }
-    } finally {
-      if (first !== undefined) await kill(first)
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 90_000)
+    },
+    90_000
+  )
 
   it("SIGINT on an idle server exits 0 at once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-sigint-"))

@@ -59,7 +59,13 @@ const consoleAuth = { authorization: `Bearer ${consoleToken}` }
 const uatOrganisation = async (server: Server, name: string) => {
   const org = await call(server, "POST", "/console/organisations", { name }, consoleAuth)
   expect(org.status).toBe(201)
-  const key = await call(server, "POST", `/console/organisations/${org.body.id}/api-keys`, { environment: "uat" }, consoleAuth)
+  const key = await call(
+    server,
+    "POST",
+    `/console/organisations/${org.body.id}/api-keys`,
+    { environment: "uat" },
+    consoleAuth
+  )
   expect(key.status).toBe(201)
   return { key: key.body.key as string, organisationId: key.body.organisation.id as string }
 }
@@ -96,7 +102,9 @@ const expectedMessages = async (server: Server, key: string, reference: string) 
   const messages: Array<UpstreamMessage> = []
   let cursor: string | undefined
   for (;;) {
-    const query = `tradeflow=${reference}&per_page=500${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+    const query = `tradeflow=${reference}&per_page=500${
+      cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`
+    }`
     const page = await call(server, "GET", `/v3/upstream?${query}`, undefined, { authorization: key })
     expect(page.status).toBe(200)
     messages.push(...page.body.data as Array<UpstreamMessage>)
@@ -116,7 +124,13 @@ interface LogEntry {
 }
 
 const deliveryLog = async (server: Server, automationId: string): Promise<Array<LogEntry>> => {
-  const log = await call(server, "GET", `/console/automations/${automationId}/deliveries?limit=1000`, undefined, consoleAuth)
+  const log = await call(
+    server,
+    "GET",
+    `/console/automations/${automationId}/deliveries?limit=1000`,
+    undefined,
+    consoleAuth
+  )
   expect(log.status).toBe(200)
   return log.body
 }
@@ -134,7 +148,11 @@ const signed = (request: Received, secret: string) =>
  * tradeflow, then answers those messages (read again, so none generated meanwhile is missed).
  */
 const allDelivered = async (server: Server, key: string, reference: string, to: Receiver, timeoutMillis: number) => {
-  await waitFor("the tradeflow's messages", async () => (await expectedMessages(server, key, reference)).length > 0, 20_000)
+  await waitFor(
+    "the tradeflow's messages",
+    async () => (await expectedMessages(server, key, reference)).length > 0,
+    20_000
+  )
   await waitFor("every message to arrive", async () => {
     const delivered = new Set(to.receipts().map((r) => r.id))
     return (await expectedMessages(server, key, reference)).every((m) => delivered.has(m.hash))
@@ -167,113 +185,134 @@ const fixture = () => {
 }
 
 describe("webhook push from the standalone server", () => {
-  it("delivers every message of a tradeflow signed and in order; a disabled automation gets nothing but its Send test", async () => {
-    const f = fixture()
-    try {
-      const server = await f.start()
-      const enabledReceiver = await f.receiver(() => 200)
-      const disabledReceiver = await f.receiver(() => 200)
-      const { key, organisationId } = await uatOrganisation(server, "Webhook Freight")
-      const enabled = await automation(server, organisationId, enabledReceiver.url, true)
-      const disabled = await automation(server, organisationId, disabledReceiver.url, false)
-      await postRecord(server, key, "PO-HOOK-1")
+  it(
+    "delivers every message of a tradeflow signed and in order; a disabled automation gets nothing but its Send test",
+    async () => {
+      const f = fixture()
+      try {
+        const server = await f.start()
+        const enabledReceiver = await f.receiver(() => 200)
+        const disabledReceiver = await f.receiver(() => 200)
+        const { key, organisationId } = await uatOrganisation(server, "Webhook Freight")
+        const enabled = await automation(server, organisationId, enabledReceiver.url, true)
+        const disabled = await automation(server, organisationId, disabledReceiver.url, false)
+        await postRecord(server, key, "PO-HOOK-1")
 
-      const expected = await allDelivered(server, key, "PO-HOOK-1", enabledReceiver, 30_000)
-      expect(new Set(expected.map((m) => m.type))).toEqual(
-        new Set(["CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"])
-      )
-      expect(enabledReceiver.received.map((r) => r.id)).toEqual(expected.map((m) => m.hash))
-      for (const [i, request] of enabledReceiver.received.entries()) {
-        expect(signed(request, enabled.secret)).toBe(true)
-        expect(signed(request, disabled.secret)).toBe(false)
-        expect(request.headers["content-type"]).toMatch(/^application\/json/)
-        expect(JSON.parse(request.body)).toEqual(expected[i])
+        const expected = await allDelivered(server, key, "PO-HOOK-1", enabledReceiver, 30_000)
+        expect(new Set(expected.map((m) => m.type))).toEqual(
+          new Set(["CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"])
+        )
+        expect(enabledReceiver.received.map((r) => r.id)).toEqual(expected.map((m) => m.hash))
+        for (const [i, request] of enabledReceiver.received.entries()) {
+          expect(signed(request, enabled.secret)).toBe(true)
+          expect(signed(request, disabled.secret)).toBe(false)
+          expect(request.headers["content-type"]).toMatch(/^application\/json/)
+          expect(JSON.parse(request.body)).toEqual(expected[i])
+        }
+
+        const log = await deliveryLog(server, enabled.id)
+        expect(log.map((e) => e.message_hash).sort()).toEqual(expected.map((m) => m.hash).sort())
+        expect(log.every((e) => e.status === "delivered" && e.attempt === 1 && e.response_status === 200 && !e.test))
+          .toBe(true)
+        expect(disabledReceiver.received).toEqual([])
+        expect(await deliveryLog(server, disabled.id)).toEqual([])
+
+        const test = await call(server, "POST", `/console/automations/${disabled.id}/test`, undefined, consoleAuth)
+        expect(test.status).toBe(202)
+        await waitFor(
+          "the Send test to be logged",
+          async () => (await deliveryLog(server, disabled.id)).length > 0,
+          20_000
+        )
+        const testLog = await deliveryLog(server, disabled.id)
+        expect(testLog).toMatchObject([{
+          message_hash: test.body.message_hash,
+          status: "delivered",
+          attempt: 1,
+          test: true
+        }])
+        expect(disabledReceiver.received.map((r) => r.id)).toEqual([test.body.message_hash])
+        expect(signed(disabledReceiver.received[0]!, disabled.secret)).toBe(true)
+        expect(enabledReceiver.received.length).toBe(expected.length)
+      } finally {
+        await f.cleanup()
       }
+    },
+    60_000
+  )
 
-      const log = await deliveryLog(server, enabled.id)
-      expect(log.map((e) => e.message_hash).sort()).toEqual(expected.map((m) => m.hash).sort())
-      expect(log.every((e) => e.status === "delivered" && e.attempt === 1 && e.response_status === 200 && !e.test))
-        .toBe(true)
-      expect(disabledReceiver.received).toEqual([])
-      expect(await deliveryLog(server, disabled.id)).toEqual([])
+  it(
+    "500, 500, then 200: failed, failed, delivered in the log, and the tradeflow's later messages wait for it",
+    async () => {
+      const f = fixture()
+      try {
+        const server = await f.start()
+        const failing = await f.receiver((id, earlier) => {
+          const first = earlier[0]?.id ?? id
+          return id === first && earlier.filter((r) => r.id === first).length < 2 ? 500 : 200
+        })
+        const { key, organisationId } = await uatOrganisation(server, "Flaky Freight")
+        const hook = await automation(server, organisationId, failing.url, true)
+        await postRecord(server, key, "PO-HOOK-2")
 
-      const test = await call(server, "POST", `/console/automations/${disabled.id}/test`, undefined, consoleAuth)
-      expect(test.status).toBe(202)
-      await waitFor("the Send test to be logged", async () => (await deliveryLog(server, disabled.id)).length > 0, 20_000)
-      const testLog = await deliveryLog(server, disabled.id)
-      expect(testLog).toMatchObject([{ message_hash: test.body.message_hash, status: "delivered", attempt: 1, test: true }])
-      expect(disabledReceiver.received.map((r) => r.id)).toEqual([test.body.message_hash])
-      expect(signed(disabledReceiver.received[0]!, disabled.secret)).toBe(true)
-      expect(enabledReceiver.received.length).toBe(expected.length)
-    } finally {
-      await f.cleanup()
-    }
-  }, 60_000)
+        const expected = await allDelivered(server, key, "PO-HOOK-2", failing, 70_000)
+        const firstId = expected[0]!.hash
+        expect(failing.received.map((r) => [r.id, r.answer])).toEqual([
+          [firstId, 500],
+          [firstId, 500],
+          ...expected.map((m) => [m.hash, 200])
+        ])
+        expect(failing.received.every((r) => signed(r, hook.secret))).toBe(true)
 
-  it("500, 500, then 200: failed, failed, delivered in the log, and the tradeflow's later messages wait for it", async () => {
-    const f = fixture()
-    try {
-      const server = await f.start()
-      const failing = await f.receiver((id, earlier) => {
-        const first = earlier[0]?.id ?? id
-        return id === first && earlier.filter((r) => r.id === first).length < 2 ? 500 : 200
-      })
-      const { key, organisationId } = await uatOrganisation(server, "Flaky Freight")
-      const hook = await automation(server, organisationId, failing.url, true)
-      await postRecord(server, key, "PO-HOOK-2")
+        const log = await deliveryLog(server, hook.id)
+        const first = log.filter((e) => e.message_hash === firstId).sort((a, b) => a.attempt - b.attempt)
+        expect(first.map((e) => [e.attempt, e.status, e.response_status])).toEqual([
+          [1, "failed", 500],
+          [2, "failed", 500],
+          [3, "delivered", 200]
+        ])
+        expect(new Set(first.map((e) => e.id)).size).toBe(1)
+        const others = log.filter((e) => e.message_hash !== firstId)
+        expect(others.length).toBe(expected.length - 1)
+        expect(others.every((e) => e.status === "delivered" && e.attempt === 1)).toBe(true)
+      } finally {
+        await f.cleanup()
+      }
+    },
+    90_000
+  )
 
-      const expected = await allDelivered(server, key, "PO-HOOK-2", failing, 70_000)
-      const firstId = expected[0]!.hash
-      expect(failing.received.map((r) => [r.id, r.answer])).toEqual([
-        [firstId, 500],
-        [firstId, 500],
-        ...expected.map((m) => [m.hash, 200])
-      ])
-      expect(failing.received.every((r) => signed(r, hook.secret))).toBe(true)
+  it(
+    "a server killed mid-delivery: another one on the same file delivers it again once the lease runs out, and loses nothing",
+    async () => {
+      const f = fixture()
+      try {
+        const env = { WEBHOOK_LEASE_MILLIS: "20000" }
+        const first = await f.start(env)
+        const holding = await f.receiver((_, earlier) => (earlier.length === 0 ? "hold" : 200))
+        const { key, organisationId } = await uatOrganisation(first, "Crashing Freight")
+        const hook = await automation(first, organisationId, holding.url, true)
+        await postRecord(first, key, "PO-HOOK-3")
 
-      const log = await deliveryLog(server, hook.id)
-      const first = log.filter((e) => e.message_hash === firstId).sort((a, b) => a.attempt - b.attempt)
-      expect(first.map((e) => [e.attempt, e.status, e.response_status])).toEqual([
-        [1, "failed", 500],
-        [2, "failed", 500],
-        [3, "delivered", 200]
-      ])
-      expect(new Set(first.map((e) => e.id)).size).toBe(1)
-      const others = log.filter((e) => e.message_hash !== firstId)
-      expect(others.length).toBe(expected.length - 1)
-      expect(others.every((e) => e.status === "delivered" && e.attempt === 1)).toBe(true)
-    } finally {
-      await f.cleanup()
-    }
-  }, 90_000)
+        await waitFor("the first delivery", () => holding.received.length > 0, 20_000)
+        await kill(first)
+        const heldId = holding.received[0]!.id
+        expect(holding.received.length).toBe(1)
 
-  it("a server killed mid-delivery: another one on the same file delivers it again once the lease runs out, and loses nothing", async () => {
-    const f = fixture()
-    try {
-      const env = { WEBHOOK_LEASE_MILLIS: "20000" }
-      const first = await f.start(env)
-      const holding = await f.receiver((_, earlier) => (earlier.length === 0 ? "hold" : 200))
-      const { key, organisationId } = await uatOrganisation(first, "Crashing Freight")
-      const hook = await automation(first, organisationId, holding.url, true)
-      await postRecord(first, key, "PO-HOOK-3")
+        const second = await f.start(env)
+        const expected = await allDelivered(second, key, "PO-HOOK-3", holding, 60_000)
+        expect(expected[0]!.hash).toBe(heldId)
+        expect(holding.received.map((r) => r.id)).toEqual([heldId, ...expected.map((m) => m.hash)])
+        expect(holding.receipts().map((r) => r.id)).toEqual(expected.map((m) => m.hash))
+        expect(holding.received.every((r) => signed(r, hook.secret))).toBe(true)
 
-      await waitFor("the first delivery", () => holding.received.length > 0, 20_000)
-      await kill(first)
-      const heldId = holding.received[0]!.id
-      expect(holding.received.length).toBe(1)
-
-      const second = await f.start(env)
-      const expected = await allDelivered(second, key, "PO-HOOK-3", holding, 60_000)
-      expect(expected[0]!.hash).toBe(heldId)
-      expect(holding.received.map((r) => r.id)).toEqual([heldId, ...expected.map((m) => m.hash)])
-      expect(holding.receipts().map((r) => r.id)).toEqual(expected.map((m) => m.hash))
-      expect(holding.received.every((r) => signed(r, hook.secret))).toBe(true)
-
-      const log = await deliveryLog(second, hook.id)
-      expect(log.map((e) => e.message_hash).sort()).toEqual(expected.map((m) => m.hash).sort())
-      expect(log.every((e) => e.status === "delivered")).toBe(true)
-    } finally {
-      await f.cleanup()
-    }
-  }, 90_000)
+        const log = await deliveryLog(second, hook.id)
+        expect(log.map((e) => e.message_hash).sort()).toEqual(expected.map((m) => m.hash).sort())
+        expect(log.every((e) => e.status === "delivered")).toBe(true)
+      } finally {
+        await f.cleanup()
+      }
+    },
+    90_000
+  )
 })

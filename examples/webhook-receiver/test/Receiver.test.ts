@@ -1,5 +1,5 @@
-import { Signing } from "@tradeflow/webhook"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Signing } from "@tradeflow/webhook"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type Delivery, makeReceiver } from "../src/Receiver.js"
@@ -25,12 +25,15 @@ const post = async (
   return response.status
 }
 
-const message = (id: string) =>
-  JSON.stringify({ type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", id })
+const message = (id: string) => JSON.stringify({ type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", id })
 
 beforeAll(async () => {
   server = createServer(
-    makeReceiver({ secret, onMessage: (delivery) => void received.push(delivery), log: (line) => void logged.push(line) })
+    makeReceiver({
+      secret,
+      onMessage: (delivery) => void received.push(delivery),
+      log: (line) => void logged.push(line)
+    })
   )
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`

@@ -24,6 +24,8 @@ export class ApiKeyNotFound extends Schema.TaggedError<ApiKeyNotFound>()("ApiKey
 }) {}
 
 /** The operation does not apply to this organisation (for example a production key for a UAT organisation). */
-export class InvalidOrganisationRequest extends Schema.TaggedError<InvalidOrganisationRequest>()("InvalidOrganisationRequest", {
-  detail: Schema.String
-}) {}
+export class InvalidOrganisationRequest
+  extends Schema.TaggedError<InvalidOrganisationRequest>()("InvalidOrganisationRequest", {
+    detail: Schema.String
+  })
+{}

@@ -4,7 +4,13 @@
  * @module
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { ApiKeyNotFound, InvalidOrganisationRequest, KeyRevoked, OrganisationNotFound, Unauthenticated } from "./AccountError.js"
+import {
+  ApiKeyNotFound,
+  InvalidOrganisationRequest,
+  KeyRevoked,
+  OrganisationNotFound,
+  Unauthenticated
+} from "./AccountError.js"
 import type { Environment } from "./Environment.js"
 import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
 import type { ApiKeyRecord, Organisation } from "./Organisation.js"
@@ -48,7 +54,9 @@ export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, 
     OrganisationNotFound | InvalidOrganisationRequest | StorageError
   >
   /** Keys of a live organisation and its companion. */
-  readonly listApiKeys: (organisationId: string) => Effect.Effect<ReadonlyArray<ApiKeyInfo>, OrganisationNotFound | StorageError>
+  readonly listApiKeys: (
+    organisationId: string
+  ) => Effect.Effect<ReadonlyArray<ApiKeyInfo>, OrganisationNotFound | StorageError>
   readonly revokeApiKey: (id: string) => Effect.Effect<void, ApiKeyNotFound | StorageError>
   /** Resolves the raw `Authorization` value; the hash is compared in constant time. */
   readonly authenticate: (key: string) => Effect.Effect<Caller, Unauthenticated | KeyRevoked | StorageError>
@@ -66,95 +74,98 @@ const info = (key: ApiKeyRecord, organisation: Organisation): ApiKeyInfo => ({
 })
 
 /** Accounts over the {@link OrganisationStore} port. */
-export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effect(Accounts, Effect.gen(function*() {
-  const store = yield* OrganisationStore
+export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effect(
+  Accounts,
+  Effect.gen(function*() {
+    const store = yield* OrganisationStore
 
-  const liveOrganisation = (id: string) =>
-    store.get(id).pipe(Effect.flatMap(Option.match({
-      onNone: () => new OrganisationNotFound({ id }),
-      onSome: Effect.succeed
-    })))
+    const liveOrganisation = (id: string) =>
+      store.get(id).pipe(Effect.flatMap(Option.match({
+        onNone: () => new OrganisationNotFound({ id }),
+        onSome: Effect.succeed
+      })))
 
-  const companionOf = (live: Organisation) =>
-    store.list.pipe(Effect.map((all) => Option.fromNullable(all.find((o) => o.live_organisation_id === live.id))))
+    const companionOf = (live: Organisation) =>
+      store.list.pipe(Effect.map((all) => Option.fromNullable(all.find((o) => o.live_organisation_id === live.id))))
 
-  return Accounts.of({
-    createOrganisation: Effect.fn("Accounts.createOrganisation")(function*(name: string) {
-      const trimmed = name.trim()
-      if (trimmed === "" || trimmed.length > 200) {
-        return yield* new InvalidOrganisationRequest({ detail: "name must be 1 to 200 characters" })
-      }
-      const organisation: Organisation = {
-        id: randomId("org"),
-        name: trimmed,
-        environment: "production",
-        live_organisation_id: null,
-        created_at: yield* Clock.currentTimeMillis
-      }
-      yield* store.insert(organisation)
-      return organisation
-    }),
-    listOrganisations: store.list,
-    createApiKey: Effect.fn("Accounts.createApiKey")(function*(organisationId: string, environment: Environment) {
-      const organisation = yield* liveOrganisation(organisationId)
-      const now = yield* Clock.currentTimeMillis
-      let owner = organisation
-      if (organisation.environment === "uat") {
-        if (environment !== "uat") {
-          return yield* new InvalidOrganisationRequest({
-            detail: "a UAT organisation takes uat keys only; create production keys on its live organisation"
-          })
+    return Accounts.of({
+      createOrganisation: Effect.fn("Accounts.createOrganisation")(function*(name: string) {
+        const trimmed = name.trim()
+        if (trimmed === "" || trimmed.length > 200) {
+          return yield* new InvalidOrganisationRequest({ detail: "name must be 1 to 200 characters" })
         }
-      } else {
-        const companion = yield* store.ensureCompanion({
+        const organisation: Organisation = {
           id: randomId("org"),
-          name: `${organisation.name} (UAT)`,
-          environment: "uat",
-          live_organisation_id: organisation.id,
-          created_at: now
+          name: trimmed,
+          environment: "production",
+          live_organisation_id: null,
+          created_at: yield* Clock.currentTimeMillis
+        }
+        yield* store.insert(organisation)
+        return organisation
+      }),
+      listOrganisations: store.list,
+      createApiKey: Effect.fn("Accounts.createApiKey")(function*(organisationId: string, environment: Environment) {
+        const organisation = yield* liveOrganisation(organisationId)
+        const now = yield* Clock.currentTimeMillis
+        let owner = organisation
+        if (organisation.environment === "uat") {
+          if (environment !== "uat") {
+            return yield* new InvalidOrganisationRequest({
+              detail: "a UAT organisation takes uat keys only; create production keys on its live organisation"
+            })
+          }
+        } else {
+          const companion = yield* store.ensureCompanion({
+            id: randomId("org"),
+            name: `${organisation.name} (UAT)`,
+            environment: "uat",
+            live_organisation_id: organisation.id,
+            created_at: now
+          })
+          if (environment === "uat") owner = companion
+        }
+        const key = `${keyPrefix[environment]}${randomToken(32)}`
+        const id = randomId("key")
+        yield* store.insertApiKey({
+          id,
+          organisation_id: owner.id,
+          environment,
+          key_hash: yield* sha256Hex(key),
+          created_at: now,
+          revoked_at: null
         })
-        if (environment === "uat") owner = companion
-      }
-      const key = `${keyPrefix[environment]}${randomToken(32)}`
-      const id = randomId("key")
-      yield* store.insertApiKey({
-        id,
-        organisation_id: owner.id,
-        environment,
-        key_hash: yield* sha256Hex(key),
-        created_at: now,
-        revoked_at: null
-      })
-      return { id, key, environment, organisation: { id: owner.id, name: owner.name } }
-    }),
-    listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(organisationId: string) {
-      const organisation = yield* liveOrganisation(organisationId)
-      const owners = organisation.environment === "production"
-        ? [organisation, ...Option.toArray(yield* companionOf(organisation))]
-        : [organisation]
-      const keys = yield* store.listApiKeys(owners.map((o) => o.id))
-      return keys.map((k) => info(k, owners.find((o) => o.id === k.organisation_id)!))
-    }),
-    revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(id: string) {
-      const revoked = yield* store.revokeApiKey(id, yield* Clock.currentTimeMillis)
-      if (!revoked) return yield* new ApiKeyNotFound({ id })
-    }),
-    authenticate: Effect.fn("Accounts.authenticate")(function*(raw: string) {
-      const key = raw.trim()
-      if (key === "") return yield* new Unauthenticated({ detail: "the Authorization header is missing" })
-      if (!key.startsWith(keyPrefix.production) && !key.startsWith(keyPrefix.uat)) {
-        return yield* new Unauthenticated({ detail: "the Authorization header is not an API key" })
-      }
-      const hash = yield* sha256Hex(key)
-      const record = yield* store.findApiKeyByHash(hash)
-      if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) {
-        return yield* new Unauthenticated({ detail: "unknown API key" })
-      }
-      if (record.value.revoked_at !== null) return yield* new KeyRevoked()
-      const organisation = yield* store.get(record.value.organisation_id)
-      if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
-      return { organisation: organisation.value, environment: record.value.environment, key_id: record.value.id }
-    }),
-    organisation: store.get
+        return { id, key, environment, organisation: { id: owner.id, name: owner.name } }
+      }),
+      listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(organisationId: string) {
+        const organisation = yield* liveOrganisation(organisationId)
+        const owners = organisation.environment === "production"
+          ? [organisation, ...Option.toArray(yield* companionOf(organisation))]
+          : [organisation]
+        const keys = yield* store.listApiKeys(owners.map((o) => o.id))
+        return keys.map((k) => info(k, owners.find((o) => o.id === k.organisation_id)!))
+      }),
+      revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(id: string) {
+        const revoked = yield* store.revokeApiKey(id, yield* Clock.currentTimeMillis)
+        if (!revoked) return yield* new ApiKeyNotFound({ id })
+      }),
+      authenticate: Effect.fn("Accounts.authenticate")(function*(raw: string) {
+        const key = raw.trim()
+        if (key === "") return yield* new Unauthenticated({ detail: "the Authorization header is missing" })
+        if (!key.startsWith(keyPrefix.production) && !key.startsWith(keyPrefix.uat)) {
+          return yield* new Unauthenticated({ detail: "the Authorization header is not an API key" })
+        }
+        const hash = yield* sha256Hex(key)
+        const record = yield* store.findApiKeyByHash(hash)
+        if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) {
+          return yield* new Unauthenticated({ detail: "unknown API key" })
+        }
+        if (record.value.revoked_at !== null) return yield* new KeyRevoked()
+        const organisation = yield* store.get(record.value.organisation_id)
+        if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
+        return { organisation: organisation.value, environment: record.value.environment, key_id: record.value.id }
+      }),
+      organisation: store.get
+    })
   })
-}))
+)

@@ -22,7 +22,11 @@ export const maxUrlLength = 2048
 export const formats: ReadonlyArray<AutomationFormat> = ["message", "tradeflow"]
 
 /** The integration types, the default `types` of an automation. */
-export const integrationTypes: ReadonlyArray<IntegrationType> = ["SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE"]
+export const integrationTypes: ReadonlyArray<IntegrationType> = [
+  "SHIPMENT_CHANGE",
+  "CONTAINER_MILESTONE",
+  "LOCATION_UPDATE"
+]
 
 /** One validation problem: a JSON Pointer into the request body and what is wrong. */
 export const AutomationIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
@@ -78,7 +82,9 @@ export class Automations extends Context.Tag("@tradeflow/core/Automations")<Auto
     InvalidAutomation | OrganisationNotFound | StorageError
   >
   /** The organisation's automations, oldest first. */
-  readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<AutomationInfo>, OrganisationNotFound | StorageError>
+  readonly list: (
+    organisationId: string
+  ) => Effect.Effect<ReadonlyArray<AutomationInfo>, OrganisationNotFound | StorageError>
   readonly get: (id: string) => Effect.Effect<AutomationInfo, AutomationNotFound | StorageError>
   /** Enables an automation; clears `disabled_reason` and `failing_since`. */
   readonly enable: (id: string) => Effect.Effect<AutomationInfo, AutomationNotFound | StorageError>
@@ -124,14 +130,20 @@ const urlIssue = (url: unknown): string | undefined => {
   } catch {
     return "must be an absolute http(s) URL"
   }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return `scheme ${parsed.protocol} is not allowed; use https`
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    return `scheme ${parsed.protocol} is not allowed; use https`
+  }
   if (parsed.hostname === "") return "must name a host"
   if (parsed.username !== "" || parsed.password !== "") return "must not carry credentials"
   return undefined
 }
 
 /** @inline */
-type Validated = { readonly url: string; readonly format: AutomationFormat; readonly types: ReadonlyArray<IntegrationType> }
+type Validated = {
+  readonly url: string
+  readonly format: AutomationFormat
+  readonly types: ReadonlyArray<IntegrationType>
+}
 
 /**
  * Checks a new automation: an absolute http(s) URL without credentials, a known format and a
@@ -146,12 +158,20 @@ export const validate = (input: NewAutomation): Effect.Effect<Validated, Invalid
     errors.push({ path: "/format", message: `must be one of ${formats.join(", ")}` })
   }
   const types = input.types ?? integrationTypes
-  if (types.length === 0) errors.push({ path: "/types", message: `must name at least one of ${integrationTypes.join(", ")}` })
+  if (types.length === 0) {
+    errors.push({ path: "/types", message: `must name at least one of ${integrationTypes.join(", ")}` })
+  }
   types.forEach((t, i) => {
     if (t === "BASIC_STATUS") {
-      errors.push({ path: `/types/${i}`, message: `BASIC_STATUS is not an integration type; use ${integrationTypes.join(", ")}` })
+      errors.push({
+        path: `/types/${i}`,
+        message: `BASIC_STATUS is not an integration type; use ${integrationTypes.join(", ")}`
+      })
     } else if (!(integrationTypes as ReadonlyArray<string>).includes(t)) {
-      errors.push({ path: `/types/${i}`, message: `unknown type ${JSON.stringify(t)}; use ${integrationTypes.join(", ")}` })
+      errors.push({
+        path: `/types/${i}`,
+        message: `unknown type ${JSON.stringify(t)}; use ${integrationTypes.join(", ")}`
+      })
     }
   })
   if (errors.length > 0) return Effect.fail(new InvalidAutomation({ errors }))
@@ -226,13 +246,15 @@ export const layer: Layer.Layer<Automations, never, AutomationStore | Organisati
         return info(yield* automation(id))
       }),
       enable: Effect.fn("Automations.enable")(function*(id: string) {
-        return info(yield* update(id, (a, now) => ({
-          ...a,
-          enabled: true,
-          disabled_reason: null,
-          failing_since: null,
-          updated_at: now
-        })))
+        return info(
+          yield* update(id, (a, now) => ({
+            ...a,
+            enabled: true,
+            disabled_reason: null,
+            failing_since: null,
+            updated_at: now
+          }))
+        )
       }),
       disable: Effect.fn("Automations.disable")(function*(id: string) {
         return info(yield* update(id, (a, now) => ({ ...a, enabled: false, disabled_reason: null, updated_at: now })))

@@ -22,7 +22,7 @@
 import { Effect, Either, Schema } from "effect"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
-import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
+import { type DecodeOptions, type Payload, type Scheme, SchemeError, schemeError } from "./Scheme.js"
 import { maxEntries, tooManyEntries, TradeflowRecordInput } from "./TradeflowRecord.js"
 import { atLeastOneReferenceMessage, issuesFromParseError, jsonPointer } from "./Validation.js"
 
@@ -256,20 +256,29 @@ function* cellSteps(row: number, cells: Array<string>, names: ReadonlyArray<stri
       const key = cell.trim().toLowerCase()
       const value = Object.hasOwn(booleans, key) ? booleans[key] : undefined
       if (value === undefined) {
-        issues.add({ path: at(row, name), message: `row ${row}: ${name} must be true or false, got ${JSON.stringify(cell)}` })
+        issues.add({
+          path: at(row, name),
+          message: `row ${row}: ${name} must be true or false, got ${JSON.stringify(cell)}`
+        })
       } else setPath(record, name, value)
     } else if (columns.get(name) === "list") {
       const items = cell.split(listSeparator).map((s) => s.trim()).filter((s) => s !== "")
       const max = maxEntries[name as keyof typeof maxEntries]
       if (items.length > max) {
-        issues.add({ path: at(row, name), message: `row ${row}: ${name} ${tooManyEntries(max, items.length, "record")}` })
+        issues.add({
+          path: at(row, name),
+          message: `row ${row}: ${name} ${tooManyEntries(max, items.length, "record")}`
+        })
       } else if (items.length > 0) setPath(record, name, items)
     } else setPath(record, name, cell)
   }
   for (let k = named; k < cells.length; k++) {
     if (k % pauseEvery === pauseEvery - 1) yield
     if (!isBlank(cells[k]!)) {
-      issues.add({ path: at(row), message: `row ${row}: ${cells.length} cells, but the header names ${names.length} columns` })
+      issues.add({
+        path: at(row),
+        message: `row ${row}: ${cells.length} cells, but the header names ${names.length} columns`
+      })
       break
     }
   }
@@ -302,7 +311,9 @@ function* decodeSteps(text: string): Steps<Decoded> {
     return failed(
       "invalid",
       at(headerRow),
-      `row ${headerRow}: the header has a single column ${JSON.stringify(header.cells[0])}; cells are separated by commas`
+      `row ${headerRow}: the header has a single column ${
+        JSON.stringify(header.cells[0])
+      }; cells are separated by commas`
     )
   }
   const headerIssues = new IssueList()
@@ -342,14 +353,19 @@ function* decodeSteps(text: string): Steps<Decoded> {
         if (noReference && !found.some((i) => i.message === atLeastOneReferenceMessage)) {
           found.push({ path: "/container_reference", message: atLeastOneReferenceMessage })
         }
-        const rowIssues = found.map((issue) => ({ path: at(row, columnOf(issue.path)), message: `row ${row}: ${issue.message}` }))
+        const rowIssues = found.map((issue) => ({
+          path: at(row, columnOf(issue.path)),
+          message: `row ${row}: ${issue.message}`
+        }))
         issues.addAll(new Map(rowIssues.map((i) => [JSON.stringify(i), i])).values())
       }
     }
     records.push(record)
     yield
   }
-  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(records)
+  return issues.total > 0
+    ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() }))
+    : Either.right(records)
 }
 
 /**

@@ -12,10 +12,21 @@
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
-import { type ConfigError, type Config, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
+import {
+  type Config,
+  type ConfigError,
+  Context,
+  Effect,
+  Either,
+  Encoding,
+  Layer,
+  Option,
+  Redacted,
+  Schema
+} from "effect"
+import { constantTimeEqual, randomToken } from "./internal/crypto.js"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
-import { constantTimeEqual, randomToken } from "./internal/crypto.js"
 
 /** A cursor that this server did not issue for this organisation and these filters. */
 export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
@@ -53,7 +64,9 @@ export interface Signer {
  * A configured cursor secret. When present in the context of `Upstream.layer` it is used instead
  * of the secret stored through the {@link Settings} port.
  */
-export class CursorSecret extends Context.Tag("@tradeflow/core/CursorSecret")<CursorSecret, Redacted.Redacted<string>>() {}
+export class CursorSecret
+  extends Context.Tag("@tradeflow/core/CursorSecret")<CursorSecret, Redacted.Redacted<string>>()
+{}
 
 /** The name of the setting that holds the generated cursor secret. */
 export const settingName = "cursor_secret"
@@ -102,7 +115,8 @@ const filtersOf = (scope: CursorScope): string =>
     scope.latest === true
   ])
 
-const fingerprintOf = (filters: string): string => Encoding.encodeBase64Url(sha256(encoder.encode(filters)).subarray(0, 12))
+const fingerprintOf = (filters: string): string =>
+  Encoding.encodeBase64Url(sha256(encoder.encode(filters)).subarray(0, 12))
 
 /** The fingerprints of the filter sets a signer saw last (they are not secret: cursors carry them). */
 const fingerprintCacheSize = 256
@@ -133,7 +147,8 @@ const foreign = new InvalidCursor({
   detail: "the cursor was not issued by this server for this organisation, or it was altered"
 })
 const otherFilters = new InvalidCursor({
-  detail: "the cursor was issued for other filters; tradeflow, container, type and latest must stay as on the first page"
+  detail:
+    "the cursor was issued for other filters; tradeflow, container, type and latest must stay as on the first page"
 })
 
 /**

@@ -24,7 +24,7 @@
 import { Effect, Either, type ParseResult, Schema } from "effect"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
-import { type DecodeOptions, type Payload, type Scheme, schemeError, SchemeError } from "./Scheme.js"
+import { type DecodeOptions, type Payload, type Scheme, SchemeError, schemeError } from "./Scheme.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
 import {
   IsoDateTime,
@@ -89,7 +89,17 @@ export const EquipmentEvent = Schema.Struct({
   eventType: Schema.Literal("EQUIPMENT"),
   ...timed,
   equipmentEventTypeCode: Schema.Literal(
-    "LOAD", "DISC", "GTIN", "GTOT", "PICK", "DROP", "STUF", "STRP", "INSP", "RSEA", "RMVD"
+    "LOAD",
+    "DISC",
+    "GTIN",
+    "GTOT",
+    "PICK",
+    "DROP",
+    "STUF",
+    "STRP",
+    "INSP",
+    "RSEA",
+    "RMVD"
   ),
   equipmentReference: Schema.optional(NonEmpty.pipe(Schema.filter((s) => /[^\s-]/.test(s), {
     message: () => "must be a container number"
@@ -275,14 +285,21 @@ function* decodeEventSteps(body: unknown): Steps<Either.Either<ReadonlyArray<Dcs
       const decoded = decoders[type](raw)
       if (Either.isRight(decoded)) events.push(decoded.right)
       else {
-        const found = collectIssues(decoded.left, { prefix: `/${i}`, input: raw, rootLabel: "event", room: issues.room })
+        const found = collectIssues(decoded.left, {
+          prefix: `/${i}`,
+          input: raw,
+          rootLabel: "event",
+          room: issues.room
+        })
         for (const issue of found.issues) issues.add({ path: issue.path, message: `event ${i}: ${issue.message}` })
         issues.skip(found.total - found.issues.length)
       }
     }
     yield
   }
-  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(events)
+  return issues.total > 0
+    ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() }))
+    : Either.right(events)
 }
 
 /** Decodes the events of a body (already parsed JSON), each problem at its pointer. */
@@ -379,7 +396,11 @@ function* toRecordSteps(
     } else {
       let group = groups.get(key)
       if (group === undefined) {
-        group = { reference: key, events: [], refs: { booking_reference: new Set(), bill_of_lading_reference: new Set() } }
+        group = {
+          reference: key,
+          events: [],
+          refs: { booking_reference: new Set(), bill_of_lading_reference: new Set() }
+        }
         groups.set(key, group)
       }
       for (const r of refs) group.refs[r.kind].add(r.value)
@@ -401,7 +422,9 @@ function* toRecordSteps(
     records.push(record)
     yield
   }
-  return issues.total > 0 ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() })) : Either.right(records)
+  return issues.total > 0
+    ? Either.left(new SchemeError({ reason: "invalid", errors: issues.issues() }))
+    : Either.right(records)
 }
 
 const isJson = (contentType: string): boolean => {

@@ -23,7 +23,16 @@
  * @module
  */
 import { Effect } from "effect"
-import { afterArrival, day, eachContainer, fact, type JourneyArgs, numberSteps, polSequence, resolve } from "./OceanBasic.js"
+import {
+  afterArrival,
+  day,
+  eachContainer,
+  fact,
+  type JourneyArgs,
+  numberSteps,
+  polSequence,
+  resolve
+} from "./OceanBasic.js"
 import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
@@ -44,7 +53,9 @@ export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
       [fact("VD", null, pol, D, true)]
     ]),
     ...(pod === undefined ? [] : [
-      ...etaOffsets.map((offset) => [...eachContainer(containers, "VA", pod, A + offset, false), fact("VA", null, pod, A + offset, false)]),
+      ...etaOffsets.map((
+        offset
+      ) => [...eachContainer(containers, "VA", pod, A + offset, false), fact("VA", null, pod, A + offset, false)]),
       ...afterArrival(containers, pod, A)
     ])
   ])
@@ -52,8 +63,12 @@ export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
 
 /** Generates the `delayed_eta` journey. */
 export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const resolved = yield* resolve(input)
-    const events = journey({ ...resolved, port_of_loading: input.port_of_loading, port_of_discharge: input.port_of_discharge })
+    const events = journey({
+      ...resolved,
+      port_of_loading: input.port_of_loading,
+      port_of_discharge: input.port_of_discharge
+    })
     return { ...resolved, events }
   }).pipe(Effect.withSpan("DelayedEta.generate"))

@@ -95,9 +95,10 @@ export const layer: Layer.Layer<
           port_of_discharge: "SGSIN",
           mock_tracking: { scenario: "ocean_basic" }
         }
-        const sample = yield* processGroup(job, { tradeflow_reference: reference, records: [record] }, Option.none()).pipe(
-          Effect.provide(context)
-        )
+        const sample = yield* processGroup(job, { tradeflow_reference: reference, records: [record] }, Option.none())
+          .pipe(
+            Effect.provide(context)
+          )
         const types: ReadonlyArray<string> = target.types
         const message = sample.messages.find((m) => types.includes(m.type)) ?? sample.messages[0]
         if (message === undefined) return yield* Effect.die(new Error("the ocean_basic sample rendered no message"))

@@ -191,7 +191,14 @@ export const plan = (
     const matching = inserted.filter((m) => types.includes(m.type))
     if (automation.format === "message") {
       for (const m of matching) {
-        rows.push({ ...base, automation_id: automation.id, tradeflow_reference: m.tradeflow_reference, message_hash: m.hash, seq: m.seq, body: null })
+        rows.push({
+          ...base,
+          automation_id: automation.id,
+          tradeflow_reference: m.tradeflow_reference,
+          message_hash: m.hash,
+          seq: m.seq,
+          body: null
+        })
       }
       continue
     }
@@ -200,7 +207,14 @@ export const plan = (
     for (const m of [...newest.values()].sort((a, b) => a.seq - b.seq)) {
       const document = outbox.documents.get(m.tradeflow_reference)
       if (document === undefined) continue
-      rows.push({ ...base, automation_id: automation.id, tradeflow_reference: m.tradeflow_reference, message_hash: m.hash, seq: m.seq, body: document })
+      rows.push({
+        ...base,
+        automation_id: automation.id,
+        tradeflow_reference: m.tradeflow_reference,
+        message_hash: m.hash,
+        seq: m.seq,
+        body: document
+      })
     }
   }
   return rows

@@ -84,12 +84,17 @@ export const recordIndependently = <E>(
   if (rows.length === 0) return Effect.succeed([])
   const bare = (r: AttemptResult) =>
     batch([{ ...r, response_body: null, error: unstoredError }]).pipe(
-      Effect.tap(() => Effect.logWarning("DeliveryStore.record: a result was recorded without its texts", r.delivery_id))
+      Effect.tap(() =>
+        Effect.logWarning("DeliveryStore.record: a result was recorded without its texts", r.delivery_id)
+      )
     )
   const alone = (r: AttemptResult) =>
     Effect.map(rows.length === 1 ? bare(r) : Effect.catchAll(batch([r]), () => bare(r)), (answer) => answer[0] === true)
-  return Effect.catchAll(batch(rows), (error) =>
-    Effect.logWarning("DeliveryStore.record: the batch failed; recording its results one at a time", error).pipe(
-      Effect.zipRight(Effect.forEach(rows, alone))
-    ))
+  return Effect.catchAll(
+    batch(rows),
+    (error) =>
+      Effect.logWarning("DeliveryStore.record: the batch failed; recording its results one at a time", error).pipe(
+        Effect.zipRight(Effect.forEach(rows, alone))
+      )
+  )
 }

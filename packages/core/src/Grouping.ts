@@ -17,5 +17,8 @@ export const groupRecords = (records: ReadonlyArray<TradeflowRecord>): ReadonlyA
     if (group === undefined) byReference.set(record.tradeflow_reference, [record])
     else group.push(record)
   }
-  return Array.from(byReference, ([tradeflow_reference, groupRecords]) => ({ tradeflow_reference, records: groupRecords }))
+  return Array.from(
+    byReference,
+    ([tradeflow_reference, groupRecords]) => ({ tradeflow_reference, records: groupRecords })
+  )
 }

@@ -18,8 +18,8 @@ import {
 } from "./DownstreamError.js"
 import type { Issue } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
-import { sha256Hex } from "./internal/crypto.js"
 import * as IngestLimits from "./IngestLimits.js"
+import { sha256Hex } from "./internal/crypto.js"
 import { timeSlice } from "./internal/eventLoop.js"
 import * as GroupCommit from "./internal/groupCommit.js"
 import type { Enqueue, NewJob } from "./Job.js"
@@ -92,175 +92,188 @@ export const layer: Layer.Layer<
   Ingest,
   never,
   JobQueue | Worker | Locations | TradeflowStore | AutomationStore
-> = Layer.scoped(Ingest, Effect.gen(function*() {
-  const queue = yield* JobQueue
-  const group = yield* GroupCommit.make(queue.enqueueAll, { maxGroup, maxTurns: 16 })
-  const worker = yield* Worker
-  const locations = yield* Locations
-  const store = yield* TradeflowStore
-  const automations = yield* AutomationStore
-  const inFlight = new Set<string>()
+> = Layer.scoped(
+  Ingest,
+  Effect.gen(function*() {
+    const queue = yield* JobQueue
+    const group = yield* GroupCommit.make(queue.enqueueAll, { maxGroup, maxTurns: 16 })
+    const worker = yield* Worker
+    const locations = yield* Locations
+    const store = yield* TradeflowStore
+    const automations = yield* AutomationStore
+    const inFlight = new Set<string>()
 
-  /** Refuses (422) a request that would take a stored tradeflow past its caps or one job past the render caps. */
-  const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
-    const { groups, pointers } = validated
-    const organisationId = submission.organisation_id
-    const options = {
-      uat: submission.environment === "uat",
-      documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
-    }
-    const sizes = yield* store.sizes(organisationId, groups.map((g) => g.tradeflow_reference))
-    const storedOf = (g: RecordGroup) => {
-      const size = sizes.get(g.tradeflow_reference)
-      return size === undefined ? undefined : { size }
-    }
-    const estimates = groups.map((g) => IngestLimits.estimateGroup(g, storedOf(g), options))
-    const read = new Set<number>()
-    const exactly = (i: number) => Effect.gen(function*() {
-      const g = groups[i]!
-      const size = sizes.get(g.tradeflow_reference)
-      if (read.size >= maxExactReads || read.has(i) || size === undefined) return
-      read.add(i)
-      const held = yield* store.held(organisationId, g.tradeflow_reference, IngestLimits.identities(g))
-      estimates[i] = IngestLimits.estimateGroup(g, { size, held }, options)
-    })
-    for (const [i, e] of estimates.entries()) {
-      if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)
-    }
-    const total = () =>
-      estimates.reduce((sum, e) => ({ messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }), { messages: 0, bytes: 0 })
-    if (!IngestLimits.withinRenderCaps(total())) {
-      const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
-      for (const i of largest) {
-        if (read.size >= maxExactReads || IngestLimits.withinRenderCaps(total())) break
-        yield* exactly(i)
+    /** Refuses (422) a request that would take a stored tradeflow past its caps or one job past the render caps. */
+    const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
+      const { groups, pointers } = validated
+      const organisationId = submission.organisation_id
+      const options = {
+        uat: submission.environment === "uat",
+        documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
       }
-    }
-    const errors: Array<Issue> = []
-    for (const [i, e] of estimates.entries()) {
-      const reference = groups[i]!.tradeflow_reference
-      const at = pointers[i] ?? []
-      const held = sizes.get(reference)
-      const holds = (n: number | undefined) => n === undefined ? "" : ` (it holds ${n.toLocaleString("en")})`
-      if (e.containersOver !== undefined) {
-        errors.push({
-          path: `${at[e.containersOver] ?? ""}/container_reference`,
-          message: `tradeflow ${JSON.stringify(reference)} would hold ${e.containers.toLocaleString("en")} containers; ` +
-            `at most ${IngestLimits.maxStoredContainers.toLocaleString("en")} per tradeflow${holds(held?.containers)}`
+      const sizes = yield* store.sizes(organisationId, groups.map((g) => g.tradeflow_reference))
+      const storedOf = (g: RecordGroup) => {
+        const size = sizes.get(g.tradeflow_reference)
+        return size === undefined ? undefined : { size }
+      }
+      const estimates = groups.map((g) => IngestLimits.estimateGroup(g, storedOf(g), options))
+      const read = new Set<number>()
+      const exactly = (i: number) =>
+        Effect.gen(function*() {
+          const g = groups[i]!
+          const size = sizes.get(g.tradeflow_reference)
+          if (read.size >= maxExactReads || read.has(i) || size === undefined) return
+          read.add(i)
+          const held = yield* store.held(organisationId, g.tradeflow_reference, IngestLimits.identities(g))
+          estimates[i] = IngestLimits.estimateGroup(g, { size, held }, options)
         })
-      }
-      if (e.eventsOver !== undefined) {
-        const mock = e.mockEvents > 0 ? `, about ${e.mockEvents.toLocaleString("en")} of them its mock journey's` : ""
-        errors.push({
-          path: `${at[e.eventsOver] ?? ""}/events`,
-          message: `tradeflow ${JSON.stringify(reference)} would hold ${e.events.toLocaleString("en")} events${mock}; ` +
-            `at most ${IngestLimits.maxStoredEvents.toLocaleString("en")} per tradeflow${holds(held?.events)}`
-        })
-      }
-    }
-    if (errors.length === 0 && !IngestLimits.withinRenderCaps(total())) {
-      let sum = { messages: 0, bytes: 0 }
       for (const [i, e] of estimates.entries()) {
-        sum = { messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }
-        if (IngestLimits.withinRenderCaps(sum)) continue
-        const whole = total()
-        errors.push({
-          path: pointers[i]?.[0] ?? "",
-          message: `this request would render about ${whole.messages.toLocaleString("en")} messages and ${mib(whole.bytes)} ` +
-            `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
-            `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
-            `${Render.maxMessagesPerJob.toLocaleString("en")} messages and ${mib(Render.maxBytesPerJob)}: ` +
-            "send fewer tradeflows per request, or fewer containers or events per tradeflow"
+        if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)
+      }
+      const total = () =>
+        estimates.reduce((sum, e) => ({ messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }), {
+          messages: 0,
+          bytes: 0
         })
-        break
+      if (!IngestLimits.withinRenderCaps(total())) {
+        const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
+        for (const i of largest) {
+          if (read.size >= maxExactReads || IngestLimits.withinRenderCaps(total())) break
+          yield* exactly(i)
+        }
       }
-    }
-    if (errors.length > 0) return yield* new ValidationError({ errors: listIssues(errors) })
-  })
-
-  const guardKey = <A, E, R>(
-    organisationId: string,
-    key: string | undefined,
-    effect: Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
-    if (key === undefined) return effect
-    const slot = JSON.stringify([organisationId, key])
-    return Effect.suspend((): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
-      if (inFlight.has(slot)) return Effect.fail(new IdempotencyKeyInFlight({ key }))
-      inFlight.add(slot)
-      return Effect.ensuring(effect, Effect.sync(() => inFlight.delete(slot)))
+      const errors: Array<Issue> = []
+      for (const [i, e] of estimates.entries()) {
+        const reference = groups[i]!.tradeflow_reference
+        const at = pointers[i] ?? []
+        const held = sizes.get(reference)
+        const holds = (n: number | undefined) => n === undefined ? "" : ` (it holds ${n.toLocaleString("en")})`
+        if (e.containersOver !== undefined) {
+          errors.push({
+            path: `${at[e.containersOver] ?? ""}/container_reference`,
+            message:
+              `tradeflow ${JSON.stringify(reference)} would hold ${e.containers.toLocaleString("en")} containers; ` +
+              `at most ${IngestLimits.maxStoredContainers.toLocaleString("en")} per tradeflow${holds(held?.containers)}`
+          })
+        }
+        if (e.eventsOver !== undefined) {
+          const mock = e.mockEvents > 0 ? `, about ${e.mockEvents.toLocaleString("en")} of them its mock journey's` : ""
+          errors.push({
+            path: `${at[e.eventsOver] ?? ""}/events`,
+            message:
+              `tradeflow ${JSON.stringify(reference)} would hold ${e.events.toLocaleString("en")} events${mock}; ` +
+              `at most ${IngestLimits.maxStoredEvents.toLocaleString("en")} per tradeflow${holds(held?.events)}`
+          })
+        }
+      }
+      if (errors.length === 0 && !IngestLimits.withinRenderCaps(total())) {
+        let sum = { messages: 0, bytes: 0 }
+        for (const [i, e] of estimates.entries()) {
+          sum = { messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }
+          if (IngestLimits.withinRenderCaps(sum)) continue
+          const whole = total()
+          errors.push({
+            path: pointers[i]?.[0] ?? "",
+            message:
+              `this request would render about ${whole.messages.toLocaleString("en")} messages and ${
+                mib(whole.bytes)
+              } ` +
+              `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
+              `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
+              `${Render.maxMessagesPerJob.toLocaleString("en")} messages and ${mib(Render.maxBytesPerJob)}: ` +
+              "send fewer tradeflows per request, or fewer containers or events per tradeflow"
+          })
+          break
+        }
+      }
+      if (errors.length > 0) return yield* new ValidationError({ errors: listIssues(errors) })
     })
-  }
 
-  const prepare = (submission: Submission) => Effect.gen(function*() {
-    const { body } = submission
-    if (Array.isArray(body) && body.length > maxRecords) {
-      return yield* new TooManyRecords({ limit: maxRecords, count: body.length })
+    const guardKey = <A, E, R>(
+      organisationId: string,
+      key: string | undefined,
+      effect: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
+      if (key === undefined) return effect
+      const slot = JSON.stringify([organisationId, key])
+      return Effect.suspend((): Effect.Effect<A, E | IdempotencyKeyInFlight, R> => {
+        if (inFlight.has(slot)) return Effect.fail(new IdempotencyKeyInFlight({ key }))
+        inFlight.add(slot)
+        return Effect.ensuring(effect, Effect.sync(() => inFlight.delete(slot)))
+      })
     }
-    const validated = yield* validateRequest(body, {
-      environment: submission.environment,
-      form: submission.form,
-      pause: timeSlice()
-    }).pipe(
-      Effect.provideService(Locations, locations)
-    )
-    yield* checkCaps(submission, validated)
-    const accepted: Accepted = {
-      status: "queued",
-      tradeflows: validated.groups.map((g, i) => ({
-        tradeflow_reference: g.tradeflow_reference,
-        warnings: validated.warnings[i] ?? []
-      }))
-    }
-    const idempotency = submission.idempotency_key === undefined ? undefined : {
-      key: submission.idempotency_key,
-      request_hash: yield* sha256Hex(JSON.stringify(body) ?? ""),
-      response: JSON.stringify(accepted)
-    }
-    const job: NewJob = {
-      organisation_id: submission.organisation_id,
-      environment: submission.environment,
-      payload: { _tag: "Upsert", groups: validated.groups },
-      received_at: yield* Clock.currentTimeMillis
-    }
-    const entry: Enqueue = idempotency === undefined ? { job } : { job, idempotency }
-    return [entry, accepted] as const
-  })
 
-  const submit = Effect.fn("Ingest.submit")(function*(submission: Submission) {
-    const [outcome, accepted] = yield* group.submit(prepare(submission))
-    switch (outcome._tag) {
-      case "Enqueued":
+    const prepare = (submission: Submission) =>
+      Effect.gen(function*() {
+        const { body } = submission
+        if (Array.isArray(body) && body.length > maxRecords) {
+          return yield* new TooManyRecords({ limit: maxRecords, count: body.length })
+        }
+        const validated = yield* validateRequest(body, {
+          environment: submission.environment,
+          form: submission.form,
+          pause: timeSlice()
+        }).pipe(
+          Effect.provideService(Locations, locations)
+        )
+        yield* checkCaps(submission, validated)
+        const accepted: Accepted = {
+          status: "queued",
+          tradeflows: validated.groups.map((g, i) => ({
+            tradeflow_reference: g.tradeflow_reference,
+            warnings: validated.warnings[i] ?? []
+          }))
+        }
+        const idempotency = submission.idempotency_key === undefined ? undefined : {
+          key: submission.idempotency_key,
+          request_hash: yield* sha256Hex(JSON.stringify(body) ?? ""),
+          response: JSON.stringify(accepted)
+        }
+        const job: NewJob = {
+          organisation_id: submission.organisation_id,
+          environment: submission.environment,
+          payload: { _tag: "Upsert", groups: validated.groups },
+          received_at: yield* Clock.currentTimeMillis
+        }
+        const entry: Enqueue = idempotency === undefined ? { job } : { job, idempotency }
+        return [entry, accepted] as const
+      })
+
+    const submit = Effect.fn("Ingest.submit")(function*(submission: Submission) {
+      const [outcome, accepted] = yield* group.submit(prepare(submission))
+      switch (outcome._tag) {
+        case "Enqueued":
+          yield* worker.wake
+          return accepted
+        case "Replayed":
+          return JSON.parse(outcome.response) as Accepted
+        case "KeyReused":
+          return yield* new IdempotencyKeyReused({ key: submission.idempotency_key ?? "" })
+      }
+    })
+
+    return Ingest.of({
+      submit: (submission) => guardKey(submission.organisation_id, submission.idempotency_key, submit(submission)),
+      remove: Effect.fn("Ingest.remove")(function*(removal: Removal) {
+        if (removal.reference === null && removal.environment === "production" && removal.confirm !== "PRODUCTION") {
+          return yield* new ConfirmationRequired({ parameter: "confirm" })
+        }
+        const job: NewJob = {
+          organisation_id: removal.organisation_id,
+          environment: removal.environment,
+          payload: { _tag: "Delete", reference: removal.reference, hard: removal.hard },
+          received_at: yield* Clock.currentTimeMillis
+        }
+        const [outcome] = yield* group.submit(Effect.succeed([{ job }, undefined] as const))
+        if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("a delete is never replayed")
         yield* worker.wake
-        return accepted
-      case "Replayed":
-        return JSON.parse(outcome.response) as Accepted
-      case "KeyReused":
-        return yield* new IdempotencyKeyReused({ key: submission.idempotency_key ?? "" })
-    }
-  })
-
-  return Ingest.of({
-    submit: (submission) => guardKey(submission.organisation_id, submission.idempotency_key, submit(submission)),
-    remove: Effect.fn("Ingest.remove")(function*(removal: Removal) {
-      if (removal.reference === null && removal.environment === "production" && removal.confirm !== "PRODUCTION") {
-        return yield* new ConfirmationRequired({ parameter: "confirm" })
-      }
-      const job: NewJob = {
-        organisation_id: removal.organisation_id,
-        environment: removal.environment,
-        payload: { _tag: "Delete", reference: removal.reference, hard: removal.hard },
-        received_at: yield* Clock.currentTimeMillis
-      }
-      const [outcome] = yield* group.submit(Effect.succeed([{ job }, undefined] as const))
-      if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage("a delete is never replayed")
-      yield* worker.wake
-      const ended = yield* worker.await(outcome.id)
-      if (ended._tag === "Failed") return yield* Effect.dieMessage(`delete failed: ${ended.error}`)
-      if (removal.reference !== null && ended.result.count === 0) {
-        return yield* new TradeflowNotFound({ reference: removal.reference })
-      }
-      return { status: removal.hard ? "deleted" as const : "deactivated" as const, count: ended.result.count }
+        const ended = yield* worker.await(outcome.id)
+        if (ended._tag === "Failed") return yield* Effect.dieMessage(`delete failed: ${ended.error}`)
+        if (removal.reference !== null && ended.result.count === 0) {
+          return yield* new TradeflowNotFound({ reference: removal.reference })
+        }
+        return { status: removal.hard ? "deleted" as const : "deactivated" as const, count: ended.result.count }
+      })
     })
   })
-}))
+)

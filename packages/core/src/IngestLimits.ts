@@ -94,7 +94,8 @@ export const identities = (group: RecordGroup) => ({
   events: group.records.flatMap(eventKeys)
 })
 
-const eventKeys = (r: TradeflowRecord) => (r.events ?? []).map((e) => TradeflowMerge.eventKey(TradeflowMerge.fromInput(e)))
+const eventKeys = (r: TradeflowRecord) =>
+  (r.events ?? []).map((e) => TradeflowMerge.eventKey(TradeflowMerge.fromInput(e)))
 
 /** The mock tracking a group asks for (its last `mock_tracking`), in UAT only. */
 const trackingOf = (group: RecordGroup, uat: boolean) =>
@@ -159,10 +160,11 @@ export const estimateGroup = (
   let bytes = 3 * basicBytes
   for (const r of records) {
     bytes += 20 * ((r.container_reference?.length ?? 0) + (r.bill_of_lading_reference?.length ?? 0) +
-      (r.booking_reference?.length ?? 0)) + 120 * (r.partners?.length ?? 0)
+          (r.booking_reference?.length ?? 0)) + 120 * (r.partners?.length ?? 0)
   }
   for (const e of TradeflowMerge.collectEvents(records)) {
-    const withShipment = (e.container_reference === null ? 0 : 1) + (e.status_code === "VD" || e.status_code === "VA" ? 1 : 0)
+    const withShipment = (e.container_reference === null ? 0 : 1) +
+      (e.status_code === "VD" || e.status_code === "VA" ? 1 : 0)
     messages += 1 + withShipment
     bytes += basicBytes + withShipment * shipment
   }

@@ -29,7 +29,7 @@ export const isValid = (containerNumber: string): boolean => {
 }
 
 /** A random valid container number (category U), drawn from the Effect `Random` service. */
-export const generate: Effect.Effect<string> = Effect.gen(function* () {
+export const generate: Effect.Effect<string> = Effect.gen(function*() {
   let owner = ""
   for (let i = 0; i < 3; i++) owner += String.fromCharCode(65 + (yield* Random.nextIntBetween(0, 26)))
   const serial = String(yield* Random.nextIntBetween(0, 1_000_000)).padStart(6, "0")

@@ -20,10 +20,13 @@ export class Locations extends Context.Tag("@tradeflow/core/Locations")<Location
 /** A directory over a fixed list of locations. */
 export const layerFromList = (locations: ReadonlyArray<Location>): Layer.Layer<Locations> => {
   const byCode = new Map(locations.map((l) => [l.unlocode, l] as const))
-  return Layer.succeed(Locations, Locations.of({
-    lookup: (unlocode) => Effect.succeed(Option.fromNullable(byCode.get(unlocode))),
-    all: Effect.succeed(locations)
-  }))
+  return Layer.succeed(
+    Locations,
+    Locations.of({
+      lookup: (unlocode) => Effect.succeed(Option.fromNullable(byCode.get(unlocode))),
+      all: Effect.succeed(locations)
+    })
+  )
 }
 
 /** The built-in directory: the largest container ports by throughput. */

@@ -43,7 +43,10 @@ export const day = 86_400_000
 export const name = "ocean_basic"
 
 /** Events at the port of loading: code and offset from the departure. All actual. */
-export const polSequence: ReadonlyArray<readonly [StatusCode, number]> = [["GE", -3 * day], ["GN", -2 * day], ["AE", -day]]
+export const polSequence: ReadonlyArray<readonly [StatusCode, number]> = [["GE", -3 * day], ["GN", -2 * day], [
+  "AE",
+  -day
+]]
 
 /** Events at the port of discharge: code and offset from the arrival. All predicted. */
 export const podSequence: ReadonlyArray<readonly [StatusCode, number]> = [
@@ -127,8 +130,14 @@ export interface JourneyArgs {
 }
 
 /** The steps after the vessel's arrival at the port of discharge: unloaded, gate out, empty returned. */
-export const afterArrival = (containers: ReadonlyArray<string>, pod: string, arrival: number): ReadonlyArray<ReadonlyArray<Fact>> =>
-  podSequence.filter(([code]) => code !== "VA").map(([code, offset]) => eachContainer(containers, code, pod, arrival + offset, false))
+export const afterArrival = (
+  containers: ReadonlyArray<string>,
+  pod: string,
+  arrival: number
+): ReadonlyArray<ReadonlyArray<Fact>> =>
+  podSequence.filter(([code]) => code !== "VA").map(([code, offset]) =>
+    eachContainer(containers, code, pod, arrival + offset, false)
+  )
 
 /** The journey's events for resolved instants and containers (pure). */
 export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
@@ -147,7 +156,7 @@ export const journey = (args: JourneyArgs): ReadonlyArray<MockEvent> => {
 
 /** A container for a tradeflow that has none: a random one of the organisation, else a new valid number. */
 export const pickContainer = (organisationId: string): Effect.Effect<string, StorageError, TradeflowStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* TradeflowStore
     const existing = yield* store.containers(organisationId)
     if (existing.length === 0) return yield* Iso6346.generate
@@ -158,7 +167,7 @@ export const pickContainer = (organisationId: string): Effect.Effect<string, Sto
 export const resolve = (
   input: MockInput
 ): Effect.Effect<Pick<MockJourney, "containers" | "departure" | "arrival">, StorageError, TradeflowStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const containers = input.containers.length > 0 ? input.containers : [yield* pickContainer(input.organisation_id)]
     return { containers, departure: departureOf(input, now), arrival: arrivalOf(input, now) }
@@ -166,7 +175,7 @@ export const resolve = (
 
 /** Generates the `ocean_basic` journey. */
 export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const resolved = yield* resolve(input)
     const events = journey({
       ...resolved,
@@ -177,9 +186,22 @@ export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageEr
   }).pipe(Effect.withSpan("OceanBasic.generate"))
 
 const vesselNames = [
-  "MOCK ATLANTIC", "MOCK PACIFIC", "MOCK MERIDIAN", "MOCK HORIZON", "MOCK NAVIGATOR", "MOCK AURORA",
-  "MOCK EQUATOR", "MOCK MONSOON", "MOCK TRADEWIND", "MOCK ALBATROSS", "MOCK CORMORANT", "MOCK NORTHSTAR",
-  "MOCK SEAFARER", "MOCK MARINER", "MOCK ORION", "MOCK POLARIS"
+  "MOCK ATLANTIC",
+  "MOCK PACIFIC",
+  "MOCK MERIDIAN",
+  "MOCK HORIZON",
+  "MOCK NAVIGATOR",
+  "MOCK AURORA",
+  "MOCK EQUATOR",
+  "MOCK MONSOON",
+  "MOCK TRADEWIND",
+  "MOCK ALBATROSS",
+  "MOCK CORMORANT",
+  "MOCK NORTHSTAR",
+  "MOCK SEAFARER",
+  "MOCK MARINER",
+  "MOCK ORION",
+  "MOCK POLARIS"
 ]
 
 /**

@@ -52,8 +52,25 @@ export const name = "ocean_full"
 
 /** Transshipment hubs, in order of preference. */
 export const hubs: ReadonlyArray<string> = [
-  "SGSIN", "MYTPP", "MYPKG", "LKCMB", "AEJEA", "OMSLL", "EGPSD", "GRPIR", "MTMAR", "ESALG", "MAPTM",
-  "ESVLC", "PABLB", "PAMIT", "JMKIN", "BSFPO", "KRPUS", "HKHKG", "TWKHH"
+  "SGSIN",
+  "MYTPP",
+  "MYPKG",
+  "LKCMB",
+  "AEJEA",
+  "OMSLL",
+  "EGPSD",
+  "GRPIR",
+  "MTMAR",
+  "ESALG",
+  "MAPTM",
+  "ESVLC",
+  "PABLB",
+  "PAMIT",
+  "JMKIN",
+  "BSFPO",
+  "KRPUS",
+  "HKHKG",
+  "TWKHH"
 ]
 
 /** The transshipment port of a route (see the module notes). */
@@ -62,7 +79,7 @@ export const transshipmentPort = (
   pod: string,
   reference: string
 ): Effect.Effect<string, StorageError, Locations> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const locations = yield* Locations
     const candidates: Array<Location> = []
     for (const code of hubs) {
@@ -80,11 +97,13 @@ export const transshipmentPort = (
   })
 
 /** The journey's events for resolved instants, containers and transshipment port (pure). */
-export const journey = (args: JourneyArgs & {
-  readonly transshipment?: string | undefined
-  /** The second vessel's name. */
-  readonly vessel: string
-}): ReadonlyArray<MockEvent> => {
+export const journey = (
+  args: JourneyArgs & {
+    readonly transshipment?: string | undefined
+    /** The second vessel's name. */
+    readonly vessel: string
+  }
+): ReadonlyArray<MockEvent> => {
   const { arrival: A, containers, departure: D, port_of_discharge: pod, port_of_loading: pol, vessel } = args
   const ts = pol !== undefined && pod !== undefined ? args.transshipment : undefined
   const M = D + Math.floor((A - D) / 2)
@@ -109,7 +128,7 @@ export const journey = (args: JourneyArgs & {
 
 /** Generates the `ocean_full` journey. */
 export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore | Locations> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const resolved = yield* resolve(input)
     const pol = input.port_of_loading
     const pod = input.port_of_discharge

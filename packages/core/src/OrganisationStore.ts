@@ -20,7 +20,9 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly insertApiKey: (key: ApiKeyRecord) => Effect.Effect<void, StorageError>
   readonly findApiKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
   /** The keys whose organisation is one of these, oldest first. */
-  readonly listApiKeys: (organisationIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
+  readonly listApiKeys: (
+    organisationIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Marks a key revoked; false when there is no such key. Revoking twice keeps the first instant. */
   readonly revokeApiKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
   readonly insertWidgetKey: (key: WidgetKeyRecord) => Effect.Effect<void, StorageError>

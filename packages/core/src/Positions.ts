@@ -229,7 +229,9 @@ export interface Voyage {
 }
 
 const moveAt = (t: Tradeflow, code: "VD" | "VA", port: string) =>
-  t.events.find((e) => e.source === "mock" && e.container_reference === null && e.status_code === code && e.location === port)
+  t.events.find((e) =>
+    e.source === "mock" && e.container_reference === null && e.status_code === code && e.location === port
+  )
 
 /**
  * The transshipment ports of a tradeflow's mock journey, in the order the vessel reaches them:
@@ -269,7 +271,13 @@ export const voyagesOf = (t: Tradeflow): ReadonlyArray<Voyage> => {
     const departure = moveAt(t, "VD", from)
     const arrival = moveAt(t, "VA", to)?.event_date ?? null
     if (departure?.event_date == null || arrival === null || !(arrival > departure.event_date)) continue
-    legs.push({ port_of_loading: from, port_of_discharge: to, departure: departure.event_date, arrival, vessel: departure.vessel })
+    legs.push({
+      port_of_loading: from,
+      port_of_discharge: to,
+      departure: departure.event_date,
+      arrival,
+      vessel: departure.vessel
+    })
   }
   return legs
 }

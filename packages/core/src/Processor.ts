@@ -45,8 +45,8 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { TradeflowDocument } from "./ApiMessage.js"
 import { AutomationStore } from "./AutomationStore.js"
 import type { Outbox } from "./Delivery.js"
-import type { Job } from "./Job.js"
 import { drive } from "./internal/eventLoop.js"
+import type { Job } from "./Job.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
 import * as Positions from "./Positions.js"
@@ -84,7 +84,7 @@ export const outboxOf = (
   commit: Commit,
   spend: Render.Budget = Render.budget()
 ): Effect.Effect<Outbox | undefined, StorageError, Requirements | AutomationStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (commit.messages.length === 0) return undefined
     const automations = yield* (yield* AutomationStore).enabled(commit.organisation_id)
     if (automations.length === 0) return undefined
@@ -198,7 +198,7 @@ export const applyMock = (
   now: number,
   pause: Effect.Effect<void> = Effect.void
 ): Effect.Effect<ReadonlyArray<Tradeflow>, StorageError, TradeflowStore | Locations> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const scenario = Scenarios.lookup(scenarioName)
     if (Option.isNone(scenario)) return [t]
     if ((yield* mockSignature(scenarioName, t, speed)) === t.mock_signature) return [t]
@@ -222,7 +222,9 @@ export const applyMock = (
     const released = journey.events.slice(0, count)
     const restarted = TradeflowMerge.restartMock(t, journey.containers, released.map(TradeflowMerge.mockKey))
     const mock_signature = yield* mockSignature(scenarioName, restarted, speed)
-    const mock_release = speed === "instant" ? null : { speed, started_at: startedAt, pending: journey.events.slice(count) }
+    const mock_release = speed === "instant"
+      ? null
+      : { speed, started_at: startedAt, pending: journey.events.slice(count) }
     const groups = speed === "instant" ? withoutRepeats(released) : Scenarios.steps(released)
     const stages = yield* drive(stagesOf(restarted, groups, now), pause)
     return stages.map((s) => ({ ...s, mock_signature, mock_release }))
@@ -271,13 +273,17 @@ const renderStages = (
   now: number,
   budget: Render.Budget
 ): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const out: Array<NewMessage> = []
     let before = previous
     for (const [i, next] of stages.entries()) {
-      out.push(...yield* Render.render(i === 0
-        ? { previous: before, next, lifecycle, updateSummary, now, budget }
-        : { previous: before, next, lifecycle: [], now, budget }))
+      out.push(
+        ...yield* Render.render(
+          i === 0
+            ? { previous: before, next, lifecycle, updateSummary, now, budget }
+            : { previous: before, next, lifecycle: [], now, budget }
+        )
+      )
       before = next
     }
     return out
@@ -290,14 +296,16 @@ export const processGroup = (
   previous: Option.Option<Tradeflow>,
   budget: Render.Budget = Render.budget()
 ): Effect.Effect<Outcome, StorageError, Requirements> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const uat = job.environment === "uat"
-    const start = Option.getOrElse(previous, () => TradeflowMerge.empty(job.organisation_id, group.tradeflow_reference, now))
+    const start = Option.getOrElse(previous, () =>
+      TradeflowMerge.empty(job.organisation_id, group.tradeflow_reference, now))
     const options = { now, receivedAt: job.received_at, keepCustomerName: !uat }
     const merged = yield* drive(TradeflowMerge.applyRecordsSteps(start, group.records, options), budget.pause)
     const tracking = uat
-      ? group.records.reduce<MockTracking | undefined>((m, r) => r.mock_tracking ?? m, undefined)
+      ? group.records.reduce<MockTracking | undefined>((m, r) =>
+        r.mock_tracking ?? m, undefined)
       : undefined
     let stages = tracking === undefined
       ? [merged]
@@ -323,8 +331,14 @@ export const processGroup = (
       next = stages[stages.length - 1]!
     }
     const messages = yield* renderStages(Option.getOrUndefined(previous), stages, lifecycle, summary, now, budget)
-    const fresh = Option.isNone(previous) || !previous.value.active || previous.value.mock_signature !== next.mock_signature
-    const moved = yield* advancePositions(next, next.active ? fresh ? "start" : locationCursor(next) : null, now, budget)
+    const fresh = Option.isNone(previous) || !previous.value.active ||
+      previous.value.mock_signature !== next.mock_signature
+    const moved = yield* advancePositions(
+      next,
+      next.active ? fresh ? "start" : locationCursor(next) : null,
+      now,
+      budget
+    )
     return { upsert: Option.some(moved.next), messages: [...messages, ...moved.messages] }
   })
 
@@ -337,7 +351,11 @@ export const advancePositions = (
   from: number | "start" | null,
   now: number,
   budget: Render.Budget = Render.budget()
-): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
+): Effect.Effect<
+  { readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> },
+  StorageError,
+  Requirements
+> =>
   from === null
     ? Effect.succeed({ next: schedule(t, null), messages: [] })
     : Effect.map(Render.positionUpdates(t, from, now, Positions.maxPositionsPerJob, budget), (p) => ({
@@ -356,8 +374,12 @@ export const advance = (
   t: Tradeflow,
   now: number,
   budget: Render.Budget = Render.budget()
-): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, StorageError, Requirements> =>
-  Effect.gen(function* () {
+): Effect.Effect<
+  { readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> },
+  StorageError,
+  Requirements
+> =>
+  Effect.gen(function*() {
     const stages = yield* drive(releaseDue(t, now), budget.pause)
     const released = stages[stages.length - 1] ?? t
     const messages = yield* renderStages(t, stages, [], undefined, now, budget)
@@ -367,7 +389,7 @@ export const advance = (
   })
 
 const deactivate = (t: Tradeflow, budget: Render.Budget): Effect.Effect<Outcome, StorageError, Requirements> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
     const next = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
@@ -384,57 +406,76 @@ export const processJob: (
   budget?: Render.Budget
 ) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
   "Processor.processJob"
-)(function* (job: Job, budget: Render.Budget = Render.budget()) {
+)(function*(job: Job, budget: Render.Budget = Render.budget()) {
   const commit = yield* computeCommit(job, budget)
   const outbox = yield* outboxOf(commit, budget)
   return outbox === undefined ? commit : { ...commit, outbox }
 })
 
-const computeCommit: (job: Job, budget: Render.Budget) => Effect.Effect<Commit, StorageError, Requirements> = Effect.fnUntraced(
-  function* (job: Job, budget: Render.Budget) {
-    const store = yield* TradeflowStore
-    const payload = job.payload
-    const base = { job_id: job.id, organisation_id: job.organisation_id }
-    if (payload._tag === "Upsert") {
-      const states = new Map<string, Tradeflow>()
+const computeCommit: (job: Job, budget: Render.Budget) => Effect.Effect<Commit, StorageError, Requirements> = Effect
+  .fnUntraced(
+    function*(job: Job, budget: Render.Budget) {
+      const store = yield* TradeflowStore
+      const payload = job.payload
+      const base = { job_id: job.id, organisation_id: job.organisation_id }
+      if (payload._tag === "Upsert") {
+        const states = new Map<string, Tradeflow>()
+        const messages: Array<NewMessage> = []
+        for (const group of payload.groups) {
+          yield* budget.pause
+          const known = states.get(group.tradeflow_reference)
+          const previous = known !== undefined
+            ? Option.some(known)
+            : yield* store.get(job.organisation_id, group.tradeflow_reference)
+          const outcome = yield* processGroup(job, group, previous, budget)
+          if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
+          messages.push(...outcome.messages)
+        }
+        return {
+          ...base,
+          upserts: [...states.values()],
+          deletes: [],
+          messages,
+          result: { count: payload.groups.length }
+        }
+      }
+      if (payload._tag === "Advance") {
+        const found = yield* store.get(job.organisation_id, payload.reference)
+        const t = Option.getOrUndefined(found)
+        const now = yield* Clock.currentTimeMillis
+        if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
+          return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
+        }
+        const moved = yield* advance(t, now, budget)
+        return {
+          ...base,
+          upserts: [moved.next],
+          deletes: [],
+          messages: moved.messages,
+          result: { count: moved.messages.length }
+        }
+      }
+      const targets = payload.reference === null
+        ? yield* store.list(job.organisation_id)
+        : Option.toArray(yield* store.get(job.organisation_id, payload.reference))
+      if (payload.hard) {
+        return {
+          ...base,
+          upserts: [],
+          deletes: targets.map((t) => t.reference),
+          messages: [],
+          result: { count: targets.length }
+        }
+      }
+      const upserts: Array<Tradeflow> = []
       const messages: Array<NewMessage> = []
-      for (const group of payload.groups) {
+      for (const t of targets) {
         yield* budget.pause
-        const known = states.get(group.tradeflow_reference)
-        const previous = known !== undefined
-          ? Option.some(known)
-          : yield* store.get(job.organisation_id, group.tradeflow_reference)
-        const outcome = yield* processGroup(job, group, previous, budget)
-        if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
+        const outcome = yield* deactivate(t, budget)
+        if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
         messages.push(...outcome.messages)
       }
-      return { ...base, upserts: [...states.values()], deletes: [], messages, result: { count: payload.groups.length } }
+      const count = payload.reference === null ? upserts.length : targets.length
+      return { ...base, upserts, deletes: [], messages, result: { count } }
     }
-    if (payload._tag === "Advance") {
-      const found = yield* store.get(job.organisation_id, payload.reference)
-      const t = Option.getOrUndefined(found)
-      const now = yield* Clock.currentTimeMillis
-      if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
-        return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
-      }
-      const moved = yield* advance(t, now, budget)
-      return { ...base, upserts: [moved.next], deletes: [], messages: moved.messages, result: { count: moved.messages.length } }
-    }
-    const targets = payload.reference === null
-      ? yield* store.list(job.organisation_id)
-      : Option.toArray(yield* store.get(job.organisation_id, payload.reference))
-    if (payload.hard) {
-      return { ...base, upserts: [], deletes: targets.map((t) => t.reference), messages: [], result: { count: targets.length } }
-    }
-    const upserts: Array<Tradeflow> = []
-    const messages: Array<NewMessage> = []
-    for (const t of targets) {
-      yield* budget.pause
-      const outcome = yield* deactivate(t, budget)
-      if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
-      messages.push(...outcome.messages)
-    }
-    const count = payload.reference === null ? upserts.length : targets.length
-    return { ...base, upserts, deletes: [], messages, result: { count } }
-  }
-)
+  )

@@ -67,7 +67,7 @@ import { unclassified } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
 import { byteLength, type NewMessage } from "./StoredMessage.js"
 import { TrackingConfig, type TrackingSettings } from "./TrackingConfig.js"
-import type { Tradeflow, TrackedEvent } from "./Tradeflow.js"
+import type { TrackedEvent, Tradeflow } from "./Tradeflow.js"
 import { parseIsoDateTime } from "./TradeflowRecord.js"
 
 const day = 86_400_000
@@ -95,7 +95,9 @@ export class RenderCapExceeded extends Data.TaggedError("RenderCapExceeded")<{
   readonly limit: number
 }> {
   override get message(): string {
-    return `rendering exceeded the per-job cap of ${this.limit.toLocaleString("en")} ${this.cap}; nothing of the job was committed`
+    return `rendering exceeded the per-job cap of ${
+      this.limit.toLocaleString("en")
+    } ${this.cap}; nothing of the job was committed`
   }
 }
 
@@ -178,7 +180,7 @@ export const unknownLocation = (text: string): Location => {
 
 /** Looks up every location a tradeflow names, once, and returns the resolver over them. */
 export const resolver = (tradeflows: ReadonlyArray<Tradeflow>): Effect.Effect<Resolve, StorageError, Locations> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const locations = yield* Locations
     const codes = new Set<string>()
     for (const t of tradeflows) {
@@ -195,12 +197,16 @@ export const resolver = (tradeflows: ReadonlyArray<Tradeflow>): Effect.Effect<Re
   })
 
 /** Container details of an entry (see the module notes for the defaults). */
-export const container = (entry: { readonly reference: string; readonly custom_properties?: { readonly [k: string]: unknown } | undefined }): Container => {
+export const container = (
+  entry: { readonly reference: string; readonly custom_properties?: { readonly [k: string]: unknown } | undefined }
+): Container => {
   const props = entry.custom_properties ?? {}
   const raw = [props["container_type"], props["iso_type"], props["size_type"]].find((v): v is string =>
     typeof v === "string" && v.trim() !== ""
   )
-  if (raw === undefined) return { reference: entry.reference, container_type: "45G1", container_length: 40, container_is_reefer: false }
+  if (raw === undefined) {
+    return { reference: entry.reference, container_type: "45G1", container_length: 40, container_is_reefer: false }
+  }
   const code = raw.trim().toUpperCase()
   const iso = /^([0-9A-Z])[0-9A-Z]([A-Z])[0-9A-Z]$/.exec(code)
   const feet = /^(\d{2})/.exec(code)
@@ -243,8 +249,12 @@ const readingsOf = (t: Tradeflow, code: "VD" | "VA", port: string): ReadonlyArra
     ? [t.details.actual_time_of_departure, t.details.estimated_time_of_departure]
     : [t.details.actual_time_of_arrival, t.details.estimated_time_of_arrival]
   const readings: Array<Reading> = []
-  if (estimated !== undefined) readings.push({ actual: false, event_date: parseIsoDateTime(estimated), predicted_at: t.updated_at })
-  if (actual !== undefined) readings.push({ actual: true, event_date: parseIsoDateTime(actual), predicted_at: t.updated_at })
+  if (estimated !== undefined) {
+    readings.push({ actual: false, event_date: parseIsoDateTime(estimated), predicted_at: t.updated_at })
+  }
+  if (actual !== undefined) {
+    readings.push({ actual: true, event_date: parseIsoDateTime(actual), predicted_at: t.updated_at })
+  }
   return readings
 }
 
@@ -295,7 +305,9 @@ export const shipment = (t: Tradeflow, resolve: Resolve): Shipment => {
     const from = ports[i]!
     const first = i === 0
     const last = i === ports.length - 2
-    const move = t.events.find((e) => e.source === "mock" && e.container_reference === null && e.status_code === "VD" && e.location === from)
+    const move = t.events.find((e) =>
+      e.source === "mock" && e.container_reference === null && e.status_code === "VD" && e.location === from
+    )
     const vessel = eventVessel(t, move ?? {})
     const d = side("VD", from)
     const a = side("VA", to)
@@ -354,7 +366,9 @@ export const shipment = (t: Tradeflow, resolve: Resolve): Shipment => {
 export const dwellIndex = (t: Tradeflow, settings: TrackingSettings): (containerReference: string) => DwellDetails => {
   const chosen = new Map<string, { uv?: number; uvActual?: boolean; gt?: number; gtActual?: boolean }>()
   for (const e of t.events) {
-    if (e.container_reference === null || e.event_date === null || (e.status_code !== "UV" && e.status_code !== "GT")) continue
+    if (e.container_reference === null || e.event_date === null || (e.status_code !== "UV" && e.status_code !== "GT")) {
+      continue
+    }
     const c = chosen.get(e.container_reference) ?? {}
     if (e.status_code === "UV") {
       if (e.actual || c.uvActual !== true) {
@@ -402,8 +416,12 @@ export type Unhashed = ApiMessage extends infer M ? M extends ApiMessage ? Omit<
  * Hashes a message and encodes it: the body has every field in the schema's order. A message the
  * schema rejects is a renderer bug (defect).
  */
-export const finalise = (message: Unhashed, containerReference: string | null, now: number): Effect.Effect<NewMessage> =>
-  Effect.gen(function* () {
+export const finalise = (
+  message: Unhashed,
+  containerReference: string | null,
+  now: number
+): Effect.Effect<NewMessage> =>
+  Effect.gen(function*() {
     const hash = yield* MessageHash.hashMessage(message)
     const encoded = yield* Schema.encode(ApiMessage)({ hash, ...message } as ApiMessage).pipe(Effect.orDie)
     return {
@@ -438,8 +456,10 @@ export interface RenderInput {
 }
 
 /** The messages of a tradeflow change: lifecycle first, then the changed events in event-date order. */
-export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
-  Effect.gen(function* () {
+export const render = (
+  input: RenderInput
+): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
+  Effect.gen(function*() {
     const settings = yield* TrackingConfig
     const { next: t, now } = input
     const resolve = yield* resolver([t])
@@ -505,7 +525,9 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
           }
         }, e.container_reference)
       }
-      if ((e.status_code === "VD" || e.status_code === "VA") && (e.container_reference === null || e.source === "import")) {
+      if (
+        (e.status_code === "VD" || e.status_code === "VA") && (e.container_reference === null || e.source === "import")
+      ) {
         const isPol = e.location !== null && e.location === t.details.port_of_loading
         const isPod = e.location !== null && e.location === t.details.port_of_discharge
         yield* emit({
@@ -553,7 +575,16 @@ export const render = (input: RenderInput): Effect.Effect<ReadonlyArray<NewMessa
   }).pipe(Effect.withSpan("Render.render"))
 
 const typeGroups: Record<string, string> = {
-  G: "GP", V: "VH", B: "BU", S: "SN", R: "RE", H: "HR", U: "UT", P: "PF", T: "TN", A: "AS"
+  G: "GP",
+  V: "VH",
+  B: "BU",
+  S: "SN",
+  R: "RE",
+  H: "HR",
+  U: "UT",
+  P: "PF",
+  T: "TN",
+  A: "AS"
 }
 
 /** The widget's type group of a container: the ISO 6346 group code (`GP`, `RE`, `TN`, ...). */
@@ -576,7 +607,7 @@ const vesselCodes = new Set(["AE", "VD", "VA", "UV"])
  * actual milestone (vessel only for the vessel milestones AE, VD, VA, UV).
  */
 export const widgetSearchResult = (t: Tradeflow): Effect.Effect<WidgetSearchResult, StorageError, Locations> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const resolve = yield* resolver([t])
     const vessel = vesselOf(t)
     const move = (code: "VD" | "VA", port: string | undefined): WidgetMove | null => {
@@ -598,7 +629,12 @@ export const widgetSearchResult = (t: Tradeflow): Effect.Effect<WidgetSearchResu
         .at(-1)?.[0]
       return {
         reference: entry.reference,
-        details: { type_code: c.container_type, type_group: typeGroup(c), type_reefer: c.container_is_reefer, length: c.container_length },
+        details: {
+          type_code: c.container_type,
+          type_group: typeGroup(c),
+          type_reefer: c.container_is_reefer,
+          length: c.container_length
+        },
         latest_actual_milestone: latest === undefined ? null : {
           vessel: latest.status_code !== null && vesselCodes.has(latest.status_code) ? { name: vessel.name } : null,
           location: widgetLocation(resolve(latest.location)),
@@ -647,11 +683,13 @@ export const positionUpdates = (
   limit: number = Positions.maxPositionsPerJob,
   spend: Budget = budget()
 ): Effect.Effect<PositionUpdates, StorageError, Locations | TrackingConfig> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const locations = yield* Locations
     const settings = yield* TrackingConfig
     const intervalMs = settings.locationIntervalMinutes * 60_000
-    const legs: Array<{ readonly timing: Positions.Timing; readonly from: Location; readonly to: Location; readonly vessel: string }> = []
+    const legs: Array<
+      { readonly timing: Positions.Timing; readonly from: Location; readonly to: Location; readonly vessel: string }
+    > = []
     for (const v of Positions.voyagesOf(t)) {
       const pol = yield* locations.lookup(v.port_of_loading)
       const pod = yield* locations.lookup(v.port_of_discharge)
@@ -662,24 +700,33 @@ export const positionUpdates = (
     if (legs.length === 0) return noPositions
     const fits = Math.min(limit, Math.max(0, spend.room(maxLocationUpdateBytes) - legs.length))
     const earliest = now - Positions.maxBackfillMillis
-    const due = Positions.dueAcross(legs.map((l) => l.timing), from === "start" ? earliest : Math.max(from, earliest), now, fits)
+    const due = Positions.dueAcross(
+      legs.map((l) => l.timing),
+      from === "start" ? earliest : Math.max(from, earliest),
+      now,
+      fits
+    )
     const generated = iso(now)
     const messages: Array<NewMessage> = []
     for (const { instant, leg: i } of due.instants) {
       const leg = legs[i]!
       const p = Positions.positionAt(leg.timing, leg.from.coordinates, leg.to.coordinates, instant)
-      const message = yield* finalise({
-        message_generated_event_date: generated,
-        type: "LOCATION_UPDATE",
-        tradeflow_reference: t.reference,
-        payload: {
+      const message = yield* finalise(
+        {
+          message_generated_event_date: generated,
           type: "LOCATION_UPDATE",
-          lat: round6(p.lat),
-          lng: round6(p.lng),
-          event_date: Positions.formatEventDate(instant),
-          vessel_name: leg.vessel
-        }
-      }, null, now)
+          tradeflow_reference: t.reference,
+          payload: {
+            type: "LOCATION_UPDATE",
+            lat: round6(p.lat),
+            lng: round6(p.lng),
+            event_date: Positions.formatEventDate(instant),
+            vessel_name: leg.vessel
+          }
+        },
+        null,
+        now
+      )
       messages.push(message)
       yield* spend.take(message.body, 1)
     }
@@ -717,7 +764,7 @@ export const tradeflowDocument = (
   t: Tradeflow,
   options: DocumentOptions = {}
 ): Effect.Effect<TradeflowDocument, StorageError, Locations | TrackingConfig> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const settings = yield* TrackingConfig
     const resolve = yield* resolver([t])
     const entries = new Map(t.containers.map((c) => [c.reference, c] as const))

@@ -69,39 +69,42 @@ const ageOf = (ages: RetentionAges, kind: PruneKind): Duration.DurationInput => 
  * of the layer. A scoped layer: its fiber stops when the scope the host builds it in closes.
  */
 export const layer = (options: RetentionOptions = {}): Layer.Layer<Retention, never, RetentionStore> =>
-  Layer.scoped(Retention, Effect.gen(function*() {
-    const store = yield* RetentionStore
-    const ages = { ...defaultAges, ...options.ages }
-    const batchSize = Math.max(1, options.batchSize ?? 500)
-    const pruneKind = (kind: PruneKind, now: number) =>
-      Effect.gen(function*() {
-        const before = now - Duration.toMillis(ageOf(ages, kind))
-        let total = 0
-        for (;;) {
-          const deleted = yield* store.prune(kind, before, batchSize)
-          total += deleted
-          if (deleted < batchSize) return total
-          yield* turn
-        }
-      })
-    const prune = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const pruned: Record<string, number> = {}
-      for (const kind of pruneKinds) pruned[kind] = yield* pruneKind(kind, now)
-      return pruned as Pruned
-    }).pipe(Effect.withSpan("Retention.prune"))
+  Layer.scoped(
+    Retention,
+    Effect.gen(function*() {
+      const store = yield* RetentionStore
+      const ages = { ...defaultAges, ...options.ages }
+      const batchSize = Math.max(1, options.batchSize ?? 500)
+      const pruneKind = (kind: PruneKind, now: number) =>
+        Effect.gen(function*() {
+          const before = now - Duration.toMillis(ageOf(ages, kind))
+          let total = 0
+          for (;;) {
+            const deleted = yield* store.prune(kind, before, batchSize)
+            total += deleted
+            if (deleted < batchSize) return total
+            yield* turn
+          }
+        })
+      const prune = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const pruned: Record<string, number> = {}
+        for (const kind of pruneKinds) pruned[kind] = yield* pruneKind(kind, now)
+        return pruned as Pruned
+      }).pipe(Effect.withSpan("Retention.prune"))
 
-    if (options.background ?? true) {
-      yield* (options.startAfter ?? Effect.void).pipe(
-        Effect.zipRight(
-          prune.pipe(
-            Effect.catchAll((e) => Effect.logWarning("retention: storage unavailable, retrying", e)),
-            Effect.zipRight(Effect.sleep(options.interval ?? Duration.minutes(10))),
-            Effect.forever
-          )
-        ),
-        Effect.forkScoped
-      )
-    }
-    return Retention.of({ prune })
-  }))
+      if (options.background ?? true) {
+        yield* (options.startAfter ?? Effect.void).pipe(
+          Effect.zipRight(
+            prune.pipe(
+              Effect.catchAll((e) => Effect.logWarning("retention: storage unavailable, retrying", e)),
+              Effect.zipRight(Effect.sleep(options.interval ?? Duration.minutes(10))),
+              Effect.forever
+            )
+          ),
+          Effect.forkScoped
+        )
+      }
+      return Retention.of({ prune })
+    })
+  )

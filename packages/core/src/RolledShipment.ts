@@ -23,7 +23,17 @@
  * @module
  */
 import { Effect } from "effect"
-import { afterArrival, day, eachContainer, fact, type Fact, type JourneyArgs, mockVesselName, numberSteps, resolve } from "./OceanBasic.js"
+import {
+  afterArrival,
+  day,
+  eachContainer,
+  type Fact,
+  fact,
+  type JourneyArgs,
+  mockVesselName,
+  numberSteps,
+  resolve
+} from "./OceanBasic.js"
 import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
@@ -36,10 +46,12 @@ export const name = "rolled_shipment"
 export const roll = 7 * day
 
 /** The journey's events for resolved instants and containers (pure). */
-export const journey = (args: JourneyArgs & {
-  /** The name of the vessel the cargo was first booked on. */
-  readonly vessel: string
-}): ReadonlyArray<MockEvent> => {
+export const journey = (
+  args: JourneyArgs & {
+    /** The name of the vessel the cargo was first booked on. */
+    readonly vessel: string
+  }
+): ReadonlyArray<MockEvent> => {
   const { arrival: A, containers, departure: D, port_of_discharge: pod, port_of_loading: pol } = args
   const booking = (shift: number, vessel?: string): ReadonlyArray<Fact> => [
     ...(pod === undefined ? [] : eachContainer(containers, "VA", pod, A - shift, false)),
@@ -65,7 +77,7 @@ export const journey = (args: JourneyArgs & {
 
 /** Generates the `rolled_shipment` journey. */
 export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageError, TradeflowStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const resolved = yield* resolve(input)
     const events = journey({
       ...resolved,

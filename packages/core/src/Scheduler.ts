@@ -45,67 +45,70 @@ export interface SchedulerOptions {
 export const layer = (
   options: SchedulerOptions = {}
 ): Layer.Layer<Scheduler, never, JobQueue | TradeflowStore | OrganisationStore | Worker> =>
-  Layer.scoped(Scheduler, Effect.gen(function* () {
-    const queue = yield* JobQueue
-    const store = yield* TradeflowStore
-    const organisations = yield* OrganisationStore
-    const worker = yield* Worker
-    const interval = options.interval ?? Duration.minutes(1)
-    const batchSize = options.batchSize ?? 500
-    const queued = new Map<string, number>()
-    const lock = yield* Effect.makeSemaphore(1)
+  Layer.scoped(
+    Scheduler,
+    Effect.gen(function*() {
+      const queue = yield* JobQueue
+      const store = yield* TradeflowStore
+      const organisations = yield* OrganisationStore
+      const worker = yield* Worker
+      const interval = options.interval ?? Duration.minutes(1)
+      const batchSize = options.batchSize ?? 500
+      const queued = new Map<string, number>()
+      const lock = yield* Effect.makeSemaphore(1)
 
-    const stillPending = (key: string): Effect.Effect<boolean, StorageError> => {
-      const id = queued.get(key)
-      return id === undefined
-        ? Effect.succeed(false)
-        : Effect.map(queue.outcome(id), (outcome) => {
-          if (Option.isSome(outcome)) queued.delete(key)
-          return Option.isNone(outcome)
-        })
-    }
-
-    const tick: Effect.Effect<number, StorageError> = lock.withPermits(1)(Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const due = yield* store.due(now, batchSize)
-      const dueKeys = new Set(due.map((d) => JSON.stringify([d.organisation_id, d.reference])))
-      for (const key of queued.keys()) if (!dueKeys.has(key)) queued.delete(key)
-      const environments = new Map<string, Environment>()
-      let count = 0
-      for (const d of due) {
-        const key = JSON.stringify([d.organisation_id, d.reference])
-        if (yield* stillPending(key)) continue
-        let environment = environments.get(d.organisation_id)
-        if (environment === undefined) {
-          const organisation = yield* organisations.get(d.organisation_id)
-          environment = Option.match(organisation, { onNone: () => "uat" as const, onSome: (o) => o.environment })
-          environments.set(d.organisation_id, environment)
-        }
-        const outcome = yield* queue.enqueue({
-          organisation_id: d.organisation_id,
-          environment,
-          payload: { _tag: "Advance", reference: d.reference },
-          received_at: now
-        })
-        if (outcome._tag === "Enqueued") {
-          queued.set(key, outcome.id)
-          count++
-        }
+      const stillPending = (key: string): Effect.Effect<boolean, StorageError> => {
+        const id = queued.get(key)
+        return id === undefined
+          ? Effect.succeed(false)
+          : Effect.map(queue.outcome(id), (outcome) => {
+            if (Option.isSome(outcome)) queued.delete(key)
+            return Option.isNone(outcome)
+          })
       }
-      if (count > 0) yield* worker.wake
-      return count
-    })).pipe(Effect.withSpan("Scheduler.tick"))
 
-    if (options.background ?? true) {
-      yield* (options.startAfter ?? Effect.void).pipe(
-        Effect.zipRight(tick.pipe(
-          Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
-          Effect.zipRight(Effect.sleep(interval)),
-          Effect.forever
-        )),
-        Effect.forkScoped
-      )
-    }
+      const tick: Effect.Effect<number, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const due = yield* store.due(now, batchSize)
+        const dueKeys = new Set(due.map((d) => JSON.stringify([d.organisation_id, d.reference])))
+        for (const key of queued.keys()) if (!dueKeys.has(key)) queued.delete(key)
+        const environments = new Map<string, Environment>()
+        let count = 0
+        for (const d of due) {
+          const key = JSON.stringify([d.organisation_id, d.reference])
+          if (yield* stillPending(key)) continue
+          let environment = environments.get(d.organisation_id)
+          if (environment === undefined) {
+            const organisation = yield* organisations.get(d.organisation_id)
+            environment = Option.match(organisation, { onNone: () => "uat" as const, onSome: (o) => o.environment })
+            environments.set(d.organisation_id, environment)
+          }
+          const outcome = yield* queue.enqueue({
+            organisation_id: d.organisation_id,
+            environment,
+            payload: { _tag: "Advance", reference: d.reference },
+            received_at: now
+          })
+          if (outcome._tag === "Enqueued") {
+            queued.set(key, outcome.id)
+            count++
+          }
+        }
+        if (count > 0) yield* worker.wake
+        return count
+      })).pipe(Effect.withSpan("Scheduler.tick"))
 
-    return Scheduler.of({ tick })
-  }))
+      if (options.background ?? true) {
+        yield* (options.startAfter ?? Effect.void).pipe(
+          Effect.zipRight(tick.pipe(
+            Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
+            Effect.zipRight(Effect.sleep(interval)),
+            Effect.forever
+          )),
+          Effect.forkScoped
+        )
+      }
+
+      return Scheduler.of({ tick })
+    })
+  )

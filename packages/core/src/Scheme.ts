@@ -67,5 +67,8 @@ export const maxErrors = maxIssues
  * A {@link SchemeError} listing at most {@link maxErrors} of `errors`, then the count of the rest
  * of `total` (by default `errors.length`).
  */
-export const schemeError = (reason: SchemeErrorReason, errors: ReadonlyArray<Issue>, total = errors.length): SchemeError =>
-  new SchemeError({ reason, errors: listIssues(errors, total) })
+export const schemeError = (
+  reason: SchemeErrorReason,
+  errors: ReadonlyArray<Issue>,
+  total = errors.length
+): SchemeError => new SchemeError({ reason, errors: listIssues(errors, total) })

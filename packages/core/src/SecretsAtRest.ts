@@ -84,45 +84,48 @@ export const makeCipher = (key: Uint8Array): Effect.Effect<Cipher> =>
     (cryptoKey) => {
       const opened = new Map<string, string>()
       return {
-      encrypt: (plaintext, place) =>
-        Effect.promise(async () => {
-          const iv = globalThis.crypto.getRandomValues(new Uint8Array(12))
-          const sealed = await globalThis.crypto.subtle.encrypt(
-            { name: "AES-GCM", iv, additionalData: encoder.encode(place) },
-            cryptoKey,
-            encoder.encode(plaintext)
-          )
-          return `${prefix}${Encoding.encodeBase64Url(iv)}:${Encoding.encodeBase64Url(new Uint8Array(sealed))}`
-        }),
-      decrypt: (stored, place) => {
-        const remembered = opened.get(`${place}\u0000${stored}`)
-        if (remembered !== undefined) return Effect.succeed(remembered)
-        const [iv, sealed] = stored.startsWith(prefix) ? stored.slice(prefix.length).split(":") : []
-        const bytes = Either.all([Encoding.decodeBase64Url(iv ?? "!"), Encoding.decodeBase64Url(sealed ?? "!")])
-        if (Either.isLeft(bytes) || bytes.right[0].length !== 12) return Effect.fail(undecryptable(place))
-        return Effect.tryPromise({
-          try: () =>
-            globalThis.crypto.subtle.decrypt(
-              { name: "AES-GCM", iv: bytes.right[0], additionalData: encoder.encode(place) },
+        encrypt: (plaintext, place) =>
+          Effect.promise(async () => {
+            const iv = globalThis.crypto.getRandomValues(new Uint8Array(12))
+            const sealed = await globalThis.crypto.subtle.encrypt(
+              { name: "AES-GCM", iv, additionalData: encoder.encode(place) },
               cryptoKey,
-              bytes.right[1]
-            ),
-          catch: () => undecryptable(place)
-        }).pipe(Effect.map((plain) => {
-          const plaintext = decoder.decode(plain)
-          if (opened.size >= maxOpened) opened.clear()
-          opened.set(`${place}\u0000${stored}`, plaintext)
-          return plaintext
-        }))
+              encoder.encode(plaintext)
+            )
+            return `${prefix}${Encoding.encodeBase64Url(iv)}:${Encoding.encodeBase64Url(new Uint8Array(sealed))}`
+          }),
+        decrypt: (stored, place) => {
+          const remembered = opened.get(`${place}\u0000${stored}`)
+          if (remembered !== undefined) return Effect.succeed(remembered)
+          const [iv, sealed] = stored.startsWith(prefix) ? stored.slice(prefix.length).split(":") : []
+          const bytes = Either.all([Encoding.decodeBase64Url(iv ?? "!"), Encoding.decodeBase64Url(sealed ?? "!")])
+          if (Either.isLeft(bytes) || bytes.right[0].length !== 12) return Effect.fail(undecryptable(place))
+          return Effect.tryPromise({
+            try: () =>
+              globalThis.crypto.subtle.decrypt(
+                { name: "AES-GCM", iv: bytes.right[0], additionalData: encoder.encode(place) },
+                cryptoKey,
+                bytes.right[1]
+              ),
+            catch: () => undecryptable(place)
+          }).pipe(Effect.map((plain) => {
+            const plaintext = decoder.decode(plain)
+            if (opened.size >= maxOpened) opened.clear()
+            opened.set(`${place}\u0000${stored}`, plaintext)
+            return plaintext
+          }))
+        }
       }
-    }
     }
   )
 
 const automationPlace = (a: Automation) => `automation:${a.id}`
 const settingPlace = (name: string) => `setting:${name}`
 
-const mapSecrets = <E>(a: Automation, f: (secret: string) => Effect.Effect<string, E>): Effect.Effect<Automation, E> => {
+const mapSecrets = <E>(
+  a: Automation,
+  f: (secret: string) => Effect.Effect<string, E>
+): Effect.Effect<Automation, E> => {
   const one = (s: Automation["secrets"][number]) => Effect.map(f(s.secret), (secret) => ({ ...s, secret }))
   const [head, ...tail] = a.secrets
   return Effect.map(Effect.all([one(head), Effect.forEach(tail, one)]), ([h, t]) => ({ ...a, secrets: [h, ...t] }))
@@ -144,7 +147,9 @@ const openSetting = (cipher: Cipher, name: string, stored: string, operation: st
     : Effect.succeed(stored)
 
 const sealSetting = (cipher: Cipher, name: string, value: string) =>
-  secretSettings.includes(name) && !isEncrypted(value) ? cipher.encrypt(value, settingPlace(name)) : Effect.succeed(value)
+  secretSettings.includes(name) && !isEncrypted(value)
+    ? cipher.encrypt(value, settingPlace(name))
+    : Effect.succeed(value)
 
 /**
  * Checks the key against the database, encrypts every plaintext secret stored (the automations
@@ -155,7 +160,10 @@ const withKey = (key: Uint8Array) =>
     const cipher = yield* makeCipher(key)
     const settings = yield* Settings
     const automations = yield* AutomationStore
-    const check = yield* settings.getOrCreate(checkSetting, yield* cipher.encrypt(checkText, settingPlace(checkSetting)))
+    const check = yield* settings.getOrCreate(
+      checkSetting,
+      yield* cipher.encrypt(checkText, settingPlace(checkSetting))
+    )
     const checked = yield* Effect.either(cipher.decrypt(check, settingPlace(checkSetting)))
     if (Either.isLeft(checked) || checked.right !== checkText) {
       return yield* new SecretsKeyError({
@@ -173,39 +181,46 @@ const withKey = (key: Uint8Array) =>
         if (a.secrets.some((s) => !isEncrypted(s.secret))) yield* automations.put(yield* sealed(cipher, a))
       }
     }
-    return Layer.merge(Layer.succeed(
-      AutomationStore,
-      AutomationStore.of({
-        put: (a) => Effect.flatMap(sealed(cipher, a), automations.put),
-        get: (id) =>
-          Effect.flatMap(automations.get(id), (found) =>
-            Option.isSome(found)
-              ? Effect.map(opened(cipher, found.value, "AutomationStore.get"), Option.some)
-              : Effect.succeed(Option.none())),
-        list: (organisationId) =>
-          Effect.flatMap(automations.list(organisationId), (all) =>
-            Effect.forEach(all, (a) => opened(cipher, a, "AutomationStore.list"))),
-        enabled: (organisationId) =>
-          Effect.flatMap(automations.enabled(organisationId), (all) =>
-            Effect.forEach(all, (a) => opened(cipher, a, "AutomationStore.enabled"))),
-        remove: automations.remove
-      })
-    ), Layer.succeed(
-      Settings,
-      Settings.of({
-        getOrCreate: (name, initial) =>
-          Effect.flatMap(
-            Effect.flatMap(sealSetting(cipher, name, initial), (value) => settings.getOrCreate(name, value)),
-            (stored) => openSetting(cipher, name, stored, "Settings.getOrCreate")
-          ),
-        get: (name) =>
-          Effect.flatMap(settings.get(name), (stored) =>
-            Option.isSome(stored)
-              ? Effect.map(openSetting(cipher, name, stored.value, "Settings.get"), Option.some)
-              : Effect.succeed(Option.none())),
-        set: (name, value) => Effect.flatMap(sealSetting(cipher, name, value), (sealedValue) => settings.set(name, sealedValue))
-      })
-    ))
+    return Layer.merge(
+      Layer.succeed(
+        AutomationStore,
+        AutomationStore.of({
+          put: (a) => Effect.flatMap(sealed(cipher, a), automations.put),
+          get: (id) =>
+            Effect.flatMap(automations.get(id), (found) =>
+              Option.isSome(found)
+                ? Effect.map(opened(cipher, found.value, "AutomationStore.get"), Option.some)
+                : Effect.succeed(Option.none())),
+          list: (organisationId) =>
+            Effect.flatMap(automations.list(organisationId), (all) =>
+              Effect.forEach(all, (a) => opened(cipher, a, "AutomationStore.list"))),
+          enabled: (organisationId) =>
+            Effect.flatMap(automations.enabled(organisationId), (all) =>
+              Effect.forEach(all, (a) =>
+                opened(cipher, a, "AutomationStore.enabled"))),
+          remove: automations.remove
+        })
+      ),
+      Layer.succeed(
+        Settings,
+        Settings.of({
+          getOrCreate: (name, initial) =>
+            Effect.flatMap(
+              Effect.flatMap(sealSetting(cipher, name, initial), (value) =>
+                settings.getOrCreate(name, value)),
+              (stored) =>
+                openSetting(cipher, name, stored, "Settings.getOrCreate")
+            ),
+          get: (name) =>
+            Effect.flatMap(settings.get(name), (stored) =>
+              Option.isSome(stored)
+                ? Effect.map(openSetting(cipher, name, stored.value, "Settings.get"), Option.some)
+                : Effect.succeed(Option.none())),
+          set: (name, value) =>
+            Effect.flatMap(sealSetting(cipher, name, value), (sealedValue) => settings.set(name, sealedValue))
+        })
+      )
+    )
   })
 
 /** Without a key: stops when the database holds encrypted secrets, otherwise leaves the ports as they are. */
@@ -227,8 +242,11 @@ const withoutKey = Effect.gen(function*() {
  */
 export const layer = (
   key: Option.Option<Uint8Array>
-): Layer.Layer<AutomationStore | Settings, SecretsKeyError | StorageError, AutomationStore | Settings | OrganisationStore> =>
-  Layer.unwrapEffect(Option.isSome(key) ? withKey(key.value) : withoutKey)
+): Layer.Layer<
+  AutomationStore | Settings,
+  SecretsKeyError | StorageError,
+  AutomationStore | Settings | OrganisationStore
+> => Layer.unwrapEffect(Option.isSome(key) ? withKey(key.value) : withoutKey)
 
 /**
  * {@link layer} with the key read from `config`: none, or empty, is no encryption; a key that is

@@ -30,23 +30,71 @@ export const descriptions: Readonly<Record<StatusCode, string>> = {
 
 const synonyms: Readonly<Record<StatusCode, ReadonlyArray<string>>> = {
   GE: [
-    "gate out empty", "empty gate out", "empty equipment dispatched", "empty dispatched", "empty container dispatched",
-    "empty to shipper", "empty pickup", "empty pick up", "pick up empty", "pickup empty", "pick", "empty release"
+    "gate out empty",
+    "empty gate out",
+    "empty equipment dispatched",
+    "empty dispatched",
+    "empty container dispatched",
+    "empty to shipper",
+    "empty pickup",
+    "empty pick up",
+    "pick up empty",
+    "pickup empty",
+    "pick",
+    "empty release"
   ],
-  GN: ["gate in full", "full gate in", "gate in", "gtin", "received for export", "gate in full for export", "export received"],
+  GN: [
+    "gate in full",
+    "full gate in",
+    "gate in",
+    "gtin",
+    "received for export",
+    "gate in full for export",
+    "export received"
+  ],
   AE: ["loaded on vessel", "load", "loaded", "loaded on board", "load on vessel", "vessel loaded", "loaded onboard"],
-  VD: ["vessel departure", "depa", "departure", "vessel departed", "departed", "actual departure", "estimated departure"],
+  VD: [
+    "vessel departure",
+    "depa",
+    "departure",
+    "vessel departed",
+    "departed",
+    "actual departure",
+    "estimated departure"
+  ],
   VA: ["vessel arrival", "arri", "arrival", "vessel arrived", "arrived", "actual arrival", "estimated arrival"],
-  UV: ["unloaded from vessel", "disc", "discharge", "discharged", "discharged from vessel", "unloaded", "vessel unloaded"],
-  GT: ["gate out full", "full gate out", "gate out", "gtot", "gate out for delivery", "out for delivery", "import gate out"],
+  UV: [
+    "unloaded from vessel",
+    "disc",
+    "discharge",
+    "discharged",
+    "discharged from vessel",
+    "unloaded",
+    "vessel unloaded"
+  ],
+  GT: [
+    "gate out full",
+    "full gate out",
+    "gate out",
+    "gtot",
+    "gate out for delivery",
+    "out for delivery",
+    "import gate out"
+  ],
   GR: [
-    "empty equipment returned", "empty returned", "empty return", "empty container returned", "returned empty",
-    "gate in empty", "empty gate in", "drop", "empty drop off"
+    "empty equipment returned",
+    "empty returned",
+    "empty return",
+    "empty container returned",
+    "returned empty",
+    "gate in empty",
+    "empty gate in",
+    "drop",
+    "empty drop off"
   ]
 }
 
-const normalise = (message: string): string =>
-  message.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim()
+const normalise = (message: string): string => message.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim()
 
 const table: ReadonlyMap<string, StatusCode> = new Map(
   (Object.keys(synonyms) as Array<StatusCode>).flatMap((code) => [

@@ -17,8 +17,8 @@ import {
   attemptLimitReached,
   type ClaimedJob,
   type DeadJob,
-  JobQueue,
   type JobOutcome,
+  JobQueue,
   type JobSummary,
   withEnqueue
 } from "./JobQueue.js"
@@ -27,7 +27,14 @@ import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation
 import { OrganisationStore } from "./OrganisationStore.js"
 import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
-import { byteLength, fitting, type MessageQuery, type MessageRead, type MessageRun, type StoredMessage } from "./StoredMessage.js"
+import {
+  byteLength,
+  fitting,
+  type MessageQuery,
+  type MessageRead,
+  type MessageRun,
+  type StoredMessage
+} from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 import { type Candidate, TradeflowStore } from "./TradeflowStore.js"
@@ -136,7 +143,10 @@ export const makeMemory = Effect.gen(function*() {
   const dead = new Map<number, { readonly job: Job; readonly attempt: number; readonly error: string }>()
   const settings = new Map<string, string>()
   const outcomes = new Map<number, JobOutcome>()
-  const idempotency = new Map<string, { readonly request_hash: string; readonly response: string; readonly created_at: number }>()
+  const idempotency = new Map<
+    string,
+    { readonly request_hash: string; readonly response: string; readonly created_at: number }
+  >()
   const receivedAt = new Map<number, number>()
   const tradeflows = new Map<string, Tradeflow>()
   const byKey = new Map<string, Map<string, Candidate>>()
@@ -210,43 +220,50 @@ export const makeMemory = Effect.gen(function*() {
     insert: (o) => Effect.sync(() => void organisations.set(o.id, o)),
     get: (id) => Effect.sync(() => Option.fromNullable(organisations.get(id))),
     list: Effect.sync(() => [...organisations.values()].sort((a, b) => a.created_at - b.created_at)),
-    ensureCompanion: (c) => Effect.sync(() => {
-      const existing = c.live_organisation_id === null
-        ? undefined
-        : [...organisations.values()].find((o) => o.live_organisation_id === c.live_organisation_id)
-      if (existing) return existing
-      organisations.set(c.id, c)
-      return c
-    }),
+    ensureCompanion: (c) =>
+      Effect.sync(() => {
+        const existing = c.live_organisation_id === null
+          ? undefined
+          : [...organisations.values()].find((o) => o.live_organisation_id === c.live_organisation_id)
+        if (existing) return existing
+        organisations.set(c.id, c)
+        return c
+      }),
     insertApiKey: (k) => Effect.sync(() => void apiKeys.set(k.id, k)),
-    findApiKeyByHash: (h) => Effect.sync(() => Option.fromNullable([...apiKeys.values()].find((k) => k.key_hash === h))),
-    listApiKeys: (ids) => Effect.sync(() =>
-      [...apiKeys.values()].filter((k) => ids.includes(k.organisation_id)).sort((a, b) => a.created_at - b.created_at)
-    ),
-    revokeApiKey: (id, at) => Effect.sync(() => {
-      const k = apiKeys.get(id)
-      if (k === undefined) return false
-      if (k.revoked_at === null) apiKeys.set(id, { ...k, revoked_at: at })
-      return true
-    }),
+    findApiKeyByHash: (h) =>
+      Effect.sync(() => Option.fromNullable([...apiKeys.values()].find((k) => k.key_hash === h))),
+    listApiKeys: (ids) =>
+      Effect.sync(() =>
+        [...apiKeys.values()].filter((k) => ids.includes(k.organisation_id)).sort((a, b) => a.created_at - b.created_at)
+      ),
+    revokeApiKey: (id, at) =>
+      Effect.sync(() => {
+        const k = apiKeys.get(id)
+        if (k === undefined) return false
+        if (k.revoked_at === null) apiKeys.set(id, { ...k, revoked_at: at })
+        return true
+      }),
     insertWidgetKey: (k) => Effect.sync(() => void widgetKeys.set(k.id, k)),
     findWidgetKeyByHash: (h) =>
       Effect.sync(() => Option.fromNullable([...widgetKeys.values()].find((k) => k.key_hash === h))),
-    revokeWidgetKey: (id, at) => Effect.sync(() => {
-      const k = widgetKeys.get(id)
-      if (k === undefined) return false
-      if (k.revoked_at === null) widgetKeys.set(id, { ...k, revoked_at: at })
-      return true
-    })
+    revokeWidgetKey: (id, at) =>
+      Effect.sync(() => {
+        const k = widgetKeys.get(id)
+        if (k === undefined) return false
+        if (k.revoked_at === null) widgetKeys.set(id, { ...k, revoked_at: at })
+        return true
+      })
   })
 
   const enqueueOne = ({ idempotency: idem, job }: Enqueue): EnqueueOutcome => {
     if (idem) {
       const key = JSON.stringify([job.organisation_id, idem.key])
       const seen = idempotency.get(key)
-      if (seen) return seen.request_hash === idem.request_hash
-        ? { _tag: "Replayed" as const, response: seen.response }
-        : { _tag: "KeyReused" as const }
+      if (seen) {
+        return seen.request_hash === idem.request_hash
+          ? { _tag: "Replayed" as const, response: seen.response }
+          : { _tag: "KeyReused" as const }
+      }
       idempotency.set(key, { request_hash: idem.request_hash, response: idem.response, created_at: job.received_at })
     }
     const id = nextJob++
@@ -276,192 +293,222 @@ export const makeMemory = Effect.gen(function*() {
     error
   })
 
-  const queue = (wakeups: PubSub.PubSub<void>) => JobQueue.of(withEnqueue({
-    enqueueAll: (entries) =>
-      Effect.tap(Effect.sync(() => entries.map(enqueueOne)), (outcomes) =>
-        outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
-    pending: (limit) => Effect.sync(() => inQueueOrder().slice(0, Math.max(0, limit))),
-    claim: ({ leaseMillis, limit, maxAttempts, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
-      const max = attemptLimit(maxAttempts)
-      const expired = (lease: Lease) => lease.lease_until === null || lease.lease_until <= now
-      const killed: Array<DeadJob> = []
-      for (const job of inQueueOrder()) {
-        const lease = leases.get(job.id)!
-        if (lease.attempt < max || !expired(lease)) continue
-        const error = lease.error ?? attemptLimitReached(max)
-        killed.push({ id: job.id, organisation_id: job.organisation_id, attempt: lease.attempt, error })
-        markDead(job.id, error)
-      }
-      const heads = new Map<string, Job>()
-      const held = new Set<string>()
-      for (const job of inQueueOrder()) {
-        if (!heads.has(job.organisation_id)) heads.set(job.organisation_id, job)
-        if (!expired(leases.get(job.id)!)) held.add(job.organisation_id)
-      }
-      const candidates = [...heads.values()]
-        .filter((job) => !held.has(job.organisation_id) && leases.get(job.id)!.attempt < max)
-        .slice(0, Math.max(0, limit))
-      const suspect = candidates.find((job) => leases.get(job.id)!.attempt > 0)
-      const claimed: Array<ClaimedJob> = []
-      for (const job of suspect === undefined ? candidates : [suspect]) {
-        const lease = leases.get(job.id)!
-        lease.attempt++
-        lease.leased_by = worker
-        lease.lease_until = now + leaseMillis
-        claimed.push({ ...job, attempt: lease.attempt })
-      }
-      return { jobs: claimed, dead: killed }
-    }),
-    heartbeat: ({ jobs: held, leaseMillis, worker }) => Effect.map(Clock.currentTimeMillis, (now) => {
-      for (const { attempt, id } of held) {
-        const lease = leases.get(id)
-        if (jobs.has(id) && lease !== undefined && lease.leased_by === worker && lease.attempt === attempt) {
-          lease.lease_until = now + leaseMillis
-        }
-      }
-    }),
-    outcome: (id) => Effect.sync(() => Option.fromNullable(outcomes.get(id))),
-    fail: (id, error, attempt) => Effect.sync(() => {
-      if (!jobs.has(id) || (attempt !== undefined && leases.get(id)?.attempt !== attempt)) return false
-      markDead(id, error)
-      return true
-    }),
-    recordFailure: (id, attempt, error) => Effect.sync(() => {
-      const lease = leases.get(id)
-      if (!jobs.has(id) || lease?.attempt !== attempt) return false
-      lease.error = error
-      return true
-    }),
-    list: ({ limit, organisation_id, state }) => Effect.sync(() => {
-      const mine = state === "pending"
-        ? inQueueOrder().filter((j) => j.organisation_id === organisation_id).map((j) => {
-          const lease = leases.get(j.id)!
-          return summary(j, lease.attempt, lease.error)
-        })
-        : [...dead.values()].filter((d) => d.job.organisation_id === organisation_id)
-          .sort((a, b) => a.job.id - b.job.id).map((d) => summary(d.job, d.attempt, d.error))
-      return mine.slice(0, Math.max(0, limit))
-    }),
-    retry: (id) => Effect.tap(Effect.sync(() => {
-      const found = dead.get(id)
-      if (found === undefined) return jobs.has(id) || outcomes.has(id) ? "not-dead" as const : "not-found" as const
-      dead.delete(id)
-      outcomes.delete(id)
-      const ordered = [...jobs.values(), found.job].sort((a, b) => a.id - b.id)
-      jobs.clear()
-      for (const job of ordered) jobs.set(job.id, job)
-      leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
-      return "retried" as const
-    }), (outcome) => outcome === "retried" ? PubSub.publish(wakeups, undefined) : Effect.void),
-    wakeups: Stream.fromPubSub(wakeups)
-  }))
+  const queue = (wakeups: PubSub.PubSub<void>) =>
+    JobQueue.of(withEnqueue({
+      enqueueAll: (entries) =>
+        Effect.tap(Effect.sync(() => entries.map(enqueueOne)), (outcomes) =>
+          outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
+      pending: (limit) =>
+        Effect.sync(() => inQueueOrder().slice(0, Math.max(0, limit))),
+      claim: ({ leaseMillis, limit, maxAttempts, worker }) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const max = attemptLimit(maxAttempts)
+          const expired = (lease: Lease) => lease.lease_until === null || lease.lease_until <= now
+          const killed: Array<DeadJob> = []
+          for (const job of inQueueOrder()) {
+            const lease = leases.get(job.id)!
+            if (lease.attempt < max || !expired(lease)) continue
+            const error = lease.error ?? attemptLimitReached(max)
+            killed.push({ id: job.id, organisation_id: job.organisation_id, attempt: lease.attempt, error })
+            markDead(job.id, error)
+          }
+          const heads = new Map<string, Job>()
+          const held = new Set<string>()
+          for (const job of inQueueOrder()) {
+            if (!heads.has(job.organisation_id)) heads.set(job.organisation_id, job)
+            if (!expired(leases.get(job.id)!)) held.add(job.organisation_id)
+          }
+          const candidates = [...heads.values()]
+            .filter((job) => !held.has(job.organisation_id) && leases.get(job.id)!.attempt < max)
+            .slice(0, Math.max(0, limit))
+          const suspect = candidates.find((job) => leases.get(job.id)!.attempt > 0)
+          const claimed: Array<ClaimedJob> = []
+          for (const job of suspect === undefined ? candidates : [suspect]) {
+            const lease = leases.get(job.id)!
+            lease.attempt++
+            lease.leased_by = worker
+            lease.lease_until = now + leaseMillis
+            claimed.push({ ...job, attempt: lease.attempt })
+          }
+          return { jobs: claimed, dead: killed }
+        }),
+      heartbeat: ({ jobs: held, leaseMillis, worker }) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          for (const { attempt, id } of held) {
+            const lease = leases.get(id)
+            if (jobs.has(id) && lease !== undefined && lease.leased_by === worker && lease.attempt === attempt) {
+              lease.lease_until = now + leaseMillis
+            }
+          }
+        }),
+      outcome: (id) => Effect.sync(() => Option.fromNullable(outcomes.get(id))),
+      fail: (id, error, attempt) =>
+        Effect.sync(() => {
+          if (!jobs.has(id) || (attempt !== undefined && leases.get(id)?.attempt !== attempt)) return false
+          markDead(id, error)
+          return true
+        }),
+      recordFailure: (id, attempt, error) =>
+        Effect.sync(() => {
+          const lease = leases.get(id)
+          if (!jobs.has(id) || lease?.attempt !== attempt) return false
+          lease.error = error
+          return true
+        }),
+      list: ({ limit, organisation_id, state }) =>
+        Effect.sync(() => {
+          const mine = state === "pending"
+            ? inQueueOrder().filter((j) => j.organisation_id === organisation_id).map((j) => {
+              const lease = leases.get(j.id)!
+              return summary(j, lease.attempt, lease.error)
+            })
+            : [...dead.values()].filter((d) => d.job.organisation_id === organisation_id)
+              .sort((a, b) => a.job.id - b.job.id).map((d) => summary(d.job, d.attempt, d.error))
+          return mine.slice(0, Math.max(0, limit))
+        }),
+      retry: (id) =>
+        Effect.tap(
+          Effect.sync(() => {
+            const found = dead.get(id)
+            if (found === undefined) {
+              return jobs.has(id) || outcomes.has(id)
+                ? "not-dead" as const
+                : "not-found" as const
+            }
+            dead.delete(id)
+            outcomes.delete(id)
+            const ordered = [...jobs.values(), found.job].sort((a, b) => a.id - b.id)
+            jobs.clear()
+            for (const job of ordered) jobs.set(job.id, job)
+            leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
+            return "retried" as const
+          }),
+          (outcome) => outcome === "retried" ? PubSub.publish(wakeups, undefined) : Effect.void
+        ),
+      wakeups: Stream.fromPubSub(wakeups)
+    }))
 
   const store = TradeflowStore.of({
     get: (o, r) => Effect.sync(() => Option.fromNullable(tradeflows.get(tfKey(o, r)))),
     list: (o) => Effect.sync(() => orgTradeflows(o)),
-    sizes: (o, references) => Effect.sync(() => {
-      const sizes = new Map<string, { readonly containers: number; readonly events: number }>()
-      for (const r of references) {
+    sizes: (o, references) =>
+      Effect.sync(() => {
+        const sizes = new Map<string, { readonly containers: number; readonly events: number }>()
+        for (const r of references) {
+          const t = tradeflows.get(tfKey(o, r))
+          if (t !== undefined) sizes.set(r, { containers: t.containers.length, events: t.events.length })
+        }
+        return sizes
+      }),
+    lookup: (o, keys) =>
+      Effect.sync(() => {
+        const found = new Map<string, Candidate>()
+        for (const key of keys) for (const [reference, c] of byKey.get(tfKey(o, key)) ?? []) found.set(reference, c)
+        return [...found.values()]
+      }),
+    held: (o, r, identities) =>
+      Effect.sync(() => {
         const t = tradeflows.get(tfKey(o, r))
-        if (t !== undefined) sizes.set(r, { containers: t.containers.length, events: t.events.length })
-      }
-      return sizes
-    }),
-    lookup: (o, keys) => Effect.sync(() => {
-      const found = new Map<string, Candidate>()
-      for (const key of keys) for (const [reference, c] of byKey.get(tfKey(o, key)) ?? []) found.set(reference, c)
-      return [...found.values()]
-    }),
-    held: (o, r, identities) => Effect.sync(() => {
-      const t = tradeflows.get(tfKey(o, r))
-      const containers = new Set(t?.containers.map((c) => c.reference))
-      const events = new Set(t?.events.map((e) => e.key))
-      return {
-        containers: [...new Set(identities.containers)].filter((c) => containers.has(c)),
-        events: [...new Set(identities.events)].filter((k) => events.has(k))
-      }
-    }),
-    containers: (o) => Effect.sync(() =>
-      [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
-    due: (now, limit) => Effect.sync(() => {
-      const soonest = (a: Tradeflow & { readonly next_position_at: number }, b: typeof a) =>
-        a.next_position_at - b.next_position_at || compare(a.organisation_id, b.organisation_id) ||
-        compare(a.reference, b.reference)
-      const turns = new Map<string, number>()
-      return [...tradeflows.values()]
-        .filter((t): t is Tradeflow & { readonly next_position_at: number } =>
-          t.next_position_at !== null && t.next_position_at <= now)
-        .sort(soonest)
-        .map((t) => {
-          const turn = (turns.get(t.organisation_id) ?? 0) + 1
-          turns.set(t.organisation_id, turn)
-          return { t, turn }
-        })
-        .sort((a, b) => a.turn - b.turn || soonest(a.t, b.t))
-        .slice(0, Math.max(0, limit))
-        .map(({ t }) => ({ organisation_id: t.organisation_id, reference: t.reference }))
-    }),
-    commit: (c) => Effect.tap(Effect.sync(() => {
-      if (!jobs.has(c.job_id)) return false
-      if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false
-      jobs.delete(c.job_id)
-      leases.delete(c.job_id)
-      outcomes.set(c.job_id, { _tag: "Done", result: c.result })
-      const l = log(c.organisation_id)
-      for (const reference of c.deletes) {
-        removeTradeflow(c.organisation_id, reference)
-        removeDeliveries((d) => d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference)
-        l.messages = l.messages.filter((m) => {
-          if (m.tradeflow_reference !== reference) return true
-          l.hashes.delete(m.hash)
-          return false
-        })
-      }
-      if (c.deletes.length > 0) l.newest = newestOf(l.messages)
-      for (const t of c.upserts) putTradeflow(t)
-      const inserted: Array<StoredMessage> = []
-      for (const m of c.messages) {
-        if (l.hashes.has(m.hash)) continue
-        l.hashes.add(m.hash)
-        const stored = { ...m, seq: ++l.seq }
-        l.messages.push(stored)
-        l.newest.set(latestKey(stored), stored.seq)
-        inserted.push(stored)
-      }
-      let planned = 0
-      for (const d of Delivery.plan(c.organisation_id, c.outbox, inserted)) {
-        if (!automationsById.has(d.automation_id)) continue
-        insertDelivery(d)
-        planned++
-      }
-      return planned > 0 ? "wake" : true
-    }), (done) => done === "wake" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void).pipe(
-      Effect.map((done) => done !== false)
-    )
+        const containers = new Set(t?.containers.map((c) => c.reference))
+        const events = new Set(t?.events.map((e) => e.key))
+        return {
+          containers: [...new Set(identities.containers)].filter((c) => containers.has(c)),
+          events: [...new Set(identities.events)].filter((k) => events.has(k))
+        }
+      }),
+    containers: (o) =>
+      Effect.sync(() => [...new Set(orgTradeflows(o).flatMap((t) => t.containers.map((c) => c.reference)))].sort()),
+    due: (now, limit) =>
+      Effect.sync(() => {
+        const soonest = (a: Tradeflow & { readonly next_position_at: number }, b: typeof a) =>
+          a.next_position_at - b.next_position_at || compare(a.organisation_id, b.organisation_id) ||
+          compare(a.reference, b.reference)
+        const turns = new Map<string, number>()
+        return [...tradeflows.values()]
+          .filter((t): t is Tradeflow & { readonly next_position_at: number } =>
+            t.next_position_at !== null && t.next_position_at <= now
+          )
+          .sort(soonest)
+          .map((t) => {
+            const turn = (turns.get(t.organisation_id) ?? 0) + 1
+            turns.set(t.organisation_id, turn)
+            return { t, turn }
+          })
+          .sort((a, b) => a.turn - b.turn || soonest(a.t, b.t))
+          .slice(0, Math.max(0, limit))
+          .map(({ t }) => ({ organisation_id: t.organisation_id, reference: t.reference }))
+      }),
+    commit: (c) =>
+      Effect.tap(
+        Effect.sync(() => {
+          if (!jobs.has(c.job_id)) return false
+          if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false
+          jobs.delete(c.job_id)
+          leases.delete(c.job_id)
+          outcomes.set(c.job_id, { _tag: "Done", result: c.result })
+          const l = log(c.organisation_id)
+          for (const reference of c.deletes) {
+            removeTradeflow(c.organisation_id, reference)
+            removeDeliveries((d) =>
+              d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference
+            )
+            l.messages = l.messages.filter((m) => {
+              if (m.tradeflow_reference !== reference) return true
+              l.hashes.delete(m.hash)
+              return false
+            })
+          }
+          if (c.deletes.length > 0) l.newest = newestOf(l.messages)
+          for (const t of c.upserts) putTradeflow(t)
+          const inserted: Array<StoredMessage> = []
+          for (const m of c.messages) {
+            if (l.hashes.has(m.hash)) continue
+            l.hashes.add(m.hash)
+            const stored = { ...m, seq: ++l.seq }
+            l.messages.push(stored)
+            l.newest.set(latestKey(stored), stored.seq)
+            inserted.push(stored)
+          }
+          let planned = 0
+          for (const d of Delivery.plan(c.organisation_id, c.outbox, inserted)) {
+            if (!automationsById.has(d.automation_id)) continue
+            insertDelivery(d)
+            planned++
+          }
+          return planned > 0 ? "wake" : true
+        }),
+        (done) => done === "wake" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void
+      ).pipe(
+        Effect.map((done) => done !== false)
+      )
   })
 
   const messages = MessageStore.of({
-    list: (q) => Effect.sync(() => {
-      const l = logs.get(q.organisation_id)
-      return l === undefined ? [] : selectMessages(l.messages, q, l.newest)
-    }),
-    read: (q) => Effect.sync(() => {
-      const l = logs.get(q.organisation_id)
-      return l === undefined ? { messages: [], more: false } : readMessages(l.messages, q, l.newest)
-    }),
-    startOf: (organisationId, since) => Effect.sync(() => {
-      const l = logs.get(organisationId)
-      return l === undefined ? 0 : startOfLog(l.messages, l.seq, since)
-    })
+    list: (q) =>
+      Effect.sync(() => {
+        const l = logs.get(q.organisation_id)
+        return l === undefined ? [] : selectMessages(l.messages, q, l.newest)
+      }),
+    read: (q) =>
+      Effect.sync(() => {
+        const l = logs.get(q.organisation_id)
+        return l === undefined ? { messages: [], more: false } : readMessages(l.messages, q, l.newest)
+      }),
+    startOf: (organisationId, since) =>
+      Effect.sync(() => {
+        const l = logs.get(organisationId)
+        return l === undefined ? 0 : startOfLog(l.messages, l.seq, since)
+      })
   })
 
   const shared = Settings.of({
-    getOrCreate: (name, initial) => Effect.sync(() => {
-      const stored = settings.get(name)
-      if (stored !== undefined) return stored
-      settings.set(name, initial)
-      return initial
-    }),
+    getOrCreate: (name, initial) =>
+      Effect.sync(() => {
+        const stored = settings.get(name)
+        if (stored !== undefined) return stored
+        settings.set(name, initial)
+        return initial
+      }),
     get: (name) => Effect.sync(() => Option.fromNullable(settings.get(name))),
     set: (name, value) => Effect.sync(() => void settings.set(name, value))
   })
@@ -476,82 +523,98 @@ export const makeMemory = Effect.gen(function*() {
     get: (id) => Effect.sync(() => Option.fromNullable(automationsById.get(id))),
     list: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, false)),
     enabled: (organisationId) => Effect.sync(() => ofOrganisation(organisationId, true)),
-    remove: (id) => Effect.sync(() => {
-      removeDeliveries((d) => d.automation_id !== id)
-      return automationsById.delete(id)
-    })
+    remove: (id) =>
+      Effect.sync(() => {
+        removeDeliveries((d) => d.automation_id !== id)
+        return automationsById.delete(id)
+      })
   })
 
   const bodyOf = (d: StoredDelivery): string | undefined =>
     d.body ?? logs.get(d.organisation_id)?.messages.find((m) => m.seq === d.seq)?.body
 
   const outbox = DeliveryStore.of({
-    claim: ({ leaseMillis, limit, now, worker: _worker }) => Effect.sync(() => {
-      const seen = new Set<string>()
-      const claimed: Array<Delivery.ClaimedDelivery> = []
-      for (const d of deliveries.values()) {
-        if (claimed.length >= limit) break
-        if (d.status !== "pending") continue
-        const pair = JSON.stringify([d.automation_id, d.organisation_id, d.tradeflow_reference])
-        if (seen.has(pair)) continue
-        seen.add(pair)
-        const automation = automationsById.get(d.automation_id)
-        const body = bodyOf(d)
-        if (
-          d.next_attempt_at > now || (d.lease_until !== null && d.lease_until > now) ||
-          automation === undefined || !(automation.enabled || d.test) || body === undefined
-        ) continue
-        d.claim++
-        d.lease_until = now + leaseMillis
-        claimed.push({ ...publicDelivery(d), claim: d.claim, body })
-      }
-      return claimed
-    }),
-    record: recordIndependently((results) => Effect.sync(() => results.map((r) => {
-      const d = deliveries.get(r.delivery_id)
-      if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
-      const next = Delivery.afterAttempt(d, r)
-      deliveries.set(d.id, { ...next, claim: d.claim, lease_until: null })
-      for (const { delivery_id, up_to } of Delivery.expiredBodies([next])) {
-        attempts.forEach((a, i) => {
-          if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) attempts[i] = { ...a, response_body: null }
+    claim: ({ leaseMillis, limit, now, worker: _worker }) =>
+      Effect.sync(() => {
+        const seen = new Set<string>()
+        const claimed: Array<Delivery.ClaimedDelivery> = []
+        for (const d of deliveries.values()) {
+          if (claimed.length >= limit) break
+          if (d.status !== "pending") continue
+          const pair = JSON.stringify([d.automation_id, d.organisation_id, d.tradeflow_reference])
+          if (seen.has(pair)) continue
+          seen.add(pair)
+          const automation = automationsById.get(d.automation_id)
+          const body = bodyOf(d)
+          if (
+            d.next_attempt_at > now || (d.lease_until !== null && d.lease_until > now) ||
+            automation === undefined || !(automation.enabled || d.test) || body === undefined
+          ) continue
+          d.claim++
+          d.lease_until = now + leaseMillis
+          claimed.push({ ...publicDelivery(d), claim: d.claim, body })
+        }
+        return claimed
+      }),
+    record: recordIndependently((results) =>
+      Effect.sync(() =>
+        results.map((r) => {
+          const d = deliveries.get(r.delivery_id)
+          if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
+          const next = Delivery.afterAttempt(d, r)
+          deliveries.set(d.id, { ...next, claim: d.claim, lease_until: null })
+          for (const { delivery_id, up_to } of Delivery.expiredBodies([next])) {
+            attempts.forEach((a, i) => {
+              if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) {
+                attempts[i] = { ...a, response_body: null }
+              }
+            })
+          }
+          attempts.push({
+            id: d.id,
+            automation_id: d.automation_id,
+            message_hash: d.message_hash,
+            attempt: next.attempt,
+            status: r.status,
+            response_status: r.response_status,
+            error: r.error,
+            response_body: r.response_body,
+            at: r.at,
+            test: d.test
+          })
+          const automation = automationsById.get(d.automation_id)
+          if (!d.test && automation !== undefined) {
+            automationsById.set(automation.id, Delivery.automationAfter(automation, r))
+          }
+          return true
         })
-      }
-      attempts.push({
-        id: d.id,
-        automation_id: d.automation_id,
-        message_hash: d.message_hash,
-        attempt: next.attempt,
-        status: r.status,
-        response_status: r.response_status,
-        error: r.error,
-        response_body: r.response_body,
-        at: r.at,
-        test: d.test
-      })
-      const automation = automationsById.get(d.automation_id)
-      if (!d.test && automation !== undefined) automationsById.set(automation.id, Delivery.automationAfter(automation, r))
-      return true
-    }))),
+      )
+    ),
     enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),
-    list: (automationId, limit) => Effect.sync(() =>
-      [...deliveries.values()].filter((d) => d.automation_id === automationId).slice(0, Math.max(0, limit))
-        .map(publicDelivery)
-    ),
-    retry: (id, now) => Effect.tap(Effect.sync(() => {
-      const d = deliveries.get(id)
-      if (d === undefined) return "not-found" as const
-      if (!Delivery.retryable(d)) return "not-retryable" as const
-      deliveries.set(id, { ...Delivery.retried(d, now), claim: d.claim, lease_until: d.lease_until })
-      return "retried" as const
-    }), (outcome) => outcome === "retried" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void),
-    log: (automationId, limit) => Effect.sync(() =>
-      attempts.filter((a) => a.automation_id === automationId)
-        .sort((a, b) => b.at - a.at || b.id - a.id || b.attempt - a.attempt)
-        .slice(0, Math.max(0, limit))
-        .map(({ automation_id: _automation, ...entry }) => entry)
-    ),
+    list: (automationId, limit) =>
+      Effect.sync(() =>
+        [...deliveries.values()].filter((d) => d.automation_id === automationId).slice(0, Math.max(0, limit))
+          .map(publicDelivery)
+      ),
+    retry: (id, now) =>
+      Effect.tap(
+        Effect.sync(() => {
+          const d = deliveries.get(id)
+          if (d === undefined) return "not-found" as const
+          if (!Delivery.retryable(d)) return "not-retryable" as const
+          deliveries.set(id, { ...Delivery.retried(d, now), claim: d.claim, lease_until: d.lease_until })
+          return "retried" as const
+        }),
+        (outcome) => outcome === "retried" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void
+      ),
+    log: (automationId, limit) =>
+      Effect.sync(() =>
+        attempts.filter((a) => a.automation_id === automationId)
+          .sort((a, b) => b.at - a.at || b.id - a.id || b.attempt - a.attempt)
+          .slice(0, Math.max(0, limit))
+          .map(({ automation_id: _automation, ...entry }) => entry)
+      ),
     wakeups: Stream.fromPubSub(deliveryWakeups)
   })
 
@@ -561,37 +624,40 @@ export const makeMemory = Effect.gen(function*() {
     return doomed.length
   }
   const retention = RetentionStore.of({
-    prune: (kind, before, limit) => Effect.sync(() => {
-      const n = Math.max(0, Math.floor(limit))
-      const received = (id: number) => receivedAt.get(id) ?? Infinity
-      switch (kind) {
-        case "idempotency_keys":
-          return pruneMap(idempotency, (_, v) => v.created_at < before, n)
-        case "done_jobs":
-        case "dead_jobs": {
-          const tag = kind === "done_jobs" ? "Done" : "Failed"
-          const pruned = [...outcomes].filter(([id, o]) => o._tag === tag && received(id) < before)
-            .sort(([a], [b]) => a - b).slice(0, n)
-          for (const [id] of pruned) {
-            outcomes.delete(id)
-            receivedAt.delete(id)
-            dead.delete(id)
+    prune: (kind, before, limit) =>
+      Effect.sync(() => {
+        const n = Math.max(0, Math.floor(limit))
+        const received = (id: number) => receivedAt.get(id) ?? Infinity
+        switch (kind) {
+          case "idempotency_keys":
+            return pruneMap(idempotency, (_, v) => v.created_at < before, n)
+          case "done_jobs":
+          case "dead_jobs": {
+            const tag = kind === "done_jobs" ? "Done" : "Failed"
+            const pruned = [...outcomes].filter(([id, o]) => o._tag === tag && received(id) < before)
+              .sort(([a], [b]) => a - b).slice(0, n)
+            for (const [id] of pruned) {
+              outcomes.delete(id)
+              receivedAt.delete(id)
+              dead.delete(id)
+            }
+            return pruned.length
           }
-          return pruned.length
+          case "delivery_attempts": {
+            const doomed = new Set(attempts.filter((a) => a.at < before).sort((a, b) => a.at - b.at).slice(0, n))
+            attempts = attempts.filter((a) => !doomed.has(a))
+            return doomed.size
+          }
+          case "dead_deliveries": {
+            const doomed = new Set(
+              [...deliveries.values()].filter((d) => d.status === "dead" && d.created_at < before)
+                .sort((a, b) => a.id - b.id).slice(0, n).map((d) => d.id)
+            )
+            removeDeliveries((d) => !doomed.has(d.id))
+            return doomed.size
+          }
         }
-        case "delivery_attempts": {
-          const doomed = new Set(attempts.filter((a) => a.at < before).sort((a, b) => a.at - b.at).slice(0, n))
-          attempts = attempts.filter((a) => !doomed.has(a))
-          return doomed.size
-        }
-        case "dead_deliveries": {
-          const doomed = new Set([...deliveries.values()].filter((d) => d.status === "dead" && d.created_at < before)
-            .sort((a, b) => a.id - b.id).slice(0, n).map((d) => d.id))
-          removeDeliveries((d) => !doomed.has(d.id))
-          return doomed.size
-        }
-      }
-    })
+      })
   })
 
   const wakeups = yield* PubSub.sliding<void>(1)
@@ -599,14 +665,15 @@ export const makeMemory = Effect.gen(function*() {
 })
 
 /** Every storage port, in memory. */
-export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(Effect.map(makeMemory, (m) =>
-  Context.make(OrganisationStore, m.orgs).pipe(
-    Context.add(JobQueue, m.queue),
-    Context.add(TradeflowStore, m.store),
-    Context.add(MessageStore, m.messages),
-    Context.add(Settings, m.settings),
-    Context.add(AutomationStore, m.automations),
-    Context.add(DeliveryStore, m.deliveries),
-    Context.add(RetentionStore, m.retention)
-  )
-))
+export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
+  Effect.map(makeMemory, (m) =>
+    Context.make(OrganisationStore, m.orgs).pipe(
+      Context.add(JobQueue, m.queue),
+      Context.add(TradeflowStore, m.store),
+      Context.add(MessageStore, m.messages),
+      Context.add(Settings, m.settings),
+      Context.add(AutomationStore, m.automations),
+      Context.add(DeliveryStore, m.deliveries),
+      Context.add(RetentionStore, m.retention)
+    ))
+)

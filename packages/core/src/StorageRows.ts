@@ -12,7 +12,14 @@ import * as Job from "./Job.js"
 import type { Claim } from "./JobQueue.js"
 import * as Organisation from "./Organisation.js"
 import { StorageError } from "./StorageError.js"
-import { fitting, type MessageQuery, type MessageRead, type MessageRun, type NewMessage, type StoredMessage } from "./StoredMessage.js"
+import {
+  fitting,
+  type MessageQuery,
+  type MessageRead,
+  type MessageRun,
+  type NewMessage,
+  type StoredMessage
+} from "./StoredMessage.js"
 import * as Tradeflow from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 
@@ -111,7 +118,9 @@ export const keyRows = (t: Keyed): Array<Record<string, string | number>> =>
  * a multi-row upsert never meets its own key twice), with the rows of their container and key indexes.
  */
 export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, A]>) => {
-  const latest = [...new Map(upserts.map((u) => [`${u[0].organisation_id}\u0000${u[0].reference}`, u] as const)).values()]
+  const latest = [
+    ...new Map(upserts.map((u) => [`${u[0].organisation_id}\u0000${u[0].reference}`, u] as const)).values()
+  ]
   const byOrganisation = new Map<string, Array<string>>()
   for (const [t] of latest) {
     const references = byOrganisation.get(t.organisation_id)
@@ -213,11 +222,14 @@ export const MessageRow = Schema.Struct({
   body: Schema.String
 })
 
-const bool = Schema.Union(Schema.Boolean, Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
-  strict: true,
-  decode: (n) => n === 1,
-  encode: (b) => (b ? 1 : 0)
-}))
+const bool = Schema.Union(
+  Schema.Boolean,
+  Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
+    strict: true,
+    decode: (n) => n === 1,
+    encode: (b) => (b ? 1 : 0)
+  })
+)
 
 /** An epoch-ms column: PostgreSQL's BIGINT arrives as a string. */
 const millis = Schema.Union(Schema.Number, Schema.NumberFromString)
@@ -272,12 +284,18 @@ export const decodeDue = rows(Schema.Struct({ organisation_id: Schema.String, re
 export const decodeSizes = (raw: unknown) =>
   Effect.map(
     rows(Schema.Struct({ reference: Schema.String, container_count: Schema.Number, event_count: Schema.Number }))(raw),
-    (found) => new Map(found.map((r) => [r.reference, { containers: r.container_count, events: r.event_count }] as const))
+    (found) =>
+      new Map(found.map((r) => [r.reference, { containers: r.container_count, events: r.event_count }] as const))
   )
 /** The size columns of a tradeflow row (see `TradeflowStore.sizes`). */
-export const sizeColumns = (t: Tradeflow.Tradeflow) => ({ container_count: t.containers.length, event_count: t.events.length })
+export const sizeColumns = (t: Tradeflow.Tradeflow) => ({
+  container_count: t.containers.length,
+  event_count: t.events.length
+})
 export const decodeKeyed = rows(KeyedRow)
-export const decodeCandidates = rows(Schema.Struct({ reference: Schema.String, created_at: millis, updated_at: millis }))
+export const decodeCandidates = rows(
+  Schema.Struct({ reference: Schema.String, created_at: millis, updated_at: millis })
+)
 export const decodeOrganisations = rows(Organisation.Organisation)
 export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
 export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
@@ -358,7 +376,9 @@ export const readRun = <E, R>(
   Effect.gen(function*() {
     if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
     const limit = Math.max(0, Math.floor(query.limit))
-    const candidates = [...yield* sizes(limit + 1)].sort((a, b) => query.take === "oldest" ? a.seq - b.seq : b.seq - a.seq)
+    const candidates = [...yield* sizes(limit + 1)].sort((a, b) =>
+      query.take === "oldest" ? a.seq - b.seq : b.seq - a.seq
+    )
     const count = fitting(candidates.map((c) => c.bytes), limit, query.max_bytes)
     const seqs = candidates.slice(0, count).map((c) => c.seq).sort((a, b) => a - b)
     const bySeq = new Map<number, StoredMessage>()

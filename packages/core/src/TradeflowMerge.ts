@@ -20,11 +20,11 @@
  *
  * @module
  */
-import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
-import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
+import { complete } from "./internal/eventLoop.js"
 import { fromMessage } from "./StatusCode.js"
 import type { MockEvent, PartnerLink, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
-import { complete } from "./internal/eventLoop.js"
+import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
+import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 
 type ContainerEntry = typeof ContainerEntrySchema.Type
 
@@ -312,7 +312,11 @@ const linkIdentity = (l: PartnerLink): string => JSON.stringify([l.name, l.role]
 
 /** A list of links keyed by (name, role) (see {@link mergeLinks}). */
 const linkUnion = (initial: ReadonlyArray<PartnerLink>) =>
-  keyedUnion(initial, linkIdentity, (old, link) => link.reference === null ? undefined : { ...old, reference: link.reference })
+  keyedUnion(
+    initial,
+    linkIdentity,
+    (old, link) => link.reference === null ? undefined : { ...old, reference: link.reference }
+  )
 
 /**
  * Merges links into a list keyed by (name, role): a new key is appended, a known one takes the
@@ -432,7 +436,11 @@ export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>
  * events of other keys are dropped, those of these keys keep their history and take this order.
  * The journey's containers join the tradeflow.
  */
-export const restartMock = (t: Tradeflow, containers: ReadonlyArray<string>, keys: ReadonlyArray<string>): Tradeflow => {
+export const restartMock = (
+  t: Tradeflow,
+  containers: ReadonlyArray<string>,
+  keys: ReadonlyArray<string>
+): Tradeflow => {
   const rank = new Map<string, number>()
   keys.forEach((k, i) => rank.has(k) || rank.set(k, i))
   const mock = t.events
@@ -469,7 +477,8 @@ export const describeChanges = (before: Tradeflow, after: Tradeflow): string => 
   const bookings = added(before.booking_references, after.booking_references)
   if (bookings.length > 0) parts.push(`bookings added ${bookings.join(", ")}`)
   const keys = [...new Set([...Object.keys(before.details), ...Object.keys(after.details)])].sort().filter((k) =>
-    JSON.stringify((before.details as Record<string, unknown>)[k]) !== JSON.stringify((after.details as Record<string, unknown>)[k])
+    JSON.stringify((before.details as Record<string, unknown>)[k]) !==
+      JSON.stringify((after.details as Record<string, unknown>)[k])
   )
   if (keys.length > 0) parts.push(`changed ${keys.join(", ")}`)
   const label = (l: PartnerLink) => l.role === null ? l.name : `${l.name} (${l.role})`
@@ -481,7 +490,9 @@ export const describeChanges = (before: Tradeflow, after: Tradeflow): string => 
   }
   const linked = after.partners.filter((l) => !beforeLinks.has(linkIdentity(l)))
   if (linked.length > 0) parts.push(`partners linked ${linked.map(label).join(", ")}`)
-  const referenced = after.partners.filter((l) => (beforeLinks.get(linkIdentity(l)) ?? []).some((b) => b.reference !== l.reference))
+  const referenced = after.partners.filter((l) =>
+    (beforeLinks.get(linkIdentity(l)) ?? []).some((b) => b.reference !== l.reference)
+  )
   if (referenced.length > 0) parts.push(`partner references changed ${referenced.map(label).join(", ")}`)
   const beforeEvents = new Map(before.events.map((e) => [e.key, e.history.length] as const))
   const events = after.events.filter((e) => beforeEvents.get(e.key) !== e.history.length).length

@@ -116,7 +116,9 @@ export const References = references()
 export const EventInput = Schema.Struct({
   message: NonEmptyString,
   container_reference: Schema.optional(Schema.Trim.pipe(Schema.transform(Schema.String, {
-    strict: true, decode: normaliseContainerNumber, encode: (s) => s
+    strict: true,
+    decode: normaliseContainerNumber,
+    encode: (s) => s
   }))),
   location_name: Schema.optional(Schema.Trim),
   event_date: Schema.optional(IsoDateTime),

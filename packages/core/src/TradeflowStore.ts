@@ -64,7 +64,10 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
    * The organisation's tradeflows (active or not) having any of these keys (`TradeflowKey`), each
    * once, in no particular order: read from an index kept with every write, no document decoded.
    */
-  readonly lookup: (organisationId: string, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Candidate>, StorageError>
+  readonly lookup: (
+    organisationId: string,
+    keys: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Candidate>, StorageError>
   /**
    * Which of these container numbers and event keys (`TradeflowMerge.eventKey`) the tradeflow
    * holds (none when it does not exist), read without decoding its document: what the ingest
@@ -74,7 +77,10 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
     organisationId: string,
     reference: string,
     identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
-  ) => Effect.Effect<{ readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }, StorageError>
+  ) => Effect.Effect<
+    { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> },
+    StorageError
+  >
   /** Distinct container numbers of the organisation's tradeflows, sorted. */
   readonly containers: (organisationId: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**

@@ -6,11 +6,11 @@
  */
 import { Clock, Context, Effect, Layer, Option, SynchronizedRef } from "effect"
 import * as Cursor from "./Cursor.js"
+import { withoutShipment } from "./internal/withoutShipment.js"
 import { MessageStore } from "./MessageStore.js"
 import type { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
 import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
-import { withoutShipment } from "./internal/withoutShipment.js"
 
 /** The cursor module (`InvalidCursor`, `CursorSecret`, `layerConfig`), reachable through this one. */
 export * as Cursor from "./Cursor.js"
@@ -151,35 +151,45 @@ const signerOf = Effect.gen(function*() {
  * through the {@link Settings} port, so every process sharing the database accepts every cursor.
  */
 export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, never, MessageStore | Settings> =>
-  Layer.effect(Upstream, Effect.gen(function*() {
-    const store = yield* MessageStore
-    const signer = yield* signerOf
-    const max_bytes = options.maxBytes ?? defaultMaxBytes
-    return Upstream.of({
-      list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
-        const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
-        const since = Math.max(windowStart, query.since ?? windowStart)
-        const after_seq = yield* store.startOf(query.organisation_id, since)
-        const run = yield* store.read({ ...storeFilters(query), since, after_seq, take: "newest", limit: pollLimit, max_bytes })
-        return shaped(query, run.messages)
-      }),
-      page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
-        const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
-        const filters = storeFilters(query)
-        const cursors = yield* (yield* signer).scoped(scopeOf(query))
-        let after = 0
-        if (query.cursor !== undefined) {
-          after = yield* cursors.verify(query.cursor)
-        } else if (query.since !== undefined) {
-          after = yield* store.startOf(query.organisation_id, query.since)
-        }
-        const run = yield* store.read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
-        const last = run.messages[run.messages.length - 1]
-        return {
-          data: shaped(query, run.messages),
-          next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
-          has_more: run.more
-        }
+  Layer.effect(
+    Upstream,
+    Effect.gen(function*() {
+      const store = yield* MessageStore
+      const signer = yield* signerOf
+      const max_bytes = options.maxBytes ?? defaultMaxBytes
+      return Upstream.of({
+        list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
+          const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
+          const since = Math.max(windowStart, query.since ?? windowStart)
+          const after_seq = yield* store.startOf(query.organisation_id, since)
+          const run = yield* store.read({
+            ...storeFilters(query),
+            since,
+            after_seq,
+            take: "newest",
+            limit: pollLimit,
+            max_bytes
+          })
+          return shaped(query, run.messages)
+        }),
+        page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
+          const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
+          const filters = storeFilters(query)
+          const cursors = yield* (yield* signer).scoped(scopeOf(query))
+          let after = 0
+          if (query.cursor !== undefined) {
+            after = yield* cursors.verify(query.cursor)
+          } else if (query.since !== undefined) {
+            after = yield* store.startOf(query.organisation_id, query.since)
+          }
+          const run = yield* store.read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
+          const last = run.messages[run.messages.length - 1]
+          return {
+            data: shaped(query, run.messages),
+            next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
+            has_more: run.more
+          }
+        })
       })
     })
-  }))
+  )

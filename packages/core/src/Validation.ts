@@ -292,7 +292,10 @@ const validateRecord = (raw: unknown, prefix: string, errors: IssueList): Tradef
   for (const key of limitedKeys) {
     const list = raw[key]
     if (Array.isArray(list) && list.length > maxEntries[key]) {
-      errors.add({ path: jsonPointer([key], prefix), message: `${key} ${tooManyEntries(maxEntries[key], list.length, "record")}` })
+      errors.add({
+        path: jsonPointer([key], prefix),
+        message: `${key} ${tooManyEntries(maxEntries[key], list.length, "record")}`
+      })
     }
   }
   if (errors.total > total) return undefined
@@ -370,7 +373,9 @@ const recordWarnings = (
     for (const field of ["port_of_loading", "port_of_discharge"] as const) {
       const code = record[field]
       if (code !== undefined && !(yield* isKnownLocode(code))) {
-        warnings.push(`${field} at ${at(field)}: unknown UN/LOCODE ${code}; accepted, but no location details are known`)
+        warnings.push(
+          `${field} at ${at(field)}: unknown UN/LOCODE ${code}; accepted, but no location details are known`
+        )
       }
     }
 

@@ -61,7 +61,10 @@ export class WidgetSearch extends Context.Tag("@tradeflow/core/WidgetSearch")<Wi
   /** Resolves a raw widget key; missing, unknown and revoked keys are {@link Unauthenticated}. */
   readonly authenticate: (key: string) => Effect.Effect<WidgetCaller, Unauthenticated | StorageError>
   /** The widget result of the newest tradeflow of the organisation matching `query`. */
-  readonly search: (organisationId: string, query: string) => Effect.Effect<WidgetSearchResult, WidgetNoMatch | StorageError>
+  readonly search: (
+    organisationId: string,
+    query: string
+  ) => Effect.Effect<WidgetSearchResult, WidgetNoMatch | StorageError>
 }>() {}
 
 /** Whether a tradeflow matches a query (see the module notes). */
@@ -78,12 +81,14 @@ export const matches = (t: Tradeflow, query: string): boolean => {
 
 /** Orders tradeflows (or candidates) newest first (see the module notes). */
 export const newestFirst = (a: Candidate, b: Candidate): number =>
-  b.created_at - a.created_at || b.updated_at - a.updated_at || (a.reference < b.reference ? 1 : a.reference > b.reference ? -1 : 0)
+  b.created_at - a.created_at || b.updated_at - a.updated_at ||
+  (a.reference < b.reference ? 1 : a.reference > b.reference ? -1 : 0)
 
 /** The newest of some tradeflows (see the module notes). */
 export const newest = <A extends Candidate>(tradeflows: ReadonlyArray<A>): Option.Option<A> =>
-  Option.fromNullable(tradeflows.reduce<A | undefined>((best, t) =>
-    best === undefined || newestFirst(t, best) < 0 ? t : best, undefined))
+  Option.fromNullable(
+    tradeflows.reduce<A | undefined>((best, t) => best === undefined || newestFirst(t, best) < 0 ? t : best, undefined)
+  )
 
 /** The widget search over the {@link OrganisationStore} and {@link TradeflowStore} ports. */
 export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | TradeflowStore | Locations> = Layer.effect(
@@ -115,19 +120,25 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
       }),
       authenticate: Effect.fn("WidgetSearch.authenticate")(function*(raw: string) {
         const key = raw.trim()
-        if (key === "") return yield* new Unauthenticated({ detail: "the Authorization header must be Basic <widget key>" })
+        if (key === "") {
+          return yield* new Unauthenticated({ detail: "the Authorization header must be Basic <widget key>" })
+        }
         if (!key.startsWith(keyPrefix)) return yield* unknown
         const hash = yield* sha256Hex(key)
         const record = yield* organisations.findWidgetKeyByHash(hash)
         if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) return yield* unknown
-        if (record.value.revoked_at !== null) return yield* new Unauthenticated({ detail: "the widget key was revoked" })
+        if (record.value.revoked_at !== null) {
+          return yield* new Unauthenticated({ detail: "the widget key was revoked" })
+        }
         const organisation = yield* organisations.get(record.value.organisation_id)
         if (Option.isNone(organisation)) return yield* unknown
         return { organisation: organisation.value, key_id: record.value.id }
       }),
       search: Effect.fn("WidgetSearch.search")(function*(organisationId: string, query: string) {
         const keys = TradeflowKey.ofQuery(query)
-        const candidates = keys.length === 0 ? [] : [...yield* tradeflows.lookup(organisationId, keys)].sort(newestFirst)
+        const candidates = keys.length === 0
+          ? []
+          : [...yield* tradeflows.lookup(organisationId, keys)].sort(newestFirst)
         for (const candidate of candidates) {
           const found = yield* tradeflows.get(organisationId, candidate.reference)
           if (Option.isSome(found) && matches(found.value, query)) {

@@ -20,9 +20,23 @@
  *
  * @module
  */
-import { Cause, Context, Duration, Effect, Fiber, Layer, Option, PubSub, Queue, Ref, Schedule, type Scope, Stream } from "effect"
+import {
+  Cause,
+  Context,
+  Duration,
+  Effect,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Ref,
+  Schedule,
+  type Scope,
+  Stream
+} from "effect"
 import type { AutomationStore } from "./AutomationStore.js"
-import { type ClaimedJob, JobQueue, type JobOutcome } from "./JobQueue.js"
+import { type ClaimedJob, type JobOutcome, JobQueue } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
 import type { StorageError } from "./StorageError.js"
@@ -76,13 +90,20 @@ export const maxFailureLength = 2_000
 
 const describe = (failure: unknown, depth: number): string => {
   if (typeof failure !== "object" || failure === null) return String(failure)
-  const f = failure as { readonly _tag?: unknown; readonly message?: unknown; readonly operation?: unknown; readonly cause?: unknown }
+  const f = failure as {
+    readonly _tag?: unknown
+    readonly message?: unknown
+    readonly operation?: unknown
+    readonly cause?: unknown
+  }
   const message = typeof f.message === "string" && f.message !== "" ? f.message : undefined
   const parts = typeof f._tag === "string" && (message === undefined || !(failure instanceof Error))
     ? [f.operation === undefined ? f._tag : `${f._tag} (${String(f.operation)})`]
     : []
   if (message !== undefined) parts.push(message)
-  if (f.cause !== undefined && depth < 4 && (parts.length === 0 || typeof f._tag === "string")) parts.push(describe(f.cause, depth + 1))
+  if (f.cause !== undefined && depth < 4 && (parts.length === 0 || typeof f._tag === "string")) {
+    parts.push(describe(f.cause, depth + 1))
+  }
   return parts.length === 0 ? String(failure) : parts.join(": ")
 }
 
@@ -116,17 +137,23 @@ export const background = (options: {
   Effect.gen(function*() {
     const { drain, label, pollInterval, signal, wakeups } = options
     const started = options.startAfter ?? Effect.void
-    yield* started.pipe(Effect.zipRight(wakeups.pipe(
-      Stream.runForEach(() => Queue.offer(signal, undefined)),
-      Effect.catchAllCause(logUnlessInterrupted(`${label}: wakeups stream failed, resubscribing`)),
-      Effect.zipRight(Effect.sleep(pollInterval)),
-      Effect.forever
-    )), Effect.forkScoped)
-    yield* started.pipe(Effect.zipRight(drain.pipe(
-      Effect.catchAllCause(logUnlessInterrupted(`${label}: round failed, retrying`)),
-      Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
-      Effect.forever
-    )), Effect.forkScoped)
+    yield* started.pipe(
+      Effect.zipRight(wakeups.pipe(
+        Stream.runForEach(() => Queue.offer(signal, undefined)),
+        Effect.catchAllCause(logUnlessInterrupted(`${label}: wakeups stream failed, resubscribing`)),
+        Effect.zipRight(Effect.sleep(pollInterval)),
+        Effect.forever
+      )),
+      Effect.forkScoped
+    )
+    yield* started.pipe(
+      Effect.zipRight(drain.pipe(
+        Effect.catchAllCause(logUnlessInterrupted(`${label}: round failed, retrying`)),
+        Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
+        Effect.forever
+      )),
+      Effect.forkScoped
+    )
   })
 
 /** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
@@ -140,105 +167,123 @@ const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.
 export const layer = (
   options: WorkerOptions = {}
 ): Layer.Layer<Worker, never, JobQueue | TradeflowStore | AutomationStore | Locations | TrackingConfig> =>
-  Layer.scoped(Worker, Effect.gen(function*() {
-    const queue = yield* JobQueue
-    const store = yield* TradeflowStore
-    const context = yield* Effect.context<TradeflowStore | AutomationStore | Locations | TrackingConfig>()
-    const pollInterval = options.pollInterval ?? Duration.seconds(1)
-    const batchSize = Math.max(1, options.batchSize ?? 100)
-    const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
-    const concurrency = Math.max(1, options.concurrency ?? 1)
-    const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
-    const worker = `worker-${globalThis.crypto.randomUUID()}`
-    const signal = yield* Queue.sliding<void>(1)
-    const ended = yield* PubSub.unbounded<number>()
-    const lock = yield* Effect.makeSemaphore(1)
+  Layer.scoped(
+    Worker,
+    Effect.gen(function*() {
+      const queue = yield* JobQueue
+      const store = yield* TradeflowStore
+      const context = yield* Effect.context<TradeflowStore | AutomationStore | Locations | TrackingConfig>()
+      const pollInterval = options.pollInterval ?? Duration.seconds(1)
+      const batchSize = Math.max(1, options.batchSize ?? 100)
+      const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
+      const concurrency = Math.max(1, options.concurrency ?? 1)
+      const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
+      const worker = `worker-${globalThis.crypto.randomUUID()}`
+      const signal = yield* Queue.sliding<void>(1)
+      const ended = yield* PubSub.unbounded<number>()
+      const lock = yield* Effect.makeSemaphore(1)
 
-    const runJob = (job: ClaimedJob): Effect.Effect<void> =>
-      processJob(job).pipe(
-        Effect.flatMap((commit) => store.commit({ ...commit, attempt: job.attempt })),
-        Effect.retry(storageRetries),
-        Effect.provide(context),
-        Effect.tap((committed) =>
-          committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)
-        ),
-        Effect.catchAllDefect((defect) =>
-          Effect.logError("job failed, it is dead", job.id, defect).pipe(
-            Effect.zipRight(queue.fail(job.id, failureText(defect), job.attempt))
+      const runJob = (job: ClaimedJob): Effect.Effect<void> =>
+        processJob(job).pipe(
+          Effect.flatMap((commit) => store.commit({ ...commit, attempt: job.attempt })),
+          Effect.retry(storageRetries),
+          Effect.provide(context),
+          Effect.tap((committed) =>
+            committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)
+          ),
+          Effect.catchAllDefect((defect) =>
+            Effect.logError("job failed, it is dead", job.id, defect).pipe(
+              Effect.zipRight(queue.fail(job.id, failureText(defect), job.attempt))
+            )
+          ),
+          Effect.zipRight(PubSub.publish(ended, job.id)),
+          Effect.catchAll((error) =>
+            Effect.logWarning(
+              `worker: storage error, the job is claimed again once its lease runs out (attempt ${job.attempt} of ${maxAttempts})`,
+              job.id,
+              error
+            ).pipe(
+              Effect.zipRight(queue.recordFailure(job.id, job.attempt, failureText(error))),
+              Effect.catchAll(() => Effect.void)
+            )
+          ),
+          Effect.asVoid,
+          Effect.withSpan("Worker.runJob", { attributes: { job: job.id, attempt: job.attempt } })
+        )
+
+      const runBatch = (jobs: ReadonlyArray<ClaimedJob>) =>
+        Effect.gen(function*() {
+          const running = yield* Ref.make(new Map(jobs.map((j) => [j.id, { id: j.id, attempt: j.attempt }] as const)))
+          const heartbeat = yield* Effect.gen(function*() {
+            const held = [...(yield* Ref.get(running)).values()]
+            if (held.length > 0) yield* queue.heartbeat({ worker, jobs: held, leaseMillis })
+          }).pipe(
+            Effect.catchAll((error) => Effect.logWarning("worker: heartbeat failed", error)),
+            Effect.delay(Duration.millis(leaseMillis / 3)),
+            Effect.forever,
+            Effect.fork
           )
-        ),
-        Effect.zipRight(PubSub.publish(ended, job.id)),
-        Effect.catchAll((error) =>
-          Effect.logWarning(
-            `worker: storage error, the job is claimed again once its lease runs out (attempt ${job.attempt} of ${maxAttempts})`,
-            job.id,
-            error
+          const release = Effect.flatMap(
+            Ref.get(running),
+            (held) =>
+              held.size === 0 ? Effect.void : queue.heartbeat({ worker, jobs: [...held.values()], leaseMillis: 0 })
           ).pipe(
-            Effect.zipRight(queue.recordFailure(job.id, job.attempt, failureText(error))),
-            Effect.catchAll(() => Effect.void)
+            Effect.catchAll((error) =>
+              Effect.logWarning("worker: releasing leases failed; they run out instead", error)
+            )
           )
-        ),
-        Effect.asVoid,
-        Effect.withSpan("Worker.runJob", { attributes: { job: job.id, attempt: job.attempt } })
-      )
+          yield* Effect.forEach(jobs, (job) =>
+            runJob(job).pipe(Effect.zipRight(Ref.update(running, (m) => {
+              const next = new Map(m)
+              next.delete(job.id)
+              return next
+            }))), { concurrency, discard: true }).pipe(
+              Effect.ensuring(Fiber.interrupt(heartbeat)),
+              Effect.onInterrupt(() => release)
+            )
+        })
 
-    const runBatch = (jobs: ReadonlyArray<ClaimedJob>) => Effect.gen(function*() {
-      const running = yield* Ref.make(new Map(jobs.map((j) => [j.id, { id: j.id, attempt: j.attempt }] as const)))
-      const heartbeat = yield* Effect.gen(function*() {
-        const held = [...(yield* Ref.get(running)).values()]
-        if (held.length > 0) yield* queue.heartbeat({ worker, jobs: held, leaseMillis })
-      }).pipe(
-        Effect.catchAll((error) => Effect.logWarning("worker: heartbeat failed", error)),
-        Effect.delay(Duration.millis(leaseMillis / 3)),
-        Effect.forever,
-        Effect.fork
-      )
-      const release = Effect.flatMap(Ref.get(running), (held) =>
-        held.size === 0 ? Effect.void : queue.heartbeat({ worker, jobs: [...held.values()], leaseMillis: 0 })).pipe(
-          Effect.catchAll((error) => Effect.logWarning("worker: releasing leases failed; they run out instead", error))
-        )
-      yield* Effect.forEach(jobs, (job) =>
-        runJob(job).pipe(Effect.zipRight(Ref.update(running, (m) => {
-          const next = new Map(m)
-          next.delete(job.id)
-          return next
-        }))), { concurrency, discard: true }).pipe(
-          Effect.ensuring(Fiber.interrupt(heartbeat)),
-          Effect.onInterrupt(() => release)
-        )
-    })
-
-    const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
-      while (true) {
-        const { dead, jobs } = yield* queue.claim({ worker, limit: batchSize, leaseMillis, maxAttempts })
-        for (const job of dead) {
-          yield* Effect.logError(
-            `job ${job.id} of organisation ${job.organisation_id} is dead after ${job.attempt} attempts: ${job.error ?? ""}`
-          )
-          yield* PubSub.publish(ended, job.id)
-        }
-        if (jobs.length === 0 && dead.length === 0) return
-        yield* runBatch(jobs)
-      }
-    })).pipe(Effect.withSpan("Worker.drain"))
-
-    if (options.background ?? true) {
-      yield* background({ drain, wakeups: queue.wakeups, signal, pollInterval, label: "worker", startAfter: options.startAfter })
-    }
-
-    const awaitJob = (jobId: number): Effect.Effect<JobOutcome, StorageError> =>
-      Effect.scoped(Effect.gen(function*() {
-        const subscription = yield* PubSub.subscribe(ended)
+      const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
         while (true) {
-          const outcome = yield* queue.outcome(jobId)
-          if (Option.isSome(outcome)) return outcome.value
-          yield* Effect.raceFirst(subscription.take, Effect.sleep(pollInterval))
+          const { dead, jobs } = yield* queue.claim({ worker, limit: batchSize, leaseMillis, maxAttempts })
+          for (const job of dead) {
+            yield* Effect.logError(
+              `job ${job.id} of organisation ${job.organisation_id} is dead after ${job.attempt} attempts: ${
+                job.error ?? ""
+              }`
+            )
+            yield* PubSub.publish(ended, job.id)
+          }
+          if (jobs.length === 0 && dead.length === 0) return
+          yield* runBatch(jobs)
         }
-      }))
+      })).pipe(Effect.withSpan("Worker.drain"))
 
-    return Worker.of({
-      wake: Queue.offer(signal, undefined).pipe(Effect.asVoid),
-      await: awaitJob,
-      drain
+      if (options.background ?? true) {
+        yield* background({
+          drain,
+          wakeups: queue.wakeups,
+          signal,
+          pollInterval,
+          label: "worker",
+          startAfter: options.startAfter
+        })
+      }
+
+      const awaitJob = (jobId: number): Effect.Effect<JobOutcome, StorageError> =>
+        Effect.scoped(Effect.gen(function*() {
+          const subscription = yield* PubSub.subscribe(ended)
+          while (true) {
+            const outcome = yield* queue.outcome(jobId)
+            if (Option.isSome(outcome)) return outcome.value
+            yield* Effect.raceFirst(subscription.take, Effect.sleep(pollInterval))
+          }
+        }))
+
+      return Worker.of({
+        wake: Queue.offer(signal, undefined).pipe(Effect.asVoid),
+        await: awaitJob,
+        drain
+      })
     })
-  }))
+  )

@@ -29,53 +29,74 @@ export const secretsContract = <R>(
   open: Effect.Effect<Layer.Layer<Storage | R, unknown>, unknown, Scope.Scope>,
   storedText: Effect.Effect<string, unknown, R>
 ): void => {
-  it.live(`secrets at rest: ${name}: encrypted in the database, the key checked at every start`, () =>
-    Effect.gen(function*() {
-      const storage = yield* open
-      const start = <A, E>(key: Option.Option<Uint8Array>, program: Effect.Effect<A, E, Storage | R>) =>
-        program.pipe(Effect.provide(Layer.provideMerge(SecretsAtRest.layer(key), storage)))
-      const org = freshId("org")
-      const first = makeAutomation(org, {
-        secrets: [
-          { secret: `whsec_${randomToken(32)}`, expires_at: null },
-          { secret: `whsec_${randomToken(32)}`, expires_at: 5_000 }
-        ]
-      })
-      const cursor = randomToken(32)
-      const plaintexts = [...first.secrets.map((s) => s.secret), cursor]
-
-      yield* start(Option.none(), Effect.gen(function*() {
-        yield* (yield* OrganisationStore).insert({
-          id: org, name: "Secret Freight", environment: "production", live_organisation_id: null, created_at: 0
+  it.live(
+    `secrets at rest: ${name}: encrypted in the database, the key checked at every start`,
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* open
+        const start = <A, E>(key: Option.Option<Uint8Array>, program: Effect.Effect<A, E, Storage | R>) =>
+          program.pipe(Effect.provide(Layer.provideMerge(SecretsAtRest.layer(key), storage)))
+        const org = freshId("org")
+        const first = makeAutomation(org, {
+          secrets: [
+            { secret: `whsec_${randomToken(32)}`, expires_at: null },
+            { secret: `whsec_${randomToken(32)}`, expires_at: 5_000 }
+          ]
         })
-        yield* (yield* AutomationStore).put(first)
-        expect(yield* (yield* Settings).getOrCreate(settingName, cursor)).toBe(cursor)
-        const text = yield* storedText
-        for (const p of plaintexts) expect(text).toContain(p)
-      }))
+        const cursor = randomToken(32)
+        const plaintexts = [...first.secrets.map((s) => s.secret), cursor]
 
-      const key = makeSecretsKey()
-      const second = makeAutomation(org, { secrets: [{ secret: `whsec_${randomToken(32)}`, expires_at: null }] })
-      yield* start(Option.some(key), Effect.gen(function*() {
-        const automations = yield* AutomationStore
-        expect(yield* automations.get(first.id)).toEqual(Option.some(first))
-        yield* automations.put(second)
-        expect(yield* automations.list(org)).toEqual([first, second])
-        expect(yield* (yield* Settings).getOrCreate(settingName, "unused")).toBe(cursor)
-        const text = yield* storedText
-        for (const p of [...plaintexts, second.secrets[0].secret]) expect(text).not.toContain(p)
-        expect(text.match(/enc:v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+/g)?.length).toBeGreaterThanOrEqual(5)
-      }))
+        yield* start(
+          Option.none(),
+          Effect.gen(function*() {
+            yield* (yield* OrganisationStore).insert({
+              id: org,
+              name: "Secret Freight",
+              environment: "production",
+              live_organisation_id: null,
+              created_at: 0
+            })
+            yield* (yield* AutomationStore).put(first)
+            expect(yield* (yield* Settings).getOrCreate(settingName, cursor)).toBe(cursor)
+            const text = yield* storedText
+            for (const p of plaintexts) expect(text).toContain(p)
+          })
+        )
 
-      const refused = (key: Option.Option<Uint8Array>) =>
-        Effect.map(Effect.either(start(key, Effect.void)), (outcome) =>
-          Either.isLeft(outcome) && outcome.left instanceof SecretsAtRest.SecretsKeyError ? outcome.left.message : "started")
-      expect(yield* refused(Option.some(makeSecretsKey()))).toMatch(/is not the one the stored secrets were encrypted with/)
-      expect(yield* refused(Option.none())).toMatch(/no key is configured, but the stored secrets are encrypted/)
+        const key = makeSecretsKey()
+        const second = makeAutomation(org, { secrets: [{ secret: `whsec_${randomToken(32)}`, expires_at: null }] })
+        yield* start(
+          Option.some(key),
+          Effect.gen(function*() {
+            const automations = yield* AutomationStore
+            expect(yield* automations.get(first.id)).toEqual(Option.some(first))
+            yield* automations.put(second)
+            expect(yield* automations.list(org)).toEqual([first, second])
+            expect(yield* (yield* Settings).getOrCreate(settingName, "unused")).toBe(cursor)
+            const text = yield* storedText
+            for (const p of [...plaintexts, second.secrets[0].secret]) expect(text).not.toContain(p)
+            expect(text.match(/enc:v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+/g)?.length).toBeGreaterThanOrEqual(5)
+          })
+        )
 
-      yield* start(Option.some(key), Effect.gen(function*() {
-        expect(yield* (yield* AutomationStore).list(org)).toEqual([first, second])
-        expect(yield* (yield* Settings).get(settingName)).toEqual(Option.some(cursor))
-      }))
-    }).pipe(Effect.scoped), 60_000)
+        const refused = (key: Option.Option<Uint8Array>) =>
+          Effect.map(Effect.either(start(key, Effect.void)), (outcome) =>
+            Either.isLeft(outcome) && outcome.left instanceof SecretsAtRest.SecretsKeyError
+              ? outcome.left.message
+              : "started")
+        expect(yield* refused(Option.some(makeSecretsKey()))).toMatch(
+          /is not the one the stored secrets were encrypted with/
+        )
+        expect(yield* refused(Option.none())).toMatch(/no key is configured, but the stored secrets are encrypted/)
+
+        yield* start(
+          Option.some(key),
+          Effect.gen(function*() {
+            expect(yield* (yield* AutomationStore).list(org)).toEqual([first, second])
+            expect(yield* (yield* Settings).get(settingName)).toEqual(Option.some(cursor))
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
 }

@@ -193,17 +193,28 @@ export const arbitraryNewJob: fc.Arbitrary<Job.NewJob> = fc.record({
   environment: fc.constantFrom("production" as const, "uat" as const),
   payload: fc.oneof(
     Arbitrary.make(Job.DeleteJob),
-    fc.array(fc.record({
-      reference: fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/),
-      containers: fc.array(fc.constantFrom(...containerNumbers), { minLength: 1, maxLength: 3 }),
-      configuration: fc.dictionary(fc.string().filter((k) => k !== "enroll_insurance"), fc.jsonValue(), { maxKeys: 3 })
-    }), { maxLength: 3 }).map((groups) => Schema.decodeUnknownSync(Job.UpsertJob)({
-      _tag: "Upsert",
-      groups: groups.map((g) => ({
-        tradeflow_reference: g.reference,
-        records: [{ tradeflow_reference: g.reference, container_reference: g.containers, configuration: g.configuration }]
-      }))
-    }))
+    fc.array(
+      fc.record({
+        reference: fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/),
+        containers: fc.array(fc.constantFrom(...containerNumbers), { minLength: 1, maxLength: 3 }),
+        configuration: fc.dictionary(fc.string().filter((k) => k !== "enroll_insurance"), fc.jsonValue(), {
+          maxKeys: 3
+        })
+      }),
+      { maxLength: 3 }
+    ).map((groups) =>
+      Schema.decodeUnknownSync(Job.UpsertJob)({
+        _tag: "Upsert",
+        groups: groups.map((g) => ({
+          tradeflow_reference: g.reference,
+          records: [{
+            tradeflow_reference: g.reference,
+            container_reference: g.containers,
+            configuration: g.configuration
+          }]
+        }))
+      })
+    )
   ),
   received_at: fc.integer({ min: 0, max: 2 ** 45 })
 })
@@ -247,17 +258,26 @@ export const makeAutomation = (organisation_id: string, fields: Partial<Automati
 
 /** One step of the automation model test: put (a new or replacing automation) or remove, over small pools. */
 type AutomationOp =
-  | { readonly _tag: "Put"; readonly id: number; readonly org: number; readonly enabled: boolean; readonly created_at: number }
+  | {
+    readonly _tag: "Put"
+    readonly id: number
+    readonly org: number
+    readonly enabled: boolean
+    readonly created_at: number
+  }
   | { readonly _tag: "Remove"; readonly id: number }
 
 const arbitraryAutomationOp: fc.Arbitrary<AutomationOp> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({
-    _tag: fc.constant("Put" as const),
-    id: fc.integer({ min: 0, max: 5 }),
-    org: fc.integer({ min: 0, max: 1 }),
-    enabled: fc.boolean(),
-    created_at: fc.integer({ min: 0, max: 3 })
-  }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant("Put" as const),
+      id: fc.integer({ min: 0, max: 5 }),
+      org: fc.integer({ min: 0, max: 1 }),
+      enabled: fc.boolean(),
+      created_at: fc.integer({ min: 0, max: 3 })
+    })
+  },
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Remove" as const), id: fc.integer({ min: 0, max: 5 }) }) }
 )
 
@@ -298,19 +318,26 @@ export const lookupQueries = [
 /** A commit of the lookup model test. */
 export const arbitraryLookupStep: fc.Arbitrary<LookupStep> = fc.record({
   deletes: fc.subarray([...lookupReferences], { maxLength: 2 }),
-  upserts: fc.array(fc.record({
-    reference: fc.constantFrom(...lookupReferences),
-    containers: fc.subarray([...containerNumbers]),
-    bills: fc.subarray([...lookupDocuments], { maxLength: 3 }),
-    bookings: fc.subarray([...lookupDocuments], { maxLength: 3 }),
-    created_at: fc.integer({ min: 0, max: 3 }),
-    updated_at: fc.integer({ min: 0, max: 3 })
-  }), { maxLength: 3 })
+  upserts: fc.array(
+    fc.record({
+      reference: fc.constantFrom(...lookupReferences),
+      containers: fc.subarray([...containerNumbers]),
+      bills: fc.subarray([...lookupDocuments], { maxLength: 3 }),
+      bookings: fc.subarray([...lookupDocuments], { maxLength: 3 }),
+      created_at: fc.integer({ min: 0, max: 3 }),
+      updated_at: fc.integer({ min: 0, max: 3 })
+    }),
+    { maxLength: 3 }
+  )
 })
 
 const byReference = (a: Candidate, b: Candidate) => a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0
 
-const candidateOf = (t: Tradeflow): Candidate => ({ reference: t.reference, created_at: t.created_at, updated_at: t.updated_at })
+const candidateOf = (t: Tradeflow): Candidate => ({
+  reference: t.reference,
+  created_at: t.created_at,
+  updated_at: t.updated_at
+})
 
 const ports = Effect.all({
   orgs: OrganisationStore,
@@ -334,8 +361,10 @@ const enqueued = (outcome: Job.EnqueueOutcome): number => {
 }
 
 const pendingOf = (organisationId: string) =>
-  Effect.map(Effect.flatMap(JobQueue, (q) => q.pending(1_000_000)), (jobs) =>
-    jobs.filter((j) => j.organisation_id === organisationId))
+  Effect.map(
+    Effect.flatMap(JobQueue, (q) => q.pending(1_000_000)),
+    (jobs) => jobs.filter((j) => j.organisation_id === organisationId)
+  )
 
 /**
  * Claims with a large limit and keeps what concerns these organisations (the queue is shared):
@@ -354,7 +383,9 @@ const claimAll = (
     ({ dead, jobs }) => {
       expect(jobs.length).toBeLessThanOrEqual(limit)
       for (const list of [jobs, dead]) {
-        expect(list.map((j) => j.id)).toEqual([...list.map((j) => j.id)].sort((x, y) => x - y))
+        expect(list.map((j) =>
+          j.id
+        )).toEqual([...list.map((j) => j.id)].sort((x, y) => x - y))
       }
       return {
         jobs: jobs.filter((j) => organisations.includes(j.organisation_id)),
@@ -382,10 +413,11 @@ const sweep = Effect.gen(function*() {
 })
 
 /** Fails every pending job of these organisations. */
-const cleanup = (organisations: ReadonlyArray<string>) => Effect.gen(function*() {
-  const queue = yield* JobQueue
-  for (const org of organisations) for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
-})
+const cleanup = (organisations: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const queue = yield* JobQueue
+    for (const org of organisations) for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
+  })
 
 const logOf = (organisation_id: string) =>
   Effect.flatMap(MessageStore, (m) => m.list({ organisation_id, take: "oldest", limit: 1_000_000 }))
@@ -394,19 +426,20 @@ const logOf = (organisation_id: string) =>
 const commitNew = (
   organisation_id: string,
   changes: Partial<Pick<Commit, "upserts" | "deletes" | "messages" | "result">>
-) => Effect.gen(function*() {
-  const { queue, store } = yield* ports
-  const job_id = enqueued(yield* queue.enqueue(newJob(organisation_id)))
-  const committed = yield* store.commit({
-    job_id,
-    organisation_id,
-    upserts: changes.upserts ?? [],
-    deletes: changes.deletes ?? [],
-    messages: changes.messages ?? [],
-    result: changes.result ?? { count: 0 }
+) =>
+  Effect.gen(function*() {
+    const { queue, store } = yield* ports
+    const job_id = enqueued(yield* queue.enqueue(newJob(organisation_id)))
+    const committed = yield* store.commit({
+      job_id,
+      organisation_id,
+      upserts: changes.upserts ?? [],
+      deletes: changes.deletes ?? [],
+      messages: changes.messages ?? [],
+      result: changes.result ?? { count: 0 }
+    })
+    return { job_id, committed }
   })
-  return { job_id, committed }
-})
 
 const organisation = (fields: Partial<Organisation> = {}): Organisation => ({
   id: freshId("org"),
@@ -448,136 +481,151 @@ export const storageContract = (
   const shortLease = options.shortLeaseMillis ?? 500
 
   sharedLayer(layer, { timeout: "30 seconds", excludeTestServices: true })(`storage contract: ${name}`, (it) => {
-    it.effect("organisations: insert, get, list oldest first", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const a = organisation({ name: "A", created_at: 1 })
-      const b = organisation({ name: "B (UAT)", environment: "uat", live_organisation_id: a.id, created_at: 2 })
-      yield* orgs.insert(a)
-      yield* orgs.insert(b)
-      expect(yield* orgs.get(a.id)).toEqual(Option.some(a))
-      expect(yield* orgs.get(b.id)).toEqual(Option.some(b))
-      expect(yield* orgs.get(freshId("org"))).toEqual(Option.none())
-      const mine = (yield* orgs.list).filter((o) => o.id === a.id || o.id === b.id)
-      expect(mine).toEqual([a, b])
-    }))
-
-    it.effect("organisations: ensureCompanion stores one companion per live organisation", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const live = organisation()
-      yield* orgs.insert(live)
-      const first = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
-      const second = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
-      expect(yield* orgs.ensureCompanion(first)).toEqual(first)
-      expect(yield* orgs.ensureCompanion(second)).toEqual(first)
-      expect(yield* orgs.get(second.id)).toEqual(Option.none())
-      const racing = yield* Effect.all(
-        Array.from({ length: 6 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
-          .map((c) => orgs.ensureCompanion(c)),
-        { concurrency: "unbounded" }
-      )
-      expect(racing.map((c) => c.id)).toEqual(racing.map(() => first.id))
-      expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id)).toEqual([first])
-    }))
-
-    it.effect("organisations: concurrent ensureCompanion on a new live organisation agrees", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const live = organisation()
-      yield* orgs.insert(live)
-      const answers = yield* Effect.all(
-        Array.from({ length: 8 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
-          .map((c) => orgs.ensureCompanion(c)),
-        { concurrency: "unbounded" }
-      )
-      expect(new Set(answers.map((c) => c.id)).size).toBe(1)
-      expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id).length).toBe(1)
-    }))
-
-    it.effect("api keys: insert, find by hash, list per organisation oldest first", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const a = freshId("org")
-      const b = freshId("org")
-      const k1 = apiKey(a, 10)
-      const k2 = apiKey(b, 20)
-      const k3 = { ...apiKey(a, 30), environment: "uat" as const }
-      for (const k of [k1, k2, k3]) yield* orgs.insertApiKey(k)
-      expect(yield* orgs.findApiKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
-      expect(yield* orgs.findApiKeyByHash(freshId("hash"))).toEqual(Option.none())
-      expect(yield* orgs.listApiKeys([a])).toEqual([k1, k3])
-      expect(yield* orgs.listApiKeys([b])).toEqual([k2])
-      expect(yield* orgs.listApiKeys([a, b])).toEqual([k1, k2, k3])
-      expect(yield* orgs.listApiKeys([])).toEqual([])
-      expect(yield* orgs.listApiKeys([freshId("org")])).toEqual([])
-    }))
-
-    it.effect("api keys: revoking keeps the first instant; unknown keys answer false", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const key = apiKey(freshId("org"), 1)
-      yield* orgs.insertApiKey(key)
-      expect(yield* orgs.revokeApiKey(key.id, 500)).toBe(true)
-      expect(yield* orgs.revokeApiKey(key.id, 900)).toBe(true)
-      expect(yield* orgs.findApiKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 500 }))
-      expect(yield* orgs.listApiKeys([key.organisation_id])).toEqual([{ ...key, revoked_at: 500 }])
-      expect(yield* orgs.revokeApiKey(freshId("key"), 1)).toBe(false)
-    }))
-
-    it.effect("widget keys: insert, find by hash; api keys and widget keys never mix", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const org = freshId("org")
-      const k1 = widgetKey(org, 10)
-      const k2 = widgetKey(freshId("org"), 20)
-      for (const k of [k1, k2]) yield* orgs.insertWidgetKey(k)
-      expect(yield* orgs.findWidgetKeyByHash(k1.key_hash)).toEqual(Option.some(k1))
-      expect(yield* orgs.findWidgetKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
-      expect(yield* orgs.findWidgetKeyByHash(freshId("hash"))).toEqual(Option.none())
-      const api = apiKey(org, 30)
-      yield* orgs.insertApiKey(api)
-      expect(yield* orgs.findWidgetKeyByHash(api.key_hash)).toEqual(Option.none())
-      expect(yield* orgs.findApiKeyByHash(k1.key_hash)).toEqual(Option.none())
-      expect(yield* orgs.listApiKeys([org])).toEqual([api])
-      expect(yield* orgs.revokeApiKey(k1.id, 1)).toBe(false)
-      expect(yield* orgs.revokeWidgetKey(api.id, 1)).toBe(false)
-    }))
-
-    it.effect("widget keys: revoking keeps the first instant; unknown keys answer false", () => Effect.gen(function*() {
-      const { orgs } = yield* ports
-      const key = widgetKey(freshId("org"), 1_700_000_000_123)
-      const other = widgetKey(key.organisation_id, 2)
-      yield* orgs.insertWidgetKey(key)
-      yield* orgs.insertWidgetKey(other)
-      expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_500)).toBe(true)
-      expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_900)).toBe(true)
-      expect(yield* orgs.findWidgetKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 1_700_000_000_500 }))
-      expect(yield* orgs.findWidgetKeyByHash(other.key_hash)).toEqual(Option.some(other))
-      expect(yield* orgs.revokeWidgetKey(freshId("wkey"), 1)).toBe(false)
-    }))
-
-    it.effect("queue: ascending ids, pending in queue order, limit takes a prefix", () => Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const jobs = [newJob(org, "A"), newJob(org, null), { ...newJob(org, "C"), environment: "uat" as const }]
-      const ids: Array<number> = []
-      for (const job of jobs) ids.push(enqueued(yield* queue.enqueue(job)))
-      expect([...ids].sort((x, y) => x - y)).toEqual(ids)
-      expect(new Set(ids).size).toBe(3)
-      expect(yield* pendingOf(org)).toEqual(jobs.map((job, i) => ({ id: ids[i], ...job })))
-      const all = yield* queue.pending(1_000_000)
-      expect(all.map((j) => j.id)).toEqual([...all.map((j) => j.id)].sort((x, y) => x - y))
-      expect(yield* queue.pending(2)).toEqual(all.slice(0, 2))
-      expect(yield* queue.pending(0)).toEqual([])
-      for (const id of ids) yield* queue.fail(id, "cleanup")
-    }))
-
-    it.effect.prop("queue: any job comes back from pending as it was enqueued", [arbitraryNewJob], ([job]) =>
+    it.effect("organisations: insert, get, list oldest first", () =>
       Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const id = enqueued(yield* queue.enqueue({ ...job, organisation_id: org }))
-      const codec = Schema.parseJson(Job.Job)
-      const pending = yield* pendingOf(org)
-      expect(pending.map((j) => JSON.parse(Schema.encodeSync(codec)(j))))
-        .toEqual([JSON.parse(Schema.encodeSync(codec)({ ...job, id, organisation_id: org }))])
-      yield* queue.fail(id, "cleanup")
-      }), props)
+        const { orgs } = yield* ports
+        const a = organisation({ name: "A", created_at: 1 })
+        const b = organisation({ name: "B (UAT)", environment: "uat", live_organisation_id: a.id, created_at: 2 })
+        yield* orgs.insert(a)
+        yield* orgs.insert(b)
+        expect(yield* orgs.get(a.id)).toEqual(Option.some(a))
+        expect(yield* orgs.get(b.id)).toEqual(Option.some(b))
+        expect(yield* orgs.get(freshId("org"))).toEqual(Option.none())
+        const mine = (yield* orgs.list).filter((o) => o.id === a.id || o.id === b.id)
+        expect(mine).toEqual([a, b])
+      }))
+
+    it.effect("organisations: ensureCompanion stores one companion per live organisation", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const live = organisation()
+        yield* orgs.insert(live)
+        const first = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
+        const second = organisation({ name: "Acme (UAT)", environment: "uat", live_organisation_id: live.id })
+        expect(yield* orgs.ensureCompanion(first)).toEqual(first)
+        expect(yield* orgs.ensureCompanion(second)).toEqual(first)
+        expect(yield* orgs.get(second.id)).toEqual(Option.none())
+        const racing = yield* Effect.all(
+          Array.from({ length: 6 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
+            .map((c) => orgs.ensureCompanion(c)),
+          { concurrency: "unbounded" }
+        )
+        expect(racing.map((c) => c.id)).toEqual(racing.map(() => first.id))
+        expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id)).toEqual([first])
+      }))
+
+    it.effect("organisations: concurrent ensureCompanion on a new live organisation agrees", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const live = organisation()
+        yield* orgs.insert(live)
+        const answers = yield* Effect.all(
+          Array.from({ length: 8 }, () => organisation({ environment: "uat", live_organisation_id: live.id }))
+            .map((c) => orgs.ensureCompanion(c)),
+          { concurrency: "unbounded" }
+        )
+        expect(new Set(answers.map((c) => c.id)).size).toBe(1)
+        expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id).length).toBe(1)
+      }))
+
+    it.effect("api keys: insert, find by hash, list per organisation oldest first", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const a = freshId("org")
+        const b = freshId("org")
+        const k1 = apiKey(a, 10)
+        const k2 = apiKey(b, 20)
+        const k3 = { ...apiKey(a, 30), environment: "uat" as const }
+        for (const k of [k1, k2, k3]) yield* orgs.insertApiKey(k)
+        expect(yield* orgs.findApiKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
+        expect(yield* orgs.findApiKeyByHash(freshId("hash"))).toEqual(Option.none())
+        expect(yield* orgs.listApiKeys([a])).toEqual([k1, k3])
+        expect(yield* orgs.listApiKeys([b])).toEqual([k2])
+        expect(yield* orgs.listApiKeys([a, b])).toEqual([k1, k2, k3])
+        expect(yield* orgs.listApiKeys([])).toEqual([])
+        expect(yield* orgs.listApiKeys([freshId("org")])).toEqual([])
+      }))
+
+    it.effect("api keys: revoking keeps the first instant; unknown keys answer false", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const key = apiKey(freshId("org"), 1)
+        yield* orgs.insertApiKey(key)
+        expect(yield* orgs.revokeApiKey(key.id, 500)).toBe(true)
+        expect(yield* orgs.revokeApiKey(key.id, 900)).toBe(true)
+        expect(yield* orgs.findApiKeyByHash(key.key_hash)).toEqual(Option.some({ ...key, revoked_at: 500 }))
+        expect(yield* orgs.listApiKeys([key.organisation_id])).toEqual([{ ...key, revoked_at: 500 }])
+        expect(yield* orgs.revokeApiKey(freshId("key"), 1)).toBe(false)
+      }))
+
+    it.effect("widget keys: insert, find by hash; api keys and widget keys never mix", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const org = freshId("org")
+        const k1 = widgetKey(org, 10)
+        const k2 = widgetKey(freshId("org"), 20)
+        for (const k of [k1, k2]) yield* orgs.insertWidgetKey(k)
+        expect(yield* orgs.findWidgetKeyByHash(k1.key_hash)).toEqual(Option.some(k1))
+        expect(yield* orgs.findWidgetKeyByHash(k2.key_hash)).toEqual(Option.some(k2))
+        expect(yield* orgs.findWidgetKeyByHash(freshId("hash"))).toEqual(Option.none())
+        const api = apiKey(org, 30)
+        yield* orgs.insertApiKey(api)
+        expect(yield* orgs.findWidgetKeyByHash(api.key_hash)).toEqual(Option.none())
+        expect(yield* orgs.findApiKeyByHash(k1.key_hash)).toEqual(Option.none())
+        expect(yield* orgs.listApiKeys([org])).toEqual([api])
+        expect(yield* orgs.revokeApiKey(k1.id, 1)).toBe(false)
+        expect(yield* orgs.revokeWidgetKey(api.id, 1)).toBe(false)
+      }))
+
+    it.effect("widget keys: revoking keeps the first instant; unknown keys answer false", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const key = widgetKey(freshId("org"), 1_700_000_000_123)
+        const other = widgetKey(key.organisation_id, 2)
+        yield* orgs.insertWidgetKey(key)
+        yield* orgs.insertWidgetKey(other)
+        expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_500)).toBe(true)
+        expect(yield* orgs.revokeWidgetKey(key.id, 1_700_000_000_900)).toBe(true)
+        expect(yield* orgs.findWidgetKeyByHash(key.key_hash)).toEqual(
+          Option.some({ ...key, revoked_at: 1_700_000_000_500 })
+        )
+        expect(yield* orgs.findWidgetKeyByHash(other.key_hash)).toEqual(Option.some(other))
+        expect(yield* orgs.revokeWidgetKey(freshId("wkey"), 1)).toBe(false)
+      }))
+
+    it.effect("queue: ascending ids, pending in queue order, limit takes a prefix", () =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const jobs = [newJob(org, "A"), newJob(org, null), { ...newJob(org, "C"), environment: "uat" as const }]
+        const ids: Array<number> = []
+        for (const job of jobs) ids.push(enqueued(yield* queue.enqueue(job)))
+        expect([...ids].sort((x, y) => x - y)).toEqual(ids)
+        expect(new Set(ids).size).toBe(3)
+        expect(yield* pendingOf(org)).toEqual(jobs.map((job, i) => ({ id: ids[i], ...job })))
+        const all = yield* queue.pending(1_000_000)
+        expect(all.map((j) => j.id)).toEqual([...all.map((j) => j.id)].sort((x, y) => x - y))
+        expect(yield* queue.pending(2)).toEqual(all.slice(0, 2))
+        expect(yield* queue.pending(0)).toEqual([])
+        for (const id of ids) yield* queue.fail(id, "cleanup")
+      }))
+
+    it.effect.prop(
+      "queue: any job comes back from pending as it was enqueued",
+      [arbitraryNewJob],
+      ([job]) =>
+        Effect.gen(function*() {
+          const { queue } = yield* ports
+          const org = freshId("org")
+          const id = enqueued(yield* queue.enqueue({ ...job, organisation_id: org }))
+          const codec = Schema.parseJson(Job.Job)
+          const pending = yield* pendingOf(org)
+          expect(pending.map((j) => JSON.parse(Schema.encodeSync(codec)(j))))
+            .toEqual([JSON.parse(Schema.encodeSync(codec)({ ...job, id, organisation_id: org }))])
+          yield* queue.fail(id, "cleanup")
+        }),
+      props
+    )
 
     it.effect("retention: idempotency keys and done jobs older than the bound go, oldest first, in batches; pending jobs stay", () =>
       Effect.gen(function*() {
@@ -586,7 +634,8 @@ export const storageContract = (
         const org = freshId("org")
         const base = -9e15 + Math.floor(Math.random() * 1e9)
         const at = (t: number) => ({ ...newJob(org), received_at: base + t })
-        const keyed = (t: number, key: string) => queue.enqueue(at(t), { key, request_hash: "h", response: `{"key":"${key}"}` })
+        const keyed = (t: number, key: string) =>
+          queue.enqueue(at(t), { key, request_hash: "h", response: `{"key":"${key}"}` })
         const j1 = enqueued(yield* keyed(100, "old"))
         const j2 = enqueued(yield* keyed(200, "new"))
         expect(yield* retention.prune("idempotency_keys", base + 150, 10)).toBe(1)
@@ -616,145 +665,191 @@ export const storageContract = (
         expect(yield* queue.retry(pending)).toBe("not-found")
       }))
 
-    it.effect("queue: idempotency keys replay, refuse reuse, and are per organisation", () => Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const other = freshId("org")
-      const first = yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"first\":true}" })
-      expect(first._tag).toBe("Enqueued")
-      expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"second\":true}" }))
-        .toEqual({ _tag: "Replayed", response: "{\"first\":true}" })
-      expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h2", response: "{}" }))
-        .toEqual({ _tag: "KeyReused" })
-      expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([enqueued(first)])
-      expect((yield* queue.enqueue(newJob(other), { key: "k1", request_hash: "h2", response: "{}" }))._tag).toBe("Enqueued")
-      expect((yield* queue.enqueue(newJob(org), { key: "k2", request_hash: "h1", response: "{}" }))._tag).toBe("Enqueued")
-      expect((yield* queue.enqueue(newJob(org)))._tag).toBe("Enqueued")
-      expect((yield* pendingOf(org)).length).toBe(3)
-      for (const j of [...yield* pendingOf(org), ...yield* pendingOf(other)]) yield* queue.fail(j.id, "cleanup")
-    }))
+    it.effect("queue: idempotency keys replay, refuse reuse, and are per organisation", () =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const other = freshId("org")
+        const first = yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"first\":true}" })
+        expect(first._tag).toBe("Enqueued")
+        expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h1", response: "{\"second\":true}" }))
+          .toEqual({ _tag: "Replayed", response: "{\"first\":true}" })
+        expect(yield* queue.enqueue(newJob(org), { key: "k1", request_hash: "h2", response: "{}" }))
+          .toEqual({ _tag: "KeyReused" })
+        expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([enqueued(first)])
+        expect((yield* queue.enqueue(newJob(other), { key: "k1", request_hash: "h2", response: "{}" }))._tag).toBe(
+          "Enqueued"
+        )
+        expect((yield* queue.enqueue(newJob(org), { key: "k2", request_hash: "h1", response: "{}" }))._tag).toBe(
+          "Enqueued"
+        )
+        expect((yield* queue.enqueue(newJob(org)))._tag).toBe("Enqueued")
+        expect((yield* pendingOf(org)).length).toBe(3)
+        for (const j of [...yield* pendingOf(org), ...yield* pendingOf(other)]) yield* queue.fail(j.id, "cleanup")
+      }))
 
-    it.effect("queue: concurrent enqueues with one idempotency key queue one job", () => Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const outcomes = yield* Effect.all(
-        Array.from({ length: 8 }, () => queue.enqueue(newJob(org), { key: "same", request_hash: "h", response: "r" })),
-        { concurrency: "unbounded" }
-      )
-      expect(outcomes.filter((o) => o._tag === "Enqueued").length).toBe(1)
-      expect(outcomes.filter((o) => o._tag === "Replayed").length).toBe(7)
-      expect((yield* pendingOf(org)).length).toBe(1)
-      for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
-    }))
+    it.effect("queue: concurrent enqueues with one idempotency key queue one job", () =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const outcomes = yield* Effect.all(
+          Array.from(
+            { length: 8 },
+            () => queue.enqueue(newJob(org), { key: "same", request_hash: "h", response: "r" })
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes.filter((o) => o._tag === "Enqueued").length).toBe(1)
+        expect(outcomes.filter((o) => o._tag === "Replayed").length).toBe(7)
+        expect((yield* pendingOf(org)).length).toBe(1)
+        for (const j of yield* pendingOf(org)) yield* queue.fail(j.id, "cleanup")
+      }))
 
     it.effect.prop("queue: idempotency outcomes follow the first request of each key, alone or in groups", [
-      fc.array(fc.record({
-        key: fc.option(fc.constantFrom("a", "b", "c"), { nil: undefined }),
-        hash: fc.constantFrom("h1", "h2"),
-        response: fc.string(),
-        endsGroup: fc.boolean()
-      }), { maxLength: 12 })
-    ], ([requests]) => Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const outcomes: Array<Job.EnqueueOutcome> = []
-      let group: Array<Job.Enqueue> = []
-      for (const [i, r] of requests.entries()) {
-        group.push(r.key === undefined
-          ? { job: newJob(org) }
-          : { job: newJob(org), idempotency: { key: r.key, request_hash: r.hash, response: r.response } })
-        if (r.endsGroup || i === requests.length - 1) {
-          outcomes.push(...yield* queue.enqueueAll(group))
-          group = []
+      fc.array(
+        fc.record({
+          key: fc.option(fc.constantFrom("a", "b", "c"), { nil: undefined }),
+          hash: fc.constantFrom("h1", "h2"),
+          response: fc.string(),
+          endsGroup: fc.boolean()
+        }),
+        { maxLength: 12 }
+      )
+    ], ([requests]) =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const outcomes: Array<Job.EnqueueOutcome> = []
+        let group: Array<Job.Enqueue> = []
+        for (const [i, r] of requests.entries()) {
+          group.push(
+            r.key === undefined
+              ? { job: newJob(org) }
+              : { job: newJob(org), idempotency: { key: r.key, request_hash: r.hash, response: r.response } }
+          )
+          if (r.endsGroup || i === requests.length - 1) {
+            outcomes.push(...yield* queue.enqueueAll(group))
+            group = []
+          }
         }
-      }
-      expect(outcomes.length).toBe(requests.length)
-      const first = new Map<string, { readonly hash: string; readonly response: string }>()
-      const queued: Array<number> = []
-      for (const [i, r] of requests.entries()) {
-        const got = outcomes[i]!
-        const seen = r.key === undefined ? undefined : first.get(r.key)
-        if (seen === undefined) {
-          if (r.key !== undefined) first.set(r.key, { hash: r.hash, response: r.response })
-          queued.push(enqueued(got))
-        } else if (seen.hash === r.hash) {
-          expect(got).toEqual({ _tag: "Replayed", response: seen.response })
-        } else {
-          expect(got).toEqual({ _tag: "KeyReused" })
+        expect(outcomes.length).toBe(requests.length)
+        const first = new Map<string, { readonly hash: string; readonly response: string }>()
+        const queued: Array<number> = []
+        for (const [i, r] of requests.entries()) {
+          const got = outcomes[i]!
+          const seen = r.key === undefined ? undefined : first.get(r.key)
+          if (seen === undefined) {
+            if (r.key !== undefined) first.set(r.key, { hash: r.hash, response: r.response })
+            queued.push(enqueued(got))
+          } else if (seen.hash === r.hash) {
+            expect(got).toEqual({ _tag: "Replayed", response: seen.response })
+          } else {
+            expect(got).toEqual({ _tag: "KeyReused" })
+          }
         }
-      }
-      const pending = yield* pendingOf(org)
-      expect(pending.map((j) => j.id)).toEqual(queued)
-      expect([...queued].sort((x, y) => x - y)).toEqual(queued)
-      for (const j of pending) yield* queue.fail(j.id, "cleanup")
-    }), props)
+        const pending = yield* pendingOf(org)
+        expect(pending.map((j) => j.id)).toEqual(queued)
+        expect([...queued].sort((x, y) => x - y)).toEqual(queued)
+        for (const j of pending) yield* queue.fail(j.id, "cleanup")
+      }), props)
 
-    it.effect("queue: fail ends a job once; outcome of pending and unknown jobs is none", () => Effect.gen(function*() {
-      const { queue, store } = yield* ports
-      const org = freshId("org")
-      const id = enqueued(yield* queue.enqueue(newJob(org)))
-      expect(yield* queue.outcome(id)).toEqual(Option.none())
-      expect(yield* queue.fail(id, "boom")).toBe(true)
-      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
-      expect(yield* pendingOf(org)).toEqual([])
-      expect(yield* queue.fail(id, "again")).toBe(false)
-      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
-      const late = yield* store.commit({
-        job_id: id, organisation_id: org, upserts: [makeTradeflow(org, "TF-1", [])], deletes: [],
-        messages: [makeMessage("late")], result: { count: 1 }
-      })
-      expect(late).toBe(false)
-      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
-      expect(yield* store.list(org)).toEqual([])
-      expect(yield* logOf(org)).toEqual([])
-      expect(yield* queue.outcome(2_000_000_000)).toEqual(Option.none())
-    }))
+    it.effect("queue: fail ends a job once; outcome of pending and unknown jobs is none", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org)))
+        expect(yield* queue.outcome(id)).toEqual(Option.none())
+        expect(yield* queue.fail(id, "boom")).toBe(true)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+        expect(yield* pendingOf(org)).toEqual([])
+        expect(yield* queue.fail(id, "again")).toBe(false)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+        const late = yield* store.commit({
+          job_id: id,
+          organisation_id: org,
+          upserts: [makeTradeflow(org, "TF-1", [])],
+          deletes: [],
+          messages: [makeMessage("late")],
+          result: { count: 1 }
+        })
+        expect(late).toBe(false)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Failed", error: "boom" }))
+        expect(yield* store.list(org)).toEqual([])
+        expect(yield* logOf(org)).toEqual([])
+        expect(yield* queue.outcome(2_000_000_000)).toEqual(Option.none())
+      }))
 
-    it.effect("commit: applies everything, marks the job done, and only once", () => Effect.gen(function*() {
-      const { queue, store } = yield* ports
-      const org = freshId("org")
-      const tf = makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])
-      const messages = [makeMessage("m1"), makeMessage("m2", { container_reference: "MSCU1234565" }), makeMessage("m3")]
-      const { committed, job_id } = yield* commitNew(org, { upserts: [tf], messages, result: { count: 1 } })
-      expect(committed).toBe(true)
-      expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
-      expect(yield* pendingOf(org)).toEqual([])
-      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(tf)))
-      expect(yield* logOf(org)).toEqual(messages.map((m, i) => ({ ...m, seq: i + 1 })))
+    it.effect("commit: applies everything, marks the job done, and only once", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const tf = makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])
+        const messages = [
+          makeMessage("m1"),
+          makeMessage("m2", { container_reference: "MSCU1234565" }),
+          makeMessage("m3")
+        ]
+        const { committed, job_id } = yield* commitNew(org, { upserts: [tf], messages, result: { count: 1 } })
+        expect(committed).toBe(true)
+        expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
+        expect(yield* pendingOf(org)).toEqual([])
+        expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(tf))
+        )
+        expect(yield* logOf(org)).toEqual(messages.map((m, i) => ({ ...m, seq: i + 1 })))
 
-      const again = yield* store.commit({
-        job_id, organisation_id: org, upserts: [makeTradeflow(org, "TF-2", ["CSQU3054383"])], deletes: ["TF-1"],
-        messages: [makeMessage("m4")], result: { count: 9 }
-      })
-      expect(again).toBe(false)
-      expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
-      expect((yield* store.list(org)).map((t) => t.reference)).toEqual(["TF-1"])
-      expect(yield* store.containers(org)).toEqual(["MSCU1234565", "TGHU0000001"])
-      expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["m1", "m2", "m3"])
-    }))
+        const again = yield* store.commit({
+          job_id,
+          organisation_id: org,
+          upserts: [makeTradeflow(org, "TF-2", ["CSQU3054383"])],
+          deletes: ["TF-1"],
+          messages: [makeMessage("m4")],
+          result: { count: 9 }
+        })
+        expect(again).toBe(false)
+        expect(yield* queue.outcome(job_id)).toEqual(Option.some({ _tag: "Done", result: { count: 1 } }))
+        expect((yield* store.list(org)).map((t) => t.reference)).toEqual(["TF-1"])
+        expect(yield* store.containers(org)).toEqual(["MSCU1234565", "TGHU0000001"])
+        expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["m1", "m2", "m3"])
+      }))
 
-    it.effect("commit: concurrent commits of one job apply once", () => Effect.gen(function*() {
-      const { queue, store } = yield* ports
-      const org = freshId("org")
-      const job_id = enqueued(yield* queue.enqueue(newJob(org)))
-      const answers = yield* Effect.all(Array.from({ length: 5 }, (_, i) => store.commit({
-        job_id, organisation_id: org, upserts: [], deletes: [], messages: [makeMessage(`m${i}`)], result: { count: i }
-      })), { concurrency: "unbounded" })
-      expect(answers.filter((a) => a).length).toBe(1)
-      expect((yield* logOf(org)).length).toBe(1)
-    }))
+    it.effect("commit: concurrent commits of one job apply once", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const job_id = enqueued(yield* queue.enqueue(newJob(org)))
+        const answers = yield* Effect.all(
+          Array.from({ length: 5 }, (_, i) =>
+            store.commit({
+              job_id,
+              organisation_id: org,
+              upserts: [],
+              deletes: [],
+              messages: [makeMessage(`m${i}`)],
+              result: { count: i }
+            })),
+          { concurrency: "unbounded" }
+        )
+        expect(answers.filter((a) => a).length).toBe(1)
+        expect((yield* logOf(org)).length).toBe(1)
+      }))
 
-    it.effect("commit: duplicate hashes are skipped, seq stays gap-free", () => Effect.gen(function*() {
-      const org = freshId("org")
-      const batch1 = [makeMessage("h1", { body: "{\"first\":1}" }), makeMessage("h2"), makeMessage("h1", { body: "{\"dup\":1}" })]
-      const batch2 = [makeMessage("h2"), makeMessage("h3"), makeMessage("h4"), makeMessage("h3")]
-      yield* commitNew(org, { messages: batch1 })
-      yield* commitNew(org, { messages: batch2 })
-      const log = yield* logOf(org)
-      expect(log).toEqual(expectedLog([batch1, batch2]))
-      expect(log.map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"], [3, "h3"], [4, "h4"]])
-      expect(log[0]?.body).toBe("{\"first\":1}")
-    }))
+    it.effect("commit: duplicate hashes are skipped, seq stays gap-free", () =>
+      Effect.gen(function*() {
+        const org = freshId("org")
+        const batch1 = [
+          makeMessage("h1", { body: "{\"first\":1}" }),
+          makeMessage("h2"),
+          makeMessage("h1", { body: "{\"dup\":1}" })
+        ]
+        const batch2 = [makeMessage("h2"), makeMessage("h3"), makeMessage("h4"), makeMessage("h3")]
+        yield* commitNew(org, { messages: batch1 })
+        yield* commitNew(org, { messages: batch2 })
+        const log = yield* logOf(org)
+        expect(log).toEqual(expectedLog([batch1, batch2]))
+        expect(log.map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"], [3, "h3"], [4, "h4"]])
+        expect(log[0]?.body).toBe("{\"first\":1}")
+      }))
 
     it.effect("commit: deletes remove the tradeflow, its containers and messages; seq is never reused", () =>
       Effect.gen(function*() {
@@ -768,7 +863,10 @@ export const storageContract = (
             makeMessage("c", { tradeflow_reference: "TF-1", container_reference: "MSCU1234565" })
           ]
         })
-        yield* commitNew(org, { deletes: ["TF-1", "TF-unknown"], messages: [makeMessage("d", { tradeflow_reference: "TF-2" })] })
+        yield* commitNew(org, {
+          deletes: ["TF-1", "TF-unknown"],
+          messages: [makeMessage("d", { tradeflow_reference: "TF-2" })]
+        })
         expect(yield* store.get(org, "TF-1")).toEqual(Option.none())
         expect((yield* store.list(org)).map((t) => t.reference)).toEqual(["TF-2"])
         expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
@@ -780,27 +878,36 @@ export const storageContract = (
         expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "b"], [4, "d"], [5, "a"]])
       }))
 
-    it.effect("commit: deletes apply before the upserts and messages of the same commit", () => Effect.gen(function*() {
-      const { store } = yield* ports
-      const org = freshId("org")
-      yield* commitNew(org, { upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565"])], messages: [makeMessage("old")] })
-      const fresh = makeTradeflow(org, "TF-1", ["TGHU0000001"], false)
-      yield* commitNew(org, { deletes: ["TF-1"], upserts: [fresh], messages: [makeMessage("new")] })
-      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(fresh)))
-      expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
-      expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "new"]])
-    }))
+    it.effect("commit: deletes apply before the upserts and messages of the same commit", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, {
+          upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565"])],
+          messages: [makeMessage("old")]
+        })
+        const fresh = makeTradeflow(org, "TF-1", ["TGHU0000001"], false)
+        yield* commitNew(org, { deletes: ["TF-1"], upserts: [fresh], messages: [makeMessage("new")] })
+        expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(fresh))
+        )
+        expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
+        expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[2, "new"]])
+      }))
 
-    it.effect("commit: an upsert replaces the whole tradeflow and its containers", () => Effect.gen(function*() {
-      const { store } = yield* ports
-      const org = freshId("org")
-      yield* commitNew(org, { upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])] })
-      const replaced = { ...makeTradeflow(org, "TF-1", ["CSQU3054383"], false), updated_at: 99 }
-      yield* commitNew(org, { upserts: [replaced] })
-      expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(replaced)))
-      expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(replaced)])
-      expect(yield* store.containers(org)).toEqual(["CSQU3054383"])
-    }))
+    it.effect("commit: an upsert replaces the whole tradeflow and its containers", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, { upserts: [makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"])] })
+        const replaced = { ...makeTradeflow(org, "TF-1", ["CSQU3054383"], false), updated_at: 99 }
+        yield* commitNew(org, { upserts: [replaced] })
+        expect(Option.map(yield* store.get(org, "TF-1"), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(replaced))
+        )
+        expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(replaced)])
+        expect(yield* store.containers(org)).toEqual(["CSQU3054383"])
+      }))
 
     it.effect("commit: a large commit writes every tradeflow, container and message; a reference twice keeps its last state", () =>
       Effect.gen(function*() {
@@ -808,34 +915,48 @@ export const storageContract = (
         const org = freshId("org")
         const reference = (i: number) => `TF-${String(i).padStart(4, "0")}`
         const container = (i: number) => `CONT${String(i).padStart(7, "0")}`
-        const tfs = Array.from({ length: 1_100 }, (_, i) => makeTradeflow(org, reference(i), [container(2 * i), container(2 * i + 1)]))
+        const tfs = Array.from(
+          { length: 1_100 },
+          (_, i) => makeTradeflow(org, reference(i), [container(2 * i), container(2 * i + 1)])
+        )
         const last = { ...makeTradeflow(org, reference(7), [container(9_999)], false), updated_at: 99 }
         const messages = Array.from({ length: 1_300 }, (_, i) => makeMessage(`h${i % 1_200}`, { body: `{"i":${i}}` }))
         yield* commitNew(org, { upserts: [...tfs, last], messages })
         const stored = yield* store.list(org)
         expect(stored.map((t) => t.reference)).toEqual(tfs.map((t) => t.reference))
-        expect(Option.map(yield* store.get(org, reference(7)), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(last)))
-        expect(yield* store.containers(org)).toEqual(
-          [...tfs.filter((t) => t.reference !== reference(7)).flatMap((t) => t.containers.map((c) => c.reference)), container(9_999)].sort()
+        expect(Option.map(yield* store.get(org, reference(7)), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(last))
         )
-        expect((yield* logOf(org)).map((m) => [m.seq, m.body])).toEqual(messages.slice(0, 1_200).map((m, i) => [i + 1, m.body]))
+        expect(yield* store.containers(org)).toEqual(
+          [
+            ...tfs.filter((t) => t.reference !== reference(7)).flatMap((t) => t.containers.map((c) => c.reference)),
+            container(9_999)
+          ].sort()
+        )
+        expect((yield* logOf(org)).map((m) => [m.seq, m.body])).toEqual(
+          messages.slice(0, 1_200).map((m, i) => [i + 1, m.body])
+        )
       }))
 
-    it.effect("tradeflows: list by reference incl. inactive; containers distinct and sorted", () => Effect.gen(function*() {
-      const { store } = yield* ports
-      const org = freshId("org")
-      const tfs = [
-        makeTradeflow(org, "TF-b", ["TGHU0000001", "MSCU1234565"]),
-        makeTradeflow(org, "TF-A", ["MSCU1234565", "CSQU3054383", "MSCU1234565"]),
-        makeTradeflow(org, "TF-a", [], false)
-      ]
-      yield* commitNew(org, { upserts: tfs })
-      expect((yield* store.list(org)).map((t) => [t.reference, t.active])).toEqual([["TF-A", true], ["TF-a", false], ["TF-b", true]])
-      expect(yield* store.containers(org)).toEqual(["CSQU3054383", "MSCU1234565", "TGHU0000001"])
-      expect(yield* store.get(org, "TF-c")).toEqual(Option.none())
-      expect(yield* store.list(freshId("org"))).toEqual([])
-      expect(yield* store.containers(freshId("org"))).toEqual([])
-    }))
+    it.effect("tradeflows: list by reference incl. inactive; containers distinct and sorted", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const tfs = [
+          makeTradeflow(org, "TF-b", ["TGHU0000001", "MSCU1234565"]),
+          makeTradeflow(org, "TF-A", ["MSCU1234565", "CSQU3054383", "MSCU1234565"]),
+          makeTradeflow(org, "TF-a", [], false)
+        ]
+        yield* commitNew(org, { upserts: tfs })
+        expect((yield* store.list(org)).map((t) => [t.reference, t.active])).toEqual([["TF-A", true], ["TF-a", false], [
+          "TF-b",
+          true
+        ]])
+        expect(yield* store.containers(org)).toEqual(["CSQU3054383", "MSCU1234565", "TGHU0000001"])
+        expect(yield* store.get(org, "TF-c")).toEqual(Option.none())
+        expect(yield* store.list(freshId("org"))).toEqual([])
+        expect(yield* store.containers(freshId("org"))).toEqual([])
+      }))
 
     it.effect("tradeflows: sizes count the containers and events of the named tradeflows that exist", () =>
       Effect.gen(function*() {
@@ -853,7 +974,10 @@ export const storageContract = (
           predicted_at: 0,
           history: [{ actual: true, source: "import", event_date: i, predicted_at: 0 }]
         })
-        const withEvents = (t: Tradeflow, n: number): Tradeflow => ({ ...t, events: Array.from({ length: n }, (_, i) => event(i)) })
+        const withEvents = (t: Tradeflow, n: number): Tradeflow => ({
+          ...t,
+          events: Array.from({ length: n }, (_, i) => event(i))
+        })
         yield* commitNew(org, {
           upserts: [
             withEvents(makeTradeflow(org, "TF-1", ["MSCU1234565", "TGHU0000001"]), 3),
@@ -867,8 +991,14 @@ export const storageContract = (
           ["TF-1", { containers: 2, events: 3 }],
           ["TF-2", { containers: 0, events: 0 }]
         ])
-        yield* commitNew(org, { upserts: [withEvents(makeTradeflow(org, "TF-2", ["CSQU3054383"]), 1_001)], deletes: ["TF-1"] })
-        expect([...(yield* store.sizes(org, ["TF-1", "TF-2", "TF-3"]))]).toEqual([["TF-2", { containers: 1, events: 1_001 }]])
+        yield* commitNew(org, {
+          upserts: [withEvents(makeTradeflow(org, "TF-2", ["CSQU3054383"]), 1_001)],
+          deletes: ["TF-1"]
+        })
+        expect([...(yield* store.sizes(org, ["TF-1", "TF-2", "TF-3"]))]).toEqual([["TF-2", {
+          containers: 1,
+          events: 1_001
+        }]])
         expect((yield* store.sizes(org, [])).size).toBe(0)
       }))
 
@@ -894,7 +1024,12 @@ export const storageContract = (
         }
         yield* commitNew(org, { upserts: [t] })
         const asked = {
-          containers: ["TGHU0000001", "CSQU3054383", "TGHU0000001", ...Array.from({ length: 1_100 }, (_, i) => `X${i}`)],
+          containers: [
+            "TGHU0000001",
+            "CSQU3054383",
+            "TGHU0000001",
+            ...Array.from({ length: 1_100 }, (_, i) => `X${i}`)
+          ],
           events: [keys[5]!, "[\"other\"]", keys[1_199]!, keys[5]!, ...Array.from({ length: 1_100 }, (_, i) => `K${i}`)]
         }
         const held = yield* store.held(org, "TF-1", asked)
@@ -905,24 +1040,38 @@ export const storageContract = (
         expect(yield* store.held(org, "TF-1", { containers: [], events: [] })).toEqual({ containers: [], events: [] })
       }))
 
-    it.effect.prop("tradeflows: any tradeflow comes back as it was stored", [arbitraryTradeflow], ([tradeflow]) =>
-      Effect.gen(function*() {
-        const { store } = yield* ports
-        const org = freshId("org")
-        const t = { ...tradeflow, organisation_id: org }
-        yield* commitNew(org, { upserts: [t] })
-        expect(Option.map(yield* store.get(org, t.reference), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(t)))
-        expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(t)])
-        expect(yield* store.containers(org)).toEqual([...new Set(t.containers.map((c) => c.reference))].sort())
-      }), props)
+    it.effect.prop(
+      "tradeflows: any tradeflow comes back as it was stored",
+      [arbitraryTradeflow],
+      ([tradeflow]) =>
+        Effect.gen(function*() {
+          const { store } = yield* ports
+          const org = freshId("org")
+          const t = { ...tradeflow, organisation_id: org }
+          yield* commitNew(org, { upserts: [t] })
+          expect(Option.map(yield* store.get(org, t.reference), canonicalTradeflow)).toEqual(
+            Option.some(canonicalTradeflow(t))
+          )
+          expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(t)])
+          expect(yield* store.containers(org)).toEqual([...new Set(t.containers.map((c) => c.reference))].sort())
+        }),
+      props
+    )
 
     it.effect("lookup: by reference, container, bill of lading and booking; replaced and deleted keys are gone", () =>
       Effect.gen(function*() {
         const { store } = yield* ports
         const org = freshId("org")
         const found = (query: string) =>
-          Effect.map(store.lookup(org, TradeflowKey.ofQuery(query)), (cs) => [...cs].sort(byReference).map((c) => c.reference))
-        const a = { ...makeTradeflow(org, "TF-A", ["MSCU1234565"]), bill_of_lading_references: ["bl-1"], booking_references: ["BK-1"] }
+          Effect.map(
+            store.lookup(org, TradeflowKey.ofQuery(query)),
+            (cs) => [...cs].sort(byReference).map((c) => c.reference)
+          )
+        const a = {
+          ...makeTradeflow(org, "TF-A", ["MSCU1234565"]),
+          bill_of_lading_references: ["bl-1"],
+          booking_references: ["BK-1"]
+        }
         const b = { ...makeTradeflow(org, "TF-B", ["MSCU1234565", "TGHU0000001"], false), booking_references: ["bl-1"] }
         yield* commitNew(org, { upserts: [a, b] })
         yield* commitNew(freshId("org"), { upserts: [{ ...a, organisation_id: freshId("org") }] })
@@ -936,7 +1085,11 @@ export const storageContract = (
         expect(yield* store.lookup(freshId("org"), TradeflowKey.ofQuery("TF-A"))).toEqual([])
         yield* commitNew(org, { upserts: [{ ...a, containers: [], created_at: 5, updated_at: 6 }], deletes: ["TF-B"] })
         expect(yield* found("MSCU1234565")).toEqual([])
-        expect(yield* store.lookup(org, TradeflowKey.ofQuery("bl-1"))).toEqual([{ reference: "TF-A", created_at: 5, updated_at: 6 }])
+        expect(yield* store.lookup(org, TradeflowKey.ofQuery("bl-1"))).toEqual([{
+          reference: "TF-A",
+          created_at: 5,
+          updated_at: 6
+        }])
       }))
 
     it.effect.prop("lookup: agrees with a scan of the organisation across upserts, replacements and deletes", [
@@ -973,179 +1126,244 @@ export const storageContract = (
         }
       }), props)
 
-    it.effect("messages: every filter, their combinations, oldest and newest", () => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      const log = [
-        makeMessage("m1", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 100 }),
-        makeMessage("m2", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 200 }),
-        makeMessage("m3", { type: "SHIPMENT_CHANGE", tradeflow_reference: "TF-1", generated_at: 300 }),
-        makeMessage("m4", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-2", container_reference: "C2", generated_at: 400 }),
-        makeMessage("m5", { type: "LOCATION_UPDATE", tradeflow_reference: "TF-2", generated_at: 500 }),
-        makeMessage("m6", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 600 })
-      ]
-      yield* commitNew(org, { messages: log })
-      const list = (q: Partial<MessageQuery>) =>
-        Effect.map(messages.list({ organisation_id: org, take: "oldest", limit: 100, ...q }), (ms) => ms.map((m) => m.hash))
-      expect(yield* list({})).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
-      expect(yield* list({ since: 300 })).toEqual(["m3", "m4", "m5", "m6"])
-      expect(yield* list({ since: 301 })).toEqual(["m4", "m5", "m6"])
-      expect(yield* list({ tradeflow_reference: "TF-1" })).toEqual(["m1", "m2", "m3", "m6"])
-      expect(yield* list({ container_reference: "C1" })).toEqual(["m2", "m6"])
-      expect(yield* list({ types: ["CONTAINER_MILESTONE", "LOCATION_UPDATE"] })).toEqual(["m2", "m4", "m5", "m6"])
-      expect(yield* list({ types: [] })).toEqual([])
-      expect(yield* list({ exclude_types: ["SHIPMENT_CHANGE"] })).toEqual(["m1", "m2", "m4", "m5", "m6"])
-      expect(yield* list({ exclude_types: [] })).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
-      expect(yield* list({ after_seq: 4 })).toEqual(["m5", "m6"])
-      expect(yield* list({ tradeflow_reference: "TF-1", types: ["CONTAINER_MILESTONE"], since: 250 })).toEqual(["m6"])
-      expect(yield* list({ container_reference: "C1", exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
-      expect(yield* list({ types: ["CONTAINER_MILESTONE"], exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
-      expect(yield* list({ limit: 2 })).toEqual(["m1", "m2"])
-      expect(yield* list({ take: "newest", limit: 2 })).toEqual(["m5", "m6"])
-      expect(yield* list({ take: "newest", limit: 2, tradeflow_reference: "TF-1" })).toEqual(["m3", "m6"])
-      expect(yield* list({ take: "newest", limit: 100, after_seq: 3 })).toEqual(["m4", "m5", "m6"])
-      expect(yield* list({ limit: 0 })).toEqual([])
-      expect(yield* list({ take: "newest", limit: 0 })).toEqual([])
-      expect(yield* messages.list({ organisation_id: org, take: "oldest", limit: 1 }))
-        .toEqual([{ ...log[0], seq: 1 }])
-    }))
+    it.effect("messages: every filter, their combinations, oldest and newest", () =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        const log = [
+          makeMessage("m1", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 100 }),
+          makeMessage("m2", {
+            type: "CONTAINER_MILESTONE",
+            tradeflow_reference: "TF-1",
+            container_reference: "C1",
+            generated_at: 200
+          }),
+          makeMessage("m3", { type: "SHIPMENT_CHANGE", tradeflow_reference: "TF-1", generated_at: 300 }),
+          makeMessage("m4", {
+            type: "CONTAINER_MILESTONE",
+            tradeflow_reference: "TF-2",
+            container_reference: "C2",
+            generated_at: 400
+          }),
+          makeMessage("m5", { type: "LOCATION_UPDATE", tradeflow_reference: "TF-2", generated_at: 500 }),
+          makeMessage("m6", {
+            type: "CONTAINER_MILESTONE",
+            tradeflow_reference: "TF-1",
+            container_reference: "C1",
+            generated_at: 600
+          })
+        ]
+        yield* commitNew(org, { messages: log })
+        const list = (q: Partial<MessageQuery>) =>
+          Effect.map(messages.list({ organisation_id: org, take: "oldest", limit: 100, ...q }), (ms) =>
+            ms.map((m) => m.hash))
+        expect(yield* list({})).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
+        expect(yield* list({ since: 300 })).toEqual(["m3", "m4", "m5", "m6"])
+        expect(yield* list({ since: 301 })).toEqual(["m4", "m5", "m6"])
+        expect(yield* list({ tradeflow_reference: "TF-1" })).toEqual(["m1", "m2", "m3", "m6"])
+        expect(yield* list({ container_reference: "C1" })).toEqual(["m2", "m6"])
+        expect(yield* list({ types: ["CONTAINER_MILESTONE", "LOCATION_UPDATE"] })).toEqual(["m2", "m4", "m5", "m6"])
+        expect(yield* list({ types: [] })).toEqual([])
+        expect(yield* list({ exclude_types: ["SHIPMENT_CHANGE"] })).toEqual(["m1", "m2", "m4", "m5", "m6"])
+        expect(yield* list({ exclude_types: [] })).toEqual(["m1", "m2", "m3", "m4", "m5", "m6"])
+        expect(yield* list({ after_seq: 4 })).toEqual(["m5", "m6"])
+        expect(yield* list({ tradeflow_reference: "TF-1", types: ["CONTAINER_MILESTONE"], since: 250 })).toEqual(["m6"])
+        expect(yield* list({ container_reference: "C1", exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
+        expect(yield* list({ types: ["CONTAINER_MILESTONE"], exclude_types: ["CONTAINER_MILESTONE"] })).toEqual([])
+        expect(yield* list({ limit: 2 })).toEqual(["m1", "m2"])
+        expect(yield* list({ take: "newest", limit: 2 })).toEqual(["m5", "m6"])
+        expect(yield* list({ take: "newest", limit: 2, tradeflow_reference: "TF-1" })).toEqual(["m3", "m6"])
+        expect(yield* list({ take: "newest", limit: 100, after_seq: 3 })).toEqual(["m4", "m5", "m6"])
+        expect(yield* list({ limit: 0 })).toEqual([])
+        expect(yield* list({ take: "newest", limit: 0 })).toEqual([])
+        expect(yield* messages.list({ organisation_id: org, take: "oldest", limit: 1 }))
+          .toEqual([{ ...log[0], seq: 1 }])
+      }))
 
-    it.effect("tenants: organisations never see each other's data", () => Effect.gen(function*() {
-      const { store } = yield* ports
-      const a = freshId("org")
-      const b = freshId("org")
-      const aTf = makeTradeflow(a, "TF-1", ["MSCU1234565"])
-      const bTf = makeTradeflow(b, "TF-1", ["TGHU0000001"])
-      yield* commitNew(a, { upserts: [aTf], messages: [makeMessage("h1"), makeMessage("h2")] })
-      yield* commitNew(b, { upserts: [bTf], messages: [makeMessage("h2", { body: "{\"b\":1}" }), makeMessage("h1")] })
-      expect((yield* logOf(a)).map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"]])
-      expect((yield* logOf(b)).map((m) => [m.seq, m.hash, m.body])).toEqual([[1, "h2", "{\"b\":1}"], [2, "h1", "{\"hash\":\"h1\"}"]])
-      expect(yield* store.containers(a)).toEqual(["MSCU1234565"])
-      expect(yield* store.containers(b)).toEqual(["TGHU0000001"])
-      expect(Option.map(yield* store.get(b, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(bTf)))
-      yield* commitNew(b, { deletes: ["TF-1"] })
-      expect(yield* logOf(b)).toEqual([])
-      expect(yield* store.list(b)).toEqual([])
-      expect((yield* logOf(a)).map((m) => m.hash)).toEqual(["h1", "h2"])
-      expect(Option.map(yield* store.get(a, "TF-1"), canonicalTradeflow)).toEqual(Option.some(canonicalTradeflow(aTf)))
-      expect(yield* logOf(freshId("org"))).toEqual([])
-    }))
+    it.effect("tenants: organisations never see each other's data", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const a = freshId("org")
+        const b = freshId("org")
+        const aTf = makeTradeflow(a, "TF-1", ["MSCU1234565"])
+        const bTf = makeTradeflow(b, "TF-1", ["TGHU0000001"])
+        yield* commitNew(a, { upserts: [aTf], messages: [makeMessage("h1"), makeMessage("h2")] })
+        yield* commitNew(b, { upserts: [bTf], messages: [makeMessage("h2", { body: "{\"b\":1}" }), makeMessage("h1")] })
+        expect((yield* logOf(a)).map((m) => [m.seq, m.hash])).toEqual([[1, "h1"], [2, "h2"]])
+        expect((yield* logOf(b)).map((m) => [m.seq, m.hash, m.body])).toEqual([[1, "h2", "{\"b\":1}"], [
+          2,
+          "h1",
+          "{\"hash\":\"h1\"}"
+        ]])
+        expect(yield* store.containers(a)).toEqual(["MSCU1234565"])
+        expect(yield* store.containers(b)).toEqual(["TGHU0000001"])
+        expect(Option.map(yield* store.get(b, "TF-1"), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(bTf))
+        )
+        yield* commitNew(b, { deletes: ["TF-1"] })
+        expect(yield* logOf(b)).toEqual([])
+        expect(yield* store.list(b)).toEqual([])
+        expect((yield* logOf(a)).map((m) => m.hash)).toEqual(["h1", "h2"])
+        expect(Option.map(yield* store.get(a, "TF-1"), canonicalTradeflow)).toEqual(
+          Option.some(canonicalTradeflow(aTf))
+        )
+        expect(yield* logOf(freshId("org"))).toEqual([])
+      }))
 
     it.effect.prop("messages: commits build the deduplicated log with seq 1..n, and every query matches the model", [
       fc.array(fc.array(arbitraryMessage, { maxLength: 10 }), { minLength: 1, maxLength: 4 }),
       fc.array(arbitraryQuery("placeholder"), { minLength: 1, maxLength: 6 })
-    ], ([batches, queries]) => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      for (const batch of batches) yield* commitNew(org, { messages: batch })
-      const expected = expectedLog(batches)
-      const log = yield* logOf(org)
-      expect(log).toEqual(expected)
-      expect(log.map((m) => m.seq)).toEqual(expected.map((_, i) => i + 1))
-      for (const q of queries) {
-        const query = { ...q, organisation_id: org }
-        expect(yield* messages.list(query)).toEqual(selectMessages(expected, query))
-      }
-    }), props)
+    ], ([batches, queries]) =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        for (const batch of batches) yield* commitNew(org, { messages: batch })
+        const expected = expectedLog(batches)
+        const log = yield* logOf(org)
+        expect(log).toEqual(expected)
+        expect(log.map((m) => m.seq)).toEqual(expected.map((_, i) => i + 1))
+        for (const q of queries) {
+          const query = { ...q, organisation_id: org }
+          expect(yield* messages.list(query)).toEqual(selectMessages(expected, query))
+        }
+      }), props)
 
     it.effect.prop("messages: latest follows commits and deletes of tradeflows (the newest of each key that remains)", [
-      fc.array(fc.oneof(
-        fc.array(arbitraryMessage, { minLength: 1, maxLength: 8 }).map((messages) => ({ messages, deletes: [] as Array<string> })),
-        fc.subarray<string>([...references], { minLength: 1 }).map((deletes) => ({ messages: [] as Array<NewMessage>, deletes })),
-        fc.tuple(fc.subarray<string>([...references], { minLength: 1 }), fc.array(arbitraryMessage, { minLength: 1, maxLength: 4 }))
-          .map(([deletes, messages]) => ({ messages, deletes }))
-      ), { minLength: 1, maxLength: 6 }),
+      fc.array(
+        fc.oneof(
+          fc.array(arbitraryMessage, { minLength: 1, maxLength: 8 }).map((messages) => ({
+            messages,
+            deletes: [] as Array<string>
+          })),
+          fc.subarray<string>([...references], { minLength: 1 }).map((deletes) => ({
+            messages: [] as Array<NewMessage>,
+            deletes
+          })),
+          fc.tuple(
+            fc.subarray<string>([...references], { minLength: 1 }),
+            fc.array(arbitraryMessage, { minLength: 1, maxLength: 4 })
+          )
+            .map(([deletes, messages]) => ({ messages, deletes }))
+        ),
+        { minLength: 1, maxLength: 6 }
+      ),
       fc.array(arbitraryQuery("placeholder"), { minLength: 1, maxLength: 4 })
-    ], ([steps, queries]) => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      let log: Array<StoredMessage> = []
-      let seq = 0
-      for (const step of steps) {
-        yield* commitNew(org, step)
-        log = log.filter((m) => !step.deletes.includes(m.tradeflow_reference))
-        for (const m of step.messages) if (!log.some((l) => l.hash === m.hash)) log.push({ ...m, seq: ++seq })
-        for (const q of queries) {
-          const query = { ...q, organisation_id: org, latest: true }
-          expect(yield* messages.list(query)).toEqual(selectMessages(log, query))
+    ], ([steps, queries]) =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        let log: Array<StoredMessage> = []
+        let seq = 0
+        for (const step of steps) {
+          yield* commitNew(org, step)
+          log = log.filter((m) => !step.deletes.includes(m.tradeflow_reference))
+          for (const m of step.messages) if (!log.some((l) => l.hash === m.hash)) log.push({ ...m, seq: ++seq })
+          for (const q of queries) {
+            const query = { ...q, organisation_id: org, latest: true }
+            expect(yield* messages.list(query)).toEqual(selectMessages(log, query))
+          }
         }
-      }
-    }), props)
+      }), props)
 
     it.effect.prop("messages: read returns what fits in max_bytes (the first always) and whether more follow", [
-      fc.array(fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }), {
+      fc.array(
+        fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }),
+        {
+          minLength: 1,
+          maxLength: 3
+        }
+      ),
+      fc.array(fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })), {
         minLength: 1,
-        maxLength: 3
-      }),
-      fc.array(fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })), { minLength: 1, maxLength: 6 })
-    ], ([batches, queries]) => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      for (const batch of batches) yield* commitNew(org, { messages: batch })
-      const expected = expectedLog(batches)
-      for (const [q, max_bytes] of queries) {
-        const query = { ...q, organisation_id: org, max_bytes }
-        expect(yield* messages.read(query)).toEqual(readModel(expected, query))
-      }
-    }), props)
+        maxLength: 6
+      })
+    ], ([batches, queries]) =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        for (const batch of batches) yield* commitNew(org, { messages: batch })
+        const expected = expectedLog(batches)
+        for (const [q, max_bytes] of queries) {
+          const query = { ...q, organisation_id: org, max_bytes }
+          expect(yield* messages.read(query)).toEqual(readModel(expected, query))
+        }
+      }), props)
 
     it.effect.prop("messages: paging with after_seq returns every matching message once, in order", [
       fc.array(arbitraryMessage, { maxLength: 30 }),
       fc.integer({ min: 1, max: 7 }),
       fc.option(fc.constantFrom(...references), { nil: undefined })
-    ], ([batch, pageSize, tradeflow]) => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      yield* commitNew(org, { messages: batch })
-      const filter = tradeflow === undefined ? {} : { tradeflow_reference: tradeflow }
-      const pages: Array<ReadonlyArray<StoredMessage>> = []
-      let after = 0
-      while (true) {
-        const page = yield* messages.list({ organisation_id: org, take: "oldest", limit: pageSize, after_seq: after, ...filter })
-        expect(page.length).toBeLessThanOrEqual(pageSize)
-        if (page.length === 0) break
-        pages.push(page)
-        after = page[page.length - 1]!.seq
-      }
-      expect(pages.flat()).toEqual(selectMessages(expectedLog([batch]), {
-        organisation_id: org, take: "oldest", limit: Number.MAX_SAFE_INTEGER, ...filter
+    ], ([batch, pageSize, tradeflow]) =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, { messages: batch })
+        const filter = tradeflow === undefined ? {} : { tradeflow_reference: tradeflow }
+        const pages: Array<ReadonlyArray<StoredMessage>> = []
+        let after = 0
+        while (true) {
+          const page = yield* messages.list({
+            organisation_id: org,
+            take: "oldest",
+            limit: pageSize,
+            after_seq: after,
+            ...filter
+          })
+          expect(page.length).toBeLessThanOrEqual(pageSize)
+          if (page.length === 0) break
+          pages.push(page)
+          after = page[page.length - 1]!.seq
+        }
+        expect(pages.flat()).toEqual(selectMessages(expectedLog([batch]), {
+          organisation_id: org,
+          take: "oldest",
+          limit: Number.MAX_SAFE_INTEGER,
+          ...filter
+        }))
+        expect(pages.slice(0, -1).every((p) => p.length === pageSize)).toBe(true)
+      }), props)
+
+    it.effect("claim: only each organisation's oldest pending job, never one under a live lease", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const a = freshId("org")
+        const b = freshId("org")
+        const ids = { a: [] as Array<number>, b: [] as Array<number> }
+        for (const n of [1, 2, 3]) {
+          ids.a.push(enqueued(yield* queue.enqueue(newJob(a, `A${n}`))))
+          ids.b.push(enqueued(yield* queue.enqueue(newJob(b, `B${n}`))))
+        }
+        const first = yield* claimMine("w1", [a, b], 60_000)
+        expect(first).toEqual([
+          { id: ids.a[0], ...newJob(a, "A1"), attempt: 1 },
+          { id: ids.b[0], ...newJob(b, "B1"), attempt: 1 }
+        ])
+        expect(yield* claimMine("w1", [a, b], 60_000)).toEqual([])
+        expect(yield* claimMine("w2", [a, b], 60_000)).toEqual([])
+        expect((yield* pendingOf(a)).map((j) => j.id)).toEqual(ids.a)
+
+        expect(
+          yield* store.commit({
+            job_id: ids.a[0]!,
+            attempt: 1,
+            organisation_id: a,
+            upserts: [],
+            deletes: [],
+            messages: [makeMessage("a1")],
+            result: { count: 1 }
+          })
+        ).toBe(true)
+        const second = yield* claimMine("w2", [a, b], 60_000)
+        expect(second.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.a[1], a, 1]])
+
+        expect(yield* queue.fail(ids.b[0]!, "unprocessable", 1)).toBe(true)
+        expect(yield* queue.outcome(ids.b[0]!)).toEqual(Option.some({ _tag: "Failed", error: "unprocessable" }))
+        const third = yield* claimMine("w1", [a, b], 60_000)
+        expect(third.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.b[1], b, 1]])
+        expect(yield* claimMine("w1", [a, b], 60_000, 0)).toEqual([])
+        yield* cleanup([a, b])
       }))
-      expect(pages.slice(0, -1).every((p) => p.length === pageSize)).toBe(true)
-    }), props)
-
-    it.effect("claim: only each organisation's oldest pending job, never one under a live lease", () => Effect.gen(function*() {
-      yield* sweep
-      const { queue, store } = yield* ports
-      const a = freshId("org")
-      const b = freshId("org")
-      const ids = { a: [] as Array<number>, b: [] as Array<number> }
-      for (const n of [1, 2, 3]) {
-        ids.a.push(enqueued(yield* queue.enqueue(newJob(a, `A${n}`))))
-        ids.b.push(enqueued(yield* queue.enqueue(newJob(b, `B${n}`))))
-      }
-      const first = yield* claimMine("w1", [a, b], 60_000)
-      expect(first).toEqual([
-        { id: ids.a[0], ...newJob(a, "A1"), attempt: 1 },
-        { id: ids.b[0], ...newJob(b, "B1"), attempt: 1 }
-      ])
-      expect(yield* claimMine("w1", [a, b], 60_000)).toEqual([])
-      expect(yield* claimMine("w2", [a, b], 60_000)).toEqual([])
-      expect((yield* pendingOf(a)).map((j) => j.id)).toEqual(ids.a)
-
-      expect(yield* store.commit({
-        job_id: ids.a[0]!, attempt: 1, organisation_id: a, upserts: [], deletes: [],
-        messages: [makeMessage("a1")], result: { count: 1 }
-      })).toBe(true)
-      const second = yield* claimMine("w2", [a, b], 60_000)
-      expect(second.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.a[1], a, 1]])
-
-      expect(yield* queue.fail(ids.b[0]!, "unprocessable", 1)).toBe(true)
-      expect(yield* queue.outcome(ids.b[0]!)).toEqual(Option.some({ _tag: "Failed", error: "unprocessable" }))
-      const third = yield* claimMine("w1", [a, b], 60_000)
-      expect(third.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.b[1], b, 1]])
-      expect(yield* claimMine("w1", [a, b], 60_000, 0)).toEqual([])
-      yield* cleanup([a, b])
-    }))
 
     it.effect("claim: an expired lease is claimable again with the next attempt; stale attempts write nothing", () =>
       Effect.gen(function*() {
@@ -1158,10 +1376,17 @@ export const storageContract = (
         yield* Effect.sleep(Duration.millis(shortLease * 2))
         expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
 
-        expect(yield* store.commit({
-          job_id: id, attempt: 1, organisation_id: org, upserts: [makeTradeflow(org, "TF-stale", ["MSCU1234565"])],
-          deletes: [], messages: [makeMessage("stale")], result: { count: 1 }
-        })).toBe(false)
+        expect(
+          yield* store.commit({
+            job_id: id,
+            attempt: 1,
+            organisation_id: org,
+            upserts: [makeTradeflow(org, "TF-stale", ["MSCU1234565"])],
+            deletes: [],
+            messages: [makeMessage("stale")],
+            result: { count: 1 }
+          })
+        ).toBe(false)
         expect(yield* queue.fail(id, "stale", 1)).toBe(false)
         expect(yield* queue.outcome(id)).toEqual(Option.none())
         expect(yield* store.list(org)).toEqual([])
@@ -1169,36 +1394,51 @@ export const storageContract = (
         expect(yield* logOf(org)).toEqual([])
         expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([id])
 
-        expect(yield* store.commit({
-          job_id: id, attempt: 2, organisation_id: org, upserts: [], deletes: [],
-          messages: [makeMessage("fresh")], result: { count: 2 }
-        })).toBe(true)
+        expect(
+          yield* store.commit({
+            job_id: id,
+            attempt: 2,
+            organisation_id: org,
+            upserts: [],
+            deletes: [],
+            messages: [makeMessage("fresh")],
+            result: { count: 2 }
+          })
+        ).toBe(true)
         expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 2 } }))
         expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["fresh"])
         expect(yield* queue.fail(id, "late", 2)).toBe(false)
         expect(yield* claimMine("w3", [org], 60_000)).toEqual([])
       }))
 
-    it.effect("heartbeat: keeps a lease alive; only its holder at that attempt renews it", () => Effect.gen(function*() {
-      yield* sweep
-      const { queue, store } = yield* ports
-      const org = freshId("org")
-      const id = enqueued(yield* queue.enqueue(newJob(org)))
-      expect((yield* claimMine("w1", [org], shortLease)).map((j) => j.attempt)).toEqual([1])
-      yield* Effect.sleep(Duration.millis(shortLease * 0.6))
-      yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease })
-      yield* queue.heartbeat({ worker: "w2", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease * 20 })
-      yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 2 }], leaseMillis: shortLease * 20 })
-      yield* queue.heartbeat({ worker: "w1", jobs: [], leaseMillis: shortLease * 20 })
-      yield* Effect.sleep(Duration.millis(shortLease * 0.6))
-      expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
-      yield* Effect.sleep(Duration.millis(shortLease))
-      expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
-      expect(yield* store.commit({
-        job_id: id, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
-      })).toBe(true)
-      expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 0 } }))
-    }))
+    it.effect("heartbeat: keeps a lease alive; only its holder at that attempt renews it", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const id = enqueued(yield* queue.enqueue(newJob(org)))
+        expect((yield* claimMine("w1", [org], shortLease)).map((j) => j.attempt)).toEqual([1])
+        yield* Effect.sleep(Duration.millis(shortLease * 0.6))
+        yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease })
+        yield* queue.heartbeat({ worker: "w2", jobs: [{ id, attempt: 1 }], leaseMillis: shortLease * 20 })
+        yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 2 }], leaseMillis: shortLease * 20 })
+        yield* queue.heartbeat({ worker: "w1", jobs: [], leaseMillis: shortLease * 20 })
+        yield* Effect.sleep(Duration.millis(shortLease * 0.6))
+        expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
+        yield* Effect.sleep(Duration.millis(shortLease))
+        expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
+        expect(
+          yield* store.commit({
+            job_id: id,
+            organisation_id: org,
+            upserts: [],
+            deletes: [],
+            messages: [],
+            result: { count: 0 }
+          })
+        ).toBe(true)
+        expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 0 } }))
+      }))
 
     it.effect("heartbeat with leaseMillis 0 releases a lease: claimable at once with the next attempt", () =>
       Effect.gen(function*() {
@@ -1211,33 +1451,42 @@ export const storageContract = (
         expect(yield* claimMine("w2", [org], 600_000)).toEqual([])
         yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: 0 })
         expect((yield* claimMine("w2", [org], 600_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
-        expect(yield* store.commit({
-          job_id: id, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
-        })).toBe(false)
+        expect(
+          yield* store.commit({
+            job_id: id,
+            attempt: 1,
+            organisation_id: org,
+            upserts: [],
+            deletes: [],
+            messages: [],
+            result: { count: 0 }
+          })
+        ).toBe(false)
         yield* cleanup([org])
       }))
 
-    it.effect("claim: concurrent claimers never get the same job", () => Effect.gen(function*() {
-      yield* sweep
-      const { queue } = yield* ports
-      const orgs = Array.from({ length: 12 }, () => freshId("org"))
-      const heads: Array<number> = []
-      for (const org of orgs) heads.push(enqueued(yield* queue.enqueue(newJob(org, "first"))))
-      for (const org of orgs) yield* queue.enqueue(newJob(org, "second"))
-      const rounds = yield* Effect.all(
-        Array.from({ length: 8 }, (_, i) => claimMine(`w${i}`, orgs, 60_000, 3)),
-        { concurrency: "unbounded" }
-      )
-      const got = rounds.flat().map((j) => j.id)
-      expect(new Set(got).size).toBe(got.length)
-      expect(got.filter((id) => !heads.includes(id))).toEqual([])
-      for (let i = 0; i < 50 && got.length < heads.length; i++) {
-        got.push(...(yield* claimMine("w-rest", orgs, 60_000, 100)).map((j) => j.id))
-      }
-      expect([...got].sort((x, y) => x - y)).toEqual(heads)
-      expect(yield* claimMine("w-rest", orgs, 60_000)).toEqual([])
-      yield* cleanup(orgs)
-    }))
+    it.effect("claim: concurrent claimers never get the same job", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue } = yield* ports
+        const orgs = Array.from({ length: 12 }, () => freshId("org"))
+        const heads: Array<number> = []
+        for (const org of orgs) heads.push(enqueued(yield* queue.enqueue(newJob(org, "first"))))
+        for (const org of orgs) yield* queue.enqueue(newJob(org, "second"))
+        const rounds = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) => claimMine(`w${i}`, orgs, 60_000, 3)),
+          { concurrency: "unbounded" }
+        )
+        const got = rounds.flat().map((j) => j.id)
+        expect(new Set(got).size).toBe(got.length)
+        expect(got.filter((id) => !heads.includes(id))).toEqual([])
+        for (let i = 0; i < 50 && got.length < heads.length; i++) {
+          got.push(...(yield* claimMine("w-rest", orgs, 60_000, 100)).map((j) => j.id))
+        }
+        expect([...got].sort((x, y) => x - y)).toEqual(heads)
+        expect(yield* claimMine("w-rest", orgs, 60_000)).toEqual([])
+        yield* cleanup(orgs)
+      }))
 
     it.effect("attempt limit: a job claimed maxAttempts times is dead at its next claim; its organisation's next job goes on", () =>
       Effect.gen(function*() {
@@ -1293,9 +1542,17 @@ export const storageContract = (
         for (const [i, id] of ids.entries()) {
           const alone = yield* claimMine("w", orgs, 60_000)
           expect(alone.map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
-          expect(yield* store.commit({
-            job_id: id, attempt: 2, organisation_id: orgs[i]!, upserts: [], deletes: [], messages: [], result: { count: 0 }
-          })).toBe(true)
+          expect(
+            yield* store.commit({
+              job_id: id,
+              attempt: 2,
+              organisation_id: orgs[i]!,
+              upserts: [],
+              deletes: [],
+              messages: [],
+              result: { count: 0 }
+            })
+          ).toBe(true)
         }
         const fresh: Array<number> = []
         for (const org of orgs) fresh.push(enqueued(yield* queue.enqueue(newJob(org))))
@@ -1317,9 +1574,17 @@ export const storageContract = (
         const [summary] = yield* queue.list({ organisation_id: org, state: "pending", limit: 10 })
         expect([summary?.id, summary?.attempt, summary?.error]).toEqual([id, 0, null])
         expect((yield* claimMine("w", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 1]])
-        expect(yield* store.commit({
-          job_id: id, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 3 }
-        })).toBe(true)
+        expect(
+          yield* store.commit({
+            job_id: id,
+            attempt: 1,
+            organisation_id: org,
+            upserts: [],
+            deletes: [],
+            messages: [],
+            result: { count: 3 }
+          })
+        ).toBe(true)
         expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 3 } }))
         expect(yield* queue.retry(id)).toBe("not-dead")
         expect(yield* queue.retry(2_000_000_000)).toBe("not-found")
@@ -1345,9 +1610,17 @@ export const storageContract = (
         expect(signalled).toBe(true)
         expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([first, second])
         expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
-        expect(yield* store.commit({
-          job_id: second, attempt: 1, organisation_id: org, upserts: [], deletes: [], messages: [], result: { count: 0 }
-        })).toBe(true)
+        expect(
+          yield* store.commit({
+            job_id: second,
+            attempt: 1,
+            organisation_id: org,
+            upserts: [],
+            deletes: [],
+            messages: [],
+            result: { count: 0 }
+          })
+        ).toBe(true)
         expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[first, 1]])
         yield* cleanup([org])
       }))
@@ -1360,7 +1633,10 @@ export const storageContract = (
         const other = freshId("org")
         const upsert = Schema.decodeUnknownSync(Job.UpsertJob)({
           _tag: "Upsert",
-          groups: [{ tradeflow_reference: "TF-ü", records: [{ tradeflow_reference: "TF-ü", booking_reference: "BK-ü", customer_name: "Zoë" }] }]
+          groups: [{
+            tradeflow_reference: "TF-ü",
+            records: [{ tradeflow_reference: "TF-ü", booking_reference: "BK-ü", customer_name: "Zoë" }]
+          }]
         })
         const jobs: ReadonlyArray<Job.NewJob> = [
           { ...newJob(org, "gone"), environment: "uat" },
@@ -1379,7 +1655,8 @@ export const storageContract = (
           organisation_id: org,
           environment: job.environment,
           kind: job.payload._tag,
-          payload_bytes: new TextEncoder().encode(Schema.encodeSync(Schema.parseJson(Job.JobPayload))(job.payload)).length,
+          payload_bytes:
+            new TextEncoder().encode(Schema.encodeSync(Schema.parseJson(Job.JobPayload))(job.payload)).length,
           received_at: job.received_at,
           attempt,
           error
@@ -1401,58 +1678,71 @@ export const storageContract = (
         yield* cleanup([org, other])
       }))
 
-    it.effect("wakeups: a committed enqueue signals a subscriber", () => Effect.gen(function*() {
-      const { queue } = yield* ports
-      const org = freshId("org")
-      const fiber = yield* queue.wakeups.pipe(Stream.take(1), Stream.runDrain, Effect.fork)
-      let woke = false
-      for (let i = 0; i < 25 && !woke; i++) {
-        yield* queue.enqueue(newJob(org))
-        woke = Option.isSome(yield* Fiber.join(fiber).pipe(Effect.timeout("200 millis"), Effect.option))
-      }
-      expect(woke).toBe(true)
-      yield* cleanup([org])
-    }))
+    it.effect("wakeups: a committed enqueue signals a subscriber", () =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const fiber = yield* queue.wakeups.pipe(Stream.take(1), Stream.runDrain, Effect.fork)
+        let woke = false
+        for (let i = 0; i < 25 && !woke; i++) {
+          yield* queue.enqueue(newJob(org))
+          woke = Option.isSome(yield* Fiber.join(fiber).pipe(Effect.timeout("200 millis"), Effect.option))
+        }
+        expect(woke).toBe(true)
+        yield* cleanup([org])
+      }))
 
-    it.effect("settings: getOrCreate stores the first value; concurrent callers agree", () => Effect.gen(function*() {
-      const { settings } = yield* ports
-      const name = freshId("setting")
-      const answers = yield* Effect.all(
-        Array.from({ length: 8 }, (_, i) => settings.getOrCreate(name, `value-${i}`)),
-        { concurrency: "unbounded" }
-      )
-      expect(new Set(answers).size).toBe(1)
-      expect(answers[0]).toMatch(/^value-[0-7]$/)
-      expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
-      const other = freshId("setting")
-      expect(yield* settings.getOrCreate(other, "x".repeat(300))).toBe("x".repeat(300))
-      expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
-    }))
+    it.effect("settings: getOrCreate stores the first value; concurrent callers agree", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* ports
+        const name = freshId("setting")
+        const answers = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) => settings.getOrCreate(name, `value-${i}`)),
+          { concurrency: "unbounded" }
+        )
+        expect(new Set(answers).size).toBe(1)
+        expect(answers[0]).toMatch(/^value-[0-7]$/)
+        expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
+        const other = freshId("setting")
+        expect(yield* settings.getOrCreate(other, "x".repeat(300))).toBe("x".repeat(300))
+        expect(yield* settings.getOrCreate(name, "other")).toBe(answers[0])
+      }))
 
-    it.effect("settings: get reads without creating; set replaces", () => Effect.gen(function*() {
-      const { settings } = yield* ports
-      const name = freshId("setting")
-      expect(yield* settings.get(name)).toEqual(Option.none())
-      expect(yield* settings.get(name)).toEqual(Option.none())
-      yield* settings.set(name, "first")
-      expect(yield* settings.get(name)).toEqual(Option.some("first"))
-      yield* settings.set(name, "second")
-      expect(yield* settings.get(name)).toEqual(Option.some("second"))
-      expect(yield* settings.getOrCreate(name, "third")).toBe("second")
-    }))
+    it.effect("settings: get reads without creating; set replaces", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* ports
+        const name = freshId("setting")
+        expect(yield* settings.get(name)).toEqual(Option.none())
+        expect(yield* settings.get(name)).toEqual(Option.none())
+        yield* settings.set(name, "first")
+        expect(yield* settings.get(name)).toEqual(Option.some("first"))
+        yield* settings.set(name, "second")
+        expect(yield* settings.get(name)).toEqual(Option.some("second"))
+        expect(yield* settings.getOrCreate(name, "third")).toBe("second")
+      }))
 
     it.effect("due: tradeflows whose next_position_at has come, soonest first, following upserts and deletes", () =>
       Effect.gen(function*() {
         const { store } = yield* ports
         const org = freshId("org")
         const at = (reference: string, next_position_at: number | null) => ({
-          ...makeTradeflow(org, reference, []), next_position_at
+          ...makeTradeflow(org, reference, []),
+          next_position_at
         })
         const mine = (now: number) =>
-          Effect.map(store.due(now, 100_000), (due) =>
-            due.filter((d) => d.organisation_id === org).map((d) => d.reference))
+          Effect.map(
+            store.due(now, 100_000),
+            (due) => due.filter((d) => d.organisation_id === org).map((d) => d.reference)
+          )
         yield* commitNew(org, {
-          upserts: [at("TF-c", 300), at("TF-none", null), at("TF-a", 100), at("TF-b2", 200), at("TF-b", 200), at("TF-late", 5_000)]
+          upserts: [
+            at("TF-c", 300),
+            at("TF-none", null),
+            at("TF-a", 100),
+            at("TF-b2", 200),
+            at("TF-b", 200),
+            at("TF-late", 5_000)
+          ]
         })
         expect(yield* mine(250)).toEqual(["TF-a", "TF-b", "TF-b2"])
         expect(yield* mine(300)).toEqual(["TF-a", "TF-b", "TF-b2", "TF-c"])
@@ -1472,7 +1762,8 @@ export const storageContract = (
         const base = -8e15 - Math.floor(Math.random() * 1e12)
         const [a, b, c] = [freshId("org-a"), freshId("org-b"), freshId("org-c")]
         const at = (org: string, reference: string, offset: number) => ({
-          ...makeTradeflow(org, reference, []), next_position_at: base + offset
+          ...makeTradeflow(org, reference, []),
+          next_position_at: base + offset
         })
         yield* commitNew(a, { upserts: [1, 2, 3, 4, 5].map((i) => at(a, `A${i}`, i)) })
         yield* commitNew(b, { upserts: [at(b, "B1", 10), at(b, "B2", 11)] })
@@ -1480,7 +1771,9 @@ export const storageContract = (
         const names = (limit: number) => Effect.map(store.due(base + 100, limit), (due) => due.map((d) => d.reference))
         expect(yield* names(4)).toEqual(["A1", "B1", "C1", "A2"])
         expect(yield* names(100)).toEqual(["A1", "B1", "C1", "A2", "B2", "A3", "A4", "A5"])
-        yield* commitNew(a, { upserts: Array.from({ length: 200 }, (_, i) => at(a, `A-more-${String(i).padStart(3, "0")}`, -500 + i)) })
+        yield* commitNew(a, {
+          upserts: Array.from({ length: 200 }, (_, i) => at(a, `A-more-${String(i).padStart(3, "0")}`, -500 + i))
+        })
         const fair = yield* names(3)
         expect(fair).toEqual(["A-more-000", "B1", "C1"])
       }))
@@ -1492,14 +1785,39 @@ export const storageContract = (
         yield* commitNew(org, {
           messages: [
             makeMessage("m1", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 100 }),
-            makeMessage("m2", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 200 }),
-            makeMessage("m3", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C2", generated_at: 300 }),
+            makeMessage("m2", {
+              type: "CONTAINER_MILESTONE",
+              tradeflow_reference: "TF-1",
+              container_reference: "C1",
+              generated_at: 200
+            }),
+            makeMessage("m3", {
+              type: "CONTAINER_MILESTONE",
+              tradeflow_reference: "TF-1",
+              container_reference: "C2",
+              generated_at: 300
+            }),
             makeMessage("m4", { type: "BASIC_STATUS", tradeflow_reference: "TF-1", generated_at: 400 }),
-            makeMessage("m5", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1", generated_at: 50 }),
+            makeMessage("m5", {
+              type: "CONTAINER_MILESTONE",
+              tradeflow_reference: "TF-1",
+              container_reference: "C1",
+              generated_at: 50
+            }),
             makeMessage("m6", { type: "SHIPMENT_CHANGE", tradeflow_reference: "TF-1", generated_at: 600 }),
             makeMessage("m7", { type: "BASIC_STATUS", tradeflow_reference: "TF-2", generated_at: 700 }),
-            makeMessage("m8", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-2", container_reference: "C1", generated_at: 800 }),
-            makeMessage("m9", { type: "BASIC_STATUS", tradeflow_reference: "TF-2", container_reference: "C1", generated_at: 900 })
+            makeMessage("m8", {
+              type: "CONTAINER_MILESTONE",
+              tradeflow_reference: "TF-2",
+              container_reference: "C1",
+              generated_at: 800
+            }),
+            makeMessage("m9", {
+              type: "BASIC_STATUS",
+              tradeflow_reference: "TF-2",
+              container_reference: "C1",
+              generated_at: 900
+            })
           ]
         })
         const list = (q: Partial<MessageQuery>) =>
@@ -1511,44 +1829,56 @@ export const storageContract = (
         expect(yield* list({ latest: false })).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"])
         expect(yield* list({ container_reference: "C1" })).toEqual(["m5", "m8", "m9"])
         expect(yield* list({ types: ["CONTAINER_MILESTONE"] })).toEqual(["m3", "m5", "m8"])
-        expect(yield* list({ exclude_types: ["BASIC_STATUS"], tradeflow_reference: "TF-1" })).toEqual(["m3", "m5", "m6"])
+        expect(yield* list({ exclude_types: ["BASIC_STATUS"], tradeflow_reference: "TF-1" })).toEqual([
+          "m3",
+          "m5",
+          "m6"
+        ])
         expect(yield* list({ since: 100 })).toEqual(["m3", "m4", "m6", "m7", "m8", "m9"])
         expect(yield* list({ after_seq: 5 })).toEqual(["m6", "m7", "m8", "m9"])
         expect(yield* list({ take: "newest", limit: 2 })).toEqual(["m8", "m9"])
         expect(yield* list({ limit: 2 })).toEqual(["m3", "m4"])
         expect(yield* list({ types: [] })).toEqual([])
         yield* commitNew(org, {
-          messages: [makeMessage("m10", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1" })]
+          messages: [
+            makeMessage("m10", { type: "CONTAINER_MILESTONE", tradeflow_reference: "TF-1", container_reference: "C1" })
+          ]
         })
         expect(yield* list({ container_reference: "C1" })).toEqual(["m8", "m9", "m10"])
       }))
 
-    it.effect("automations: put then get round-trips; unknown ids are none", () => Effect.gen(function*() {
-      const { automations } = yield* ports
-      const org = freshId("org")
-      const a = makeAutomation(org, {
-        format: "tradeflow",
-        types: ["CONTAINER_MILESTONE"],
-        enabled: true,
-        secrets: [{ secret: "whsec_new", expires_at: null }, { secret: "whsec_old", expires_at: 86_401_000 }],
-        disabled_reason: null,
-        failing_since: 5_000
-      })
-      yield* automations.put(a)
-      expect(yield* automations.get(a.id)).toEqual(Option.some(a))
-      expect(yield* automations.get(freshId("automation"))).toEqual(Option.none())
-    }))
-
-    it.effect.prop("automations: any automation comes back as it was stored", [arbitraryAutomation], ([automation]) =>
+    it.effect("automations: put then get round-trips; unknown ids are none", () =>
       Effect.gen(function*() {
         const { automations } = yield* ports
-        yield* automations.put(automation)
-        const expected = canonicalAutomation(automation)
-        expect(Option.map(yield* automations.get(automation.id), canonicalAutomation)).toEqual(Option.some(expected))
-        expect((yield* automations.list(automation.organisation_id)).map(canonicalAutomation)).toEqual([expected])
-        expect((yield* automations.enabled(automation.organisation_id)).map(canonicalAutomation))
-          .toEqual(automation.enabled ? [expected] : [])
-      }), props)
+        const org = freshId("org")
+        const a = makeAutomation(org, {
+          format: "tradeflow",
+          types: ["CONTAINER_MILESTONE"],
+          enabled: true,
+          secrets: [{ secret: "whsec_new", expires_at: null }, { secret: "whsec_old", expires_at: 86_401_000 }],
+          disabled_reason: null,
+          failing_since: 5_000
+        })
+        yield* automations.put(a)
+        expect(yield* automations.get(a.id)).toEqual(Option.some(a))
+        expect(yield* automations.get(freshId("automation"))).toEqual(Option.none())
+      }))
+
+    it.effect.prop(
+      "automations: any automation comes back as it was stored",
+      [arbitraryAutomation],
+      ([automation]) =>
+        Effect.gen(function*() {
+          const { automations } = yield* ports
+          yield* automations.put(automation)
+          const expected = canonicalAutomation(automation)
+          expect(Option.map(yield* automations.get(automation.id), canonicalAutomation)).toEqual(Option.some(expected))
+          expect((yield* automations.list(automation.organisation_id)).map(canonicalAutomation)).toEqual([expected])
+          expect((yield* automations.enabled(automation.organisation_id)).map(canonicalAutomation))
+            .toEqual(automation.enabled ? [expected] : [])
+        }),
+      props
+    )
 
     it.effect("automations: put replaces the whole automation and keeps its place among equals", () =>
       Effect.gen(function*() {
@@ -1630,7 +1960,10 @@ export const storageContract = (
             expect(yield* automations.remove(idOf(op.id))).toBe(model.delete(idOf(op.id)))
           } else {
             const a = makeAutomation(orgs[op.org]!, {
-              id: idOf(op.id), enabled: op.enabled, created_at: op.created_at, updated_at: op.created_at
+              id: idOf(op.id),
+              enabled: op.enabled,
+              created_at: op.created_at,
+              updated_at: op.created_at
             })
             model.set(a.id, a)
             yield* automations.put(a)
@@ -1651,24 +1984,34 @@ export const storageContract = (
       fc.array(arbitraryMessage, { maxLength: 30 }),
       fc.integer({ min: 1, max: 5 }),
       fc.option(fc.constantFrom(...containerNumbers), { nil: undefined })
-    ], ([batch, pageSize, container]) => Effect.gen(function*() {
-      const { messages } = yield* ports
-      const org = freshId("org")
-      yield* commitNew(org, { messages: batch })
-      const filter = container === undefined ? {} : { container_reference: container }
-      const seen: Array<StoredMessage> = []
-      let after = 0
-      while (true) {
-        const page = yield* messages.list({
-          organisation_id: org, take: "oldest", limit: pageSize, after_seq: after, latest: true, ...filter
-        })
-        if (page.length === 0) break
-        seen.push(...page)
-        after = page[page.length - 1]!.seq
-      }
-      expect(seen).toEqual(selectMessages(expectedLog([batch]), {
-        organisation_id: org, take: "oldest", limit: Number.MAX_SAFE_INTEGER, latest: true, ...filter
-      }))
-    }), props)
+    ], ([batch, pageSize, container]) =>
+      Effect.gen(function*() {
+        const { messages } = yield* ports
+        const org = freshId("org")
+        yield* commitNew(org, { messages: batch })
+        const filter = container === undefined ? {} : { container_reference: container }
+        const seen: Array<StoredMessage> = []
+        let after = 0
+        while (true) {
+          const page = yield* messages.list({
+            organisation_id: org,
+            take: "oldest",
+            limit: pageSize,
+            after_seq: after,
+            latest: true,
+            ...filter
+          })
+          if (page.length === 0) break
+          seen.push(...page)
+          after = page[page.length - 1]!.seq
+        }
+        expect(seen).toEqual(selectMessages(expectedLog([batch]), {
+          organisation_id: org,
+          take: "oldest",
+          limit: Number.MAX_SAFE_INTEGER,
+          latest: true,
+          ...filter
+        }))
+      }), props)
   })
 }

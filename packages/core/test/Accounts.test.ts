@@ -76,9 +76,15 @@ layer(TestLayer)("Accounts", (it) => {
   it.effect("unknown organisations and empty names are refused", () =>
     Effect.gen(function*() {
       const accounts = yield* Accounts.Accounts
-      assert.strictEqual((yield* accounts.createApiKey("org_nope", "uat").pipe(Effect.flip))._tag, "OrganisationNotFound")
+      assert.strictEqual(
+        (yield* accounts.createApiKey("org_nope", "uat").pipe(Effect.flip))._tag,
+        "OrganisationNotFound"
+      )
       assert.strictEqual((yield* accounts.listApiKeys("org_nope").pipe(Effect.flip))._tag, "OrganisationNotFound")
-      assert.strictEqual((yield* accounts.createOrganisation("  ").pipe(Effect.flip))._tag, "InvalidOrganisationRequest")
+      assert.strictEqual(
+        (yield* accounts.createOrganisation("  ").pipe(Effect.flip))._tag,
+        "InvalidOrganisationRequest"
+      )
       assert.isTrue(Option.isNone(yield* accounts.organisation("org_nope")))
     }))
 })

@@ -1,8 +1,8 @@
 import { assert, it, layer } from "@effect/vitest"
 import { Duration, Effect, FastCheck as fc, Layer, Option, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
-import * as AutomationStore from "../src/AutomationStore.js"
 import * as Automations from "../src/Automations.js"
+import * as AutomationStore from "../src/AutomationStore.js"
 import * as Storage from "../src/Storage.js"
 
 const TestLayer = Layer.mergeAll(Automations.layer, Accounts.layer).pipe(Layer.provideMerge(Storage.layerMemory))
@@ -41,17 +41,33 @@ layer(TestLayer)("Automations", (it) => {
       const automations = yield* Automations.Automations
       const org = yield* newOrganisation
       const issues = (input: Automations.NewAutomation) =>
-        automations.create(org.id, input).pipe(Effect.flip, Effect.map((e) => {
-          assert.strictEqual(e._tag, "InvalidAutomation")
-          return e._tag === "InvalidAutomation" ? e.errors : []
-        }))
+        automations.create(org.id, input).pipe(
+          Effect.flip,
+          Effect.map((e) => {
+            assert.strictEqual(e._tag, "InvalidAutomation")
+            return e._tag === "InvalidAutomation" ? e.errors : []
+          })
+        )
       const basic = yield* issues({ url: "https://h.example/x", types: ["SHIPMENT_CHANGE", "BASIC_STATUS"] })
       assert.deepStrictEqual(basic.map((i) => i.path), ["/types/1"])
       assert.include(basic[0]!.message, "not an integration type")
       assert.deepStrictEqual((yield* issues({ url: "https://h.example/x", types: [] })).map((i) => i.path), ["/types"])
-      assert.deepStrictEqual((yield* issues({ url: "https://h.example/x", types: ["NOPE"] })).map((i) => i.path), ["/types/0"])
-      assert.deepStrictEqual((yield* issues({ url: "https://h.example/x", format: "xml" })).map((i) => i.path), ["/format"])
-      for (const url of ["", "relative/path", "ftp://h.example/x", "https://user:pw@h.example/x", "https://u@h.example/", "javascript:alert(1)"]) {
+      assert.deepStrictEqual((yield* issues({ url: "https://h.example/x", types: ["NOPE"] })).map((i) => i.path), [
+        "/types/0"
+      ])
+      assert.deepStrictEqual((yield* issues({ url: "https://h.example/x", format: "xml" })).map((i) => i.path), [
+        "/format"
+      ])
+      for (
+        const url of [
+          "",
+          "relative/path",
+          "ftp://h.example/x",
+          "https://user:pw@h.example/x",
+          "https://u@h.example/",
+          "javascript:alert(1)"
+        ]
+      ) {
         assert.deepStrictEqual((yield* issues({ url })).map((i) => i.path), ["/url"], url)
       }
       const all = yield* issues({ url: "nope", format: "x", types: ["BASIC_STATUS"] })
@@ -65,7 +81,15 @@ layer(TestLayer)("Automations", (it) => {
       const create = yield* automations.create("org_nope", { url: "https://h.example/x" }).pipe(Effect.flip)
       assert.strictEqual(create._tag, "OrganisationNotFound")
       assert.strictEqual((yield* automations.list("org_nope").pipe(Effect.flip))._tag, "OrganisationNotFound")
-      for (const op of [automations.enable, automations.disable, automations.remove, automations.rotateSecret, automations.get]) {
+      for (
+        const op of [
+          automations.enable,
+          automations.disable,
+          automations.remove,
+          automations.rotateSecret,
+          automations.get
+        ]
+      ) {
         const e = yield* op("auto_nope").pipe(Effect.flip)
         assert.deepStrictEqual([e._tag, "id" in e ? e.id : undefined], ["AutomationNotFound", "auto_nope"])
       }
@@ -86,9 +110,18 @@ layer(TestLayer)("Automations", (it) => {
       assert.deepStrictEqual([listed[0]!.disabled_reason, listed[0]!.failing_since], [null, null])
 
       const stored = Option.getOrThrow(yield* store.get(b.id))
-      yield* store.put({ ...stored, enabled: false, disabled_reason: "failing for 5 days", failing_since: Date.parse("2026-02-24T10:00:00Z") })
+      yield* store.put({
+        ...stored,
+        enabled: false,
+        disabled_reason: "failing for 5 days",
+        failing_since: Date.parse("2026-02-24T10:00:00Z")
+      })
       const shown = yield* automations.get(b.id)
-      assert.deepStrictEqual([shown.enabled, shown.disabled_reason, shown.failing_since], [false, "failing for 5 days", "2026-02-24T10:00:00.000Z"])
+      assert.deepStrictEqual([shown.enabled, shown.disabled_reason, shown.failing_since], [
+        false,
+        "failing for 5 days",
+        "2026-02-24T10:00:00.000Z"
+      ])
       const enabled = yield* automations.enable(b.id)
       assert.deepStrictEqual([enabled.enabled, enabled.disabled_reason, enabled.failing_since], [true, null, null])
       const disabled = yield* automations.disable(b.id)
@@ -139,14 +172,17 @@ layer(TestLayer)("Automations", (it) => {
 
 it.effect.prop(
   "validate accepts exactly the non-empty lists of integration types",
-  [fc.array(fc.constantFrom("SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS", "OTHER"), { maxLength: 6 })],
+  [fc.array(fc.constantFrom("SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS", "OTHER"), {
+    maxLength: 6
+  })],
   ([types]) =>
     Effect.gen(function*() {
       const result = yield* Effect.either(Automations.validate({ url: "https://h.example/x", types }))
       const valid = types.length > 0 && types.every((t) => Automations.integrationTypes.includes(t as never))
       assert.strictEqual(result._tag === "Right", valid)
-      if (result._tag === "Right") assert.deepStrictEqual<ReadonlyArray<string>>(result.right.types, [...new Set(types)])
-      else {
+      if (result._tag === "Right") {
+        assert.deepStrictEqual<ReadonlyArray<string>>(result.right.types, [...new Set(types)])
+      } else {
         const expected = [
           ...(types.length === 0 ? ["/types"] : []),
           ...types.flatMap((t, i) => Automations.integrationTypes.includes(t as never) ? [] : [`/types/${i}`])

@@ -13,7 +13,8 @@ const sources = (dir: string): Array<string> =>
   )
 
 /** The `Config` constructors that read a named value. */
-const readers = "string|nonEmptyString|number|integer|boolean|bigint|redacted|secret|port|url|date|duration|logLevel|array|chunk|hashSet|hashMap|nested"
+const readers =
+  "string|nonEmptyString|number|integer|boolean|bigint|redacted|secret|port|url|date|duration|logLevel|array|chunk|hashSet|hashMap|nested"
 
 const rules: ReadonlyArray<RegExp> = [
   /\bprocess\.env\b/g,
@@ -23,7 +24,8 @@ const rules: ReadonlyArray<RegExp> = [
 ]
 
 /** Where `text` reads an environment variable by name: `process.env` or a `Config` of an UPPER_CASE name. */
-const environmentReads = (text: string): Array<string> => rules.flatMap((rule) => [...text.matchAll(rule)].map((m) => m[0]))
+const environmentReads = (text: string): Array<string> =>
+  rules.flatMap((rule) => [...text.matchAll(rule)].map((m) => m[0]))
 
 describe("library packages name no environment variable", () => {
   it("no source, testing or test-kit file of a package reads process.env or a Config of an UPPER_CASE name", () => {

@@ -84,15 +84,25 @@ describe("CsvScheme.decode", () => {
 
   it("the decoded records pass the downstream validation", () => {
     const result = Effect.runSync(Effect.either(
-      validateRequest(records(fixture), { environment: "uat", form: "any" }).pipe(Effect.provide(Locations.layerBuiltin))
+      validateRequest(records(fixture), { environment: "uat", form: "any" }).pipe(
+        Effect.provide(Locations.layerBuiltin)
+      )
     ))
     assert.isTrue(Either.isRight(result))
   })
 
   it("takes a string body with a BOM, header names in any case with spaces, and application/csv", () => {
     assert.deepStrictEqual(
-      records("\uFEFF Tradeflow_Reference , ACTIVE,configuration.enroll_insurance,Booking_Reference\nR1,1,No,B\n", "application/csv; charset=UTF-8"),
-      [{ tradeflow_reference: "R1", active: true, configuration: { enroll_insurance: false }, booking_reference: ["B"] }]
+      records(
+        "\uFEFF Tradeflow_Reference , ACTIVE,configuration.enroll_insurance,Booking_Reference\nR1,1,No,B\n",
+        "application/csv; charset=UTF-8"
+      ),
+      [{
+        tradeflow_reference: "R1",
+        active: true,
+        configuration: { enroll_insurance: false },
+        booking_reference: ["B"]
+      }]
     )
   })
 
@@ -113,21 +123,30 @@ describe("CsvScheme.decode", () => {
   it("rows are counted as a spreadsheet shows them (header row 1, empty rows counted, line breaks in cells not)", () => {
     assert.deepStrictEqual(
       issues("\ntradeflow_reference,booking_reference,customer_reference\nR1,B,\"two\nlines\"\n,,\nR2,B,x\nR3,,\n"),
-      [["/rows/6/container_reference", "row 6: at least one of container_reference, bill_of_lading_reference, booking_reference is required"]]
+      [[
+        "/rows/6/container_reference",
+        "row 6: at least one of container_reference, bill_of_lading_reference, booking_reference is required"
+      ]]
     )
   })
 })
 
 describe("CsvScheme.decode: errors name the row and the column", () => {
   it("unknown and repeated columns, at the header row", () => {
-    assert.deepStrictEqual(issues("tradeflow_reference,colour,booking_reference,Booking_Reference\nR,x,B,B\n").map(([p]) => p), [
-      "/rows/1/colour",
-      "/rows/1/booking_reference"
-    ])
+    assert.deepStrictEqual(
+      issues("tradeflow_reference,colour,booking_reference,Booking_Reference\nR,x,B,B\n").map(([p]) => p),
+      [
+        "/rows/1/colour",
+        "/rows/1/booking_reference"
+      ]
+    )
     const [, unknown] = issues("tradeflow_reference,colour\nR,x\n")[0]!
     assert.match(unknown, /^row 1: unknown column "colour"; known columns: tradeflow_reference, /)
     assert.match(issues("tradeflow_reference,events.message\nR,x\n")[0]![1], /events cannot be sent as csv/)
-    assert.match(issues("tradeflow_reference,booking_reference,booking_reference\nR,B,B\n")[0]![1], /appears twice \(cells 2 and 3\)/)
+    assert.match(
+      issues("tradeflow_reference,booking_reference,booking_reference\nR,B,B\n")[0]![1],
+      /appears twice \(cells 2 and 3\)/
+    )
   })
 
   it("a semicolon- or tab-separated header is explained", () => {
@@ -150,8 +169,10 @@ describe("CsvScheme.decode: errors name the row and the column", () => {
 
   it("record rules, checked per row", () => {
     assert.deepStrictEqual(
-      issues("tradeflow_reference,container_reference,port_of_loading,references.delivery_event_date\n" +
-        "R1,CSQU3054383,NL,\n,CSQU3054383,,\nR3,,,tomorrow\n"),
+      issues(
+        "tradeflow_reference,container_reference,port_of_loading,references.delivery_event_date\n" +
+          "R1,CSQU3054383,NL,\n,CSQU3054383,,\nR3,,,tomorrow\n"
+      ),
       [
         ["/rows/2/port_of_loading", "row 2: port_of_loading must be a 5-character UN/LOCODE (for example NLRTM)"],
         ["/rows/3/tradeflow_reference", "row 3: tradeflow_reference is required"],
@@ -159,7 +180,10 @@ describe("CsvScheme.decode: errors name the row and the column", () => {
           "/rows/4/references.delivery_event_date",
           "row 4: references.delivery_event_date must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00"
         ],
-        ["/rows/4/container_reference", "row 4: at least one of container_reference, bill_of_lading_reference, booking_reference is required"]
+        [
+          "/rows/4/container_reference",
+          "row 4: at least one of container_reference, bill_of_lading_reference, booking_reference is required"
+        ]
       ]
     )
   })
@@ -184,19 +208,30 @@ describe("CsvScheme.decode: errors name the row and the column", () => {
   it("a list cell holds at most its record limit; a longer one is the row's problem, and the row is not decoded", () => {
     const cell = (n: number) => Array.from({ length: n }, (_, i) => `B${i}`).join(";")
     assert.strictEqual(records(`tradeflow_reference,booking_reference\nPO-1,${cell(100)}\n`).length, 1)
-    const csv = `tradeflow_reference,booking_reference,container_reference,port_of_loading\nPO-1,${cell(101)},${"x;".repeat(2_000_000)},NL\n`
+    const csv = `tradeflow_reference,booking_reference,container_reference,port_of_loading\nPO-1,${cell(101)},${
+      "x;".repeat(2_000_000)
+    },NL\n`
     assert.deepStrictEqual(issues(csv), [
       ["/rows/2/booking_reference", "row 2: booking_reference must hold at most 100 entries per record, got 101"],
-      ["/rows/2/container_reference", "row 2: container_reference must hold at most 1,000 entries per record, got 2,000,000"]
+      [
+        "/rows/2/container_reference",
+        "row 2: container_reference must hold at most 1,000 entries per record, got 2,000,000"
+      ]
     ])
   })
 
   it("at most 10,000 data rows (too_large, HTTP 413); empty rows do not count", () => {
     const row = "R,B\n"
-    assert.strictEqual(records("tradeflow_reference,booking_reference\n" + row.repeat(CsvScheme.maxRows) + ",\n").length, 10_000)
+    assert.strictEqual(
+      records("tradeflow_reference,booking_reference\n" + row.repeat(CsvScheme.maxRows) + ",\n").length,
+      10_000
+    )
     const error = failure("tradeflow_reference,booking_reference\n" + row.repeat(CsvScheme.maxRows + 1))
     assert.strictEqual(error.reason, "too_large")
-    assert.deepStrictEqual(error.errors, [{ path: "", message: "the upload has 10001 data rows; at most 10000 are accepted per request" }])
+    assert.deepStrictEqual(error.errors, [{
+      path: "",
+      message: "the upload has 10001 data rows; at most 10000 are accepted per request"
+    }])
   })
 
   it("lists at most 100 problems and counts the rest", () => {
@@ -210,16 +245,30 @@ describe("CsvScheme.decode: errors name the row and the column", () => {
     assert.strictEqual(failure("a", "").reason, "unsupported_media_type")
     assert.strictEqual(failure("a", "text/csv; charset=iso-8859-1").reason, "unsupported_media_type")
     const error = failure(new Uint8Array([0x74, 0xff, 0x0a]))
-    assert.deepStrictEqual([error.reason, error.errors], ["malformed", [{ path: "", message: "the upload is not UTF-8 text" }]])
+    assert.deepStrictEqual([error.reason, error.errors], ["malformed", [{
+      path: "",
+      message: "the upload is not UTF-8 text"
+    }]])
   })
 })
 
 const listColumns = ["container_reference", "bill_of_lading_reference", "booking_reference"] as const
 const textColumns = [
-  "tradeflow_reference", "vessel", "customer_name", "customer_reference", "carrier_name", "carrier_scac", "lead_contact",
+  "tradeflow_reference",
+  "vessel",
+  "customer_name",
+  "customer_reference",
+  "carrier_name",
+  "carrier_scac",
+  "lead_contact",
   "incoterms"
 ] as const
-const dateColumns = ["estimated_time_of_departure", "estimated_time_of_arrival", "actual_time_of_departure", "actual_time_of_arrival"] as const
+const dateColumns = [
+  "estimated_time_of_departure",
+  "estimated_time_of_arrival",
+  "actual_time_of_departure",
+  "actual_time_of_arrival"
+] as const
 const booleanColumns = ["explicit_departure_confirmation", "explicit_arrival_confirmation", "active"] as const
 
 /** Text with the characters csv has to quote, and some that it does not. */
@@ -230,7 +279,11 @@ const text = fc.string({
 }).filter((s) => s.trim() !== "")
 const item = text.map((s) => s.replace(/[;|]/g, "").trim()).filter((s) => /[^\s-]/.test(s))
 const date = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).chain((ms) =>
-  fc.constantFrom(new Date(ms).toISOString(), new Date(ms).toISOString().slice(0, 19) + "+02:00", new Date(ms).toISOString().slice(0, 10))
+  fc.constantFrom(
+    new Date(ms).toISOString(),
+    new Date(ms).toISOString().slice(0, 19) + "+02:00",
+    new Date(ms).toISOString().slice(0, 10)
+  )
 )
 const optionalObject = <T extends Record<string, unknown>>(arb: fc.Arbitrary<T>) =>
   arb.map((o) => (Object.keys(o).length === 0 ? undefined : o))
@@ -244,7 +297,9 @@ const fields: Record<string, fc.Arbitrary<unknown>> = {
   port_of_loading: Arbitrary.make(UnLocode),
   port_of_discharge: Arbitrary.make(UnLocode),
   configuration: fc.record({ enroll_insurance: fc.boolean() }),
-  references: optionalObject(fc.record({ house_bill_of_lading: text, delivery_location: text, delivery_event_date: date }, { requiredKeys: [] })),
+  references: optionalObject(
+    fc.record({ house_bill_of_lading: text, delivery_location: text, delivery_event_date: date }, { requiredKeys: [] })
+  ),
   mock_tracking: fc.record({ scenario: text }),
   tradeflow_reference: text.filter((t) => t.trim() !== "*")
 }
@@ -276,13 +331,18 @@ const cellOf = (record: Record<string, unknown>, column: string, s: Style): stri
 }
 
 /** Writes records as RFC 4180 text with the columns they use. */
-const toCsv = (rows: ReadonlyArray<Record<string, unknown>>, s: Style, overrides: Record<string, string> = {}): string => {
+const toCsv = (
+  rows: ReadonlyArray<Record<string, unknown>>,
+  s: Style,
+  overrides: Record<string, string> = {}
+): string => {
   const used = Array.from(CsvScheme.columns.keys()).filter((c) =>
     Object.keys(overrides).some((k) => k.endsWith(`:${c}`)) || rows.some((r) => cellOf(r, c, s) !== "")
   )
   const quote = (cell: string) => (s.quoteAll || /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, "\"\"")}"` : cell)
   const lines = [used, ...rows.map((r, i) => used.map((c) => overrides[`${i}:${c}`] ?? cellOf(r, c, s)))]
-  return (s.bom ? "\uFEFF" : "") + lines.map((cells) => cells.map(quote).join(",")).join(s.newline) + (s.trailingNewline ? s.newline : "")
+  return (s.bom ? "\uFEFF" : "") + lines.map((cells) => cells.map(quote).join(",")).join(s.newline) +
+    (s.trailingNewline ? s.newline : "")
 }
 
 describe("CsvScheme.decode: properties", () => {

@@ -71,12 +71,36 @@ describe("DcsaTntScheme.decode", () => {
       port_of_discharge: "CNSHA",
       vessel: "EVER GIVEN",
       events: [
-        { ...box, message: "Gate out empty", location_name: "NLRTM", event_date: "2024-03-03T08:55:00+01:00", actual: true },
-        { ...box, message: "Gate in full", location_name: "NLRTM", event_date: "2024-03-05T09:40:00+01:00", actual: true },
-        { ...box, message: "Loaded on vessel", location_name: "NLRTM", event_date: "2024-03-07T02:15:00+01:00", actual: true },
+        {
+          ...box,
+          message: "Gate out empty",
+          location_name: "NLRTM",
+          event_date: "2024-03-03T08:55:00+01:00",
+          actual: true
+        },
+        {
+          ...box,
+          message: "Gate in full",
+          location_name: "NLRTM",
+          event_date: "2024-03-05T09:40:00+01:00",
+          actual: true
+        },
+        {
+          ...box,
+          message: "Loaded on vessel",
+          location_name: "NLRTM",
+          event_date: "2024-03-07T02:15:00+01:00",
+          actual: true
+        },
         { message: "Vessel departure", location_name: "NLRTM", event_date: "2024-03-07T11:30:00+01:00", actual: true },
         { message: "Vessel arrival", location_name: "CNSHA", event_date: "2024-04-02T06:00:00+08:00", actual: false },
-        { ...box, message: "Unloaded from vessel", location_name: "CNSHA", event_date: "2024-04-03T10:00:00+08:00", actual: false }
+        {
+          ...box,
+          message: "Unloaded from vessel",
+          location_name: "CNSHA",
+          event_date: "2024-04-03T10:00:00+08:00",
+          actual: false
+        }
       ]
     })
     assert.deepStrictEqual(second, {
@@ -96,9 +120,12 @@ describe("DcsaTntScheme.decode", () => {
 
   it("the reference query parameter puts every event into one record", () => {
     const out = records(fixture, { reference: " PO-4711 " })
-    assert.deepStrictEqual(out.map((r) => [r["tradeflow_reference"], r["booking_reference"], r["container_reference"]]), [
-      ["PO-4711", ["ABC709951", "XYZ000042"], ["CSQU3054383", "MSKU9070323"]]
-    ])
+    assert.deepStrictEqual(
+      out.map((r) => [r["tradeflow_reference"], r["booking_reference"], r["container_reference"]]),
+      [
+        ["PO-4711", ["ABC709951", "XYZ000042"], ["CSQU3054383", "MSKU9070323"]]
+      ]
+    )
     assert.strictEqual((out[0]!["events"] as Array<unknown>).length, 7)
   })
 
@@ -130,7 +157,9 @@ describe("DcsaTntScheme.decode", () => {
       assert.strictEqual(fromMessage(mapped!.message), code, JSON.stringify(event))
     }
     const [rail] = records([transport("DEPA", { transportCall: { modeOfTransport: "RAIL" } })])
-    assert.deepStrictEqual((rail!["events"] as Array<{ message: string }>).map((e) => e.message), ["Rail departure (DEPA)"])
+    assert.deepStrictEqual((rail!["events"] as Array<{ message: string }>).map((e) => e.message), [
+      "Rail departure (DEPA)"
+    ])
   })
 
   it("actual only for ACT", () => {
@@ -143,10 +172,23 @@ describe("DcsaTntScheme.decode", () => {
   it("location: the event's UN/LOCODE first, then the transport call's, then a location name", () => {
     const locationOf = (event: Record<string, unknown>) =>
       (records([event])[0]!["events"] as Array<{ location_name?: string }>)[0]!.location_name
-    assert.strictEqual(locationOf(equipment("LOAD", { eventLocation: { UNLocationCode: " deham " }, transportCall: { UNLocationCode: "NLRTM" } })), "DEHAM")
-    assert.strictEqual(locationOf(equipment("LOAD", { eventLocation: { locationName: "Depot" }, transportCall: { UNLocationCode: "NLRTM" } })), "NLRTM")
+    assert.strictEqual(
+      locationOf(
+        equipment("LOAD", { eventLocation: { UNLocationCode: " deham " }, transportCall: { UNLocationCode: "NLRTM" } })
+      ),
+      "DEHAM"
+    )
+    assert.strictEqual(
+      locationOf(
+        equipment("LOAD", { eventLocation: { locationName: "Depot" }, transportCall: { UNLocationCode: "NLRTM" } })
+      ),
+      "NLRTM"
+    )
     assert.strictEqual(locationOf(equipment("LOAD", { eventLocation: { locationName: "Depot" } })), "Depot")
-    assert.strictEqual(locationOf(transport("ARRI", { transportCall: { location: { UNLocationCode: "SGSIN", locationName: "PSA" } } })), "SGSIN")
+    assert.strictEqual(
+      locationOf(transport("ARRI", { transportCall: { location: { UNLocationCode: "SGSIN", locationName: "PSA" } } })),
+      "SGSIN"
+    )
     assert.strictEqual(locationOf(equipment("LOAD", { eventLocation: undefined })), undefined)
   })
 
@@ -156,11 +198,22 @@ describe("DcsaTntScheme.decode", () => {
       transport("DEPA", { documentReferences: [bkg("BK2")] }),
       equipment("LOAD", { documentReferences: [trd("TD1"), bkg("BK1")] }),
       equipment("DISC", { equipmentReference: "MSKU9070323", documentReferences: [trd("TD9")] }),
-      { eventType: "SHIPMENT", eventClassifierCode: "ACT", documentTypeCode: "TRD", documentID: "TD2", documentReferences: [bkg("BK2")] }
+      {
+        eventType: "SHIPMENT",
+        eventClassifierCode: "ACT",
+        documentTypeCode: "TRD",
+        documentID: "TD2",
+        documentReferences: [bkg("BK2")]
+      }
     ])
-    const summary = out.map((r) =>
-      [r["tradeflow_reference"], r["booking_reference"], r["bill_of_lading_reference"], (r["events"] as Array<unknown>).length]
-    )
+    const summary = out.map((
+      r
+    ) => [
+      r["tradeflow_reference"],
+      r["booking_reference"],
+      r["bill_of_lading_reference"],
+      (r["events"] as Array<unknown>).length
+    ])
     assert.deepStrictEqual(summary, [
       ["BK1", ["BK1"], ["TD1"], 2],
       ["BK2", ["BK2"], ["TD2"], 1],
@@ -170,13 +223,29 @@ describe("DcsaTntScheme.decode", () => {
 
   it("port of loading, port of discharge and vessel come from the vessel moves", () => {
     const [record] = records([
-      transport("ARRI", { eventDateTime: "2024-04-20T00:00:00Z", transportCall: { UNLocationCode: "USNYC", vessel: { vesselName: "FEEDER" } } }),
-      transport("DEPA", { eventDateTime: "2024-03-20T00:00:00Z", transportCall: { UNLocationCode: "SGSIN", vessel: { vesselName: "FEEDER" } } }),
-      transport("DEPA", { eventDateTime: "2024-03-01T00:00:00Z", transportCall: { UNLocationCode: "CNSHA", vessel: { vesselName: "MOTHER" } } }),
+      transport("ARRI", {
+        eventDateTime: "2024-04-20T00:00:00Z",
+        transportCall: { UNLocationCode: "USNYC", vessel: { vesselName: "FEEDER" } }
+      }),
+      transport("DEPA", {
+        eventDateTime: "2024-03-20T00:00:00Z",
+        transportCall: { UNLocationCode: "SGSIN", vessel: { vesselName: "FEEDER" } }
+      }),
+      transport("DEPA", {
+        eventDateTime: "2024-03-01T00:00:00Z",
+        transportCall: { UNLocationCode: "CNSHA", vessel: { vesselName: "MOTHER" } }
+      }),
       transport("ARRI", { eventDateTime: "2024-03-15T00:00:00Z", transportCall: { UNLocationCode: "SGSIN" } }),
-      transport("ARRI", { eventDateTime: "2024-05-01T00:00:00Z", transportCall: { UNLocationCode: "USCHI", modeOfTransport: "RAIL" } })
+      transport("ARRI", {
+        eventDateTime: "2024-05-01T00:00:00Z",
+        transportCall: { UNLocationCode: "USCHI", modeOfTransport: "RAIL" }
+      })
     ])
-    assert.deepStrictEqual([record!["port_of_loading"], record!["port_of_discharge"], record!["vessel"]], ["CNSHA", "USNYC", "MOTHER"])
+    assert.deepStrictEqual([record!["port_of_loading"], record!["port_of_discharge"], record!["vessel"]], [
+      "CNSHA",
+      "USNYC",
+      "MOTHER"
+    ])
   })
 })
 
@@ -238,8 +307,14 @@ describe("DcsaTntScheme.decode: errors point into the array", () => {
   })
 
   it("a tradeflow needs a container or a document reference; the reference parameter must not be empty", () => {
-    assert.deepStrictEqual(failure([transport("DEPA", { documentReferences: undefined })], { reference: "PO-1" }).errors.map((e) => e.path), [""])
-    assert.deepStrictEqual(failure([equipment("LOAD")], { reference: " " }).errors, [{ path: "reference", message: "reference must not be empty" }])
+    assert.deepStrictEqual(
+      failure([transport("DEPA", { documentReferences: undefined })], { reference: "PO-1" }).errors.map((e) => e.path),
+      [""]
+    )
+    assert.deepStrictEqual(failure([equipment("LOAD")], { reference: " " }).errors, [{
+      path: "reference",
+      message: "reference must not be empty"
+    }])
   })
 })
 
@@ -271,16 +346,41 @@ const common = (refs: fc.Arbitrary<Array<unknown>>) => ({
 })
 const event = (refs: fc.Arbitrary<Array<unknown>>) =>
   fc.oneof(
-    fc.record({ eventType: fc.constant("TRANSPORT"), ...common(refs), transportEventTypeCode: fc.constantFrom("ARRI", "DEPA"), transportCall }),
+    fc.record({
+      eventType: fc.constant("TRANSPORT"),
+      ...common(refs),
+      transportEventTypeCode: fc.constantFrom("ARRI", "DEPA"),
+      transportCall
+    }),
     fc.record({
       eventType: fc.constant("EQUIPMENT"),
       ...common(refs),
-      equipmentEventTypeCode: fc.constantFrom("LOAD", "DISC", "GTIN", "GTOT", "PICK", "DROP", "STUF", "STRP", "INSP", "RSEA", "RMVD"),
+      equipmentEventTypeCode: fc.constantFrom(
+        "LOAD",
+        "DISC",
+        "GTIN",
+        "GTOT",
+        "PICK",
+        "DROP",
+        "STUF",
+        "STRP",
+        "INSP",
+        "RSEA",
+        "RMVD"
+      ),
       equipmentReference: container,
       emptyIndicatorCode: fc.constantFrom("EMPTY", "LADEN"),
       eventLocation: location,
       transportCall
-    }, { requiredKeys: ["eventType", "eventClassifierCode", "eventDateTime", "equipmentEventTypeCode", "documentReferences"] }),
+    }, {
+      requiredKeys: [
+        "eventType",
+        "eventClassifierCode",
+        "eventDateTime",
+        "equipmentEventTypeCode",
+        "documentReferences"
+      ]
+    }),
     fc.record({
       eventType: fc.constant("SHIPMENT"),
       eventClassifierCode: fc.constantFrom("ACT", "REQ"),
@@ -291,7 +391,11 @@ const event = (refs: fc.Arbitrary<Array<unknown>>) =>
     }, { requiredKeys: ["eventType", "documentReferences"] })
   )
 const withReference = docRef.filter((r) => r.documentReferenceType !== "CBR")
-const referenced = event(fc.tuple(fc.array(docRef, { maxLength: 2 }), withReference, fc.array(docRef, { maxLength: 2 })).map(([a, b, c]) => [...a, b, ...c]))
+const referenced = event(
+  fc.tuple(fc.array(docRef, { maxLength: 2 }), withReference, fc.array(docRef, { maxLength: 2 })).map((
+    [a, b, c]
+  ) => [...a, b, ...c])
+)
 
 describe("DcsaTntScheme.decode: properties", () => {
   const batch = fc.array(referenced, { minLength: 1, maxLength: 12 })
@@ -345,7 +449,10 @@ describe("DcsaTntScheme.decode: properties", () => {
       )
       const errors = failure(broken).errors
       assert.isAbove(errors.length, 0)
-      assert.isTrue(errors.every((e) => e.path.startsWith(`/${i}/`) && e.message.startsWith(`event ${i}: `)), JSON.stringify(errors))
+      assert.isTrue(
+        errors.every((e) => e.path.startsWith(`/${i}/`) && e.message.startsWith(`event ${i}: `)),
+        JSON.stringify(errors)
+      )
     },
     { fastCheck: { numRuns: 200 } }
   )
@@ -366,18 +473,28 @@ describe("DcsaTntScheme.decode: bounded work", () => {
   it("documentReferences: 100 per event accepted, 101 refused before they are decoded", () => {
     const refs = (n: number) => Array.from({ length: n }, (_, i) => i === 0 ? bkg("BK1") : trd(`T${i}`))
     assert.strictEqual(records([equipment("LOAD", { documentReferences: refs(100) })]).length, 1)
-    for (const event of [equipment("LOAD", { documentReferences: refs(101) }), transport("DEPA", { documentReferences: refs(101) })]) {
+    for (
+      const event of [
+        equipment("LOAD", { documentReferences: refs(101) }),
+        transport("DEPA", { documentReferences: refs(101) })
+      ]
+    ) {
       assert.deepStrictEqual(failure([equipment("LOAD"), event]).errors, [{
         path: "/1/documentReferences",
         message: "event 1: documentReferences must hold at most 100 entries per event, got 101"
       }])
     }
-    const shipment = failure([equipment("LOAD"), { eventType: "SHIPMENT", documentReferences: Array.from({ length: 101 }, () => 1) }])
+    const shipment = failure([equipment("LOAD"), {
+      eventType: "SHIPMENT",
+      documentReferences: Array.from({ length: 101 }, () => 1)
+    }])
     assert.deepStrictEqual(shipment.errors.map((e) => e.path), ["/1/documentReferences"])
   })
 
   it("many broken events: 100 problems listed, the rest counted", () => {
-    const error = failure(Array.from({ length: 5_000 }, () => equipment("LOAD", { eventDateTime: "soon", eventClassifierCode: 1 })))
+    const error = failure(
+      Array.from({ length: 5_000 }, () => equipment("LOAD", { eventDateTime: "soon", eventClassifierCode: 1 }))
+    )
     assert.strictEqual(error.errors.length, 101)
     assert.deepStrictEqual(error.errors[100], { path: "", message: "and 9,900 more problems not listed" })
   })
@@ -388,7 +505,10 @@ describe("DcsaTntScheme.decode: bounded work", () => {
     for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80]]) {
       const body = new Uint8Array([...text.slice(0, at), ...bad, ...text.slice(at)])
       const error = failure(body)
-      assert.deepStrictEqual([error.reason, error.errors], ["malformed", [{ path: "", message: "the body is not UTF-8 text" }]])
+      assert.deepStrictEqual([error.reason, error.errors], ["malformed", [{
+        path: "",
+        message: "the body is not UTF-8 text"
+      }]])
     }
     assert.isTrue(Either.isRight(run(new Uint8Array([0xef, 0xbb, 0xbf, ...text]))))
   })

@@ -54,7 +54,10 @@ describe("Delivery.storableText", () => {
   })
 
   it("replaces U+0000 and lone surrogates with U+FFFD, keeps pairs, cuts on a character boundary", () => {
-    assert.strictEqual(Delivery.storableText("a\u0000b\uD800c\uDC00d\uD83D\uDE00", 100), "a\uFFFDb\uFFFDc\uFFFDd\uD83D\uDE00")
+    assert.strictEqual(
+      Delivery.storableText("a\u0000b\uD800c\uDC00d\uD83D\uDE00", 100),
+      "a\uFFFDb\uFFFDc\uFFFDd\uD83D\uDE00"
+    )
     assert.strictEqual(Delivery.storableText("ab\u00e9", 3), "ab")
     assert.strictEqual(Delivery.storableText("a\uD83D\uDE00", 4), "a")
     assert.strictEqual(Delivery.storableText("x".repeat(5000), Delivery.maxResponseBodyBytes).length, 4096)
@@ -71,7 +74,10 @@ describe("DeliveryStore.recordIndependently", () => {
       ])
       assert.deepStrictEqual(answers, [true, true])
       assert.deepStrictEqual(calls, [[1, 2]])
-      assert.deepStrictEqual(recorded.map((r) => [r.response_body, r.error]), [["a\uFFFDb", "e\uFFFD"], ["body 2", "HTTP 500"]])
+      assert.deepStrictEqual(recorded.map((r) => [r.response_body, r.error]), [["a\uFFFDb", "e\uFFFD"], [
+        "body 2",
+        "HTTP 500"
+      ]])
       assert.deepStrictEqual(yield* DeliveryStore.recordIndependently(batch)([]), [])
     }))
 

@@ -10,7 +10,11 @@ const sources = (dir: string): Array<string> =>
   )
 
 const specifiers = (file: string): Array<string> =>
-  [...readFileSync(file, "utf8").matchAll(/(?:import|export)[^"'`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)]
+  [
+    ...readFileSync(file, "utf8").matchAll(
+      /(?:import|export)[^"'`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+    )
+  ]
     .map((m) => m[1] ?? m[2] ?? "")
 
 /**
@@ -20,7 +24,8 @@ const specifiers = (file: string): Array<string> =>
 const packages = ["@noble/hashes", "effect"]
 
 const allowed = (specifier: string) =>
-  specifier.startsWith("./") || specifier.startsWith("../") || packages.some((p) => specifier === p || specifier.startsWith(`${p}/`))
+  specifier.startsWith("./") || specifier.startsWith("../") ||
+  packages.some((p) => specifier === p || specifier.startsWith(`${p}/`))
 
 describe("core dependency rule", () => {
   it("src imports only effect, @noble/hashes and its own modules", () => {

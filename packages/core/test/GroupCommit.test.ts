@@ -24,8 +24,10 @@ const open = (
   maxGroup: number,
   maxTurns = 0
 ) =>
-  Effect.map(GroupCommit.make(commit, { maxGroup, maxTurns }), (group) => (item: number) =>
-    Effect.map(group.submit(Effect.succeed([item, item] as const)), ([outcome]) => outcome))
+  Effect.map(
+    GroupCommit.make(commit, { maxGroup, maxTurns }),
+    (group) => (item: number) => Effect.map(group.submit(Effect.succeed([item, item] as const)), ([outcome]) => outcome)
+  )
 
 /** Two macrotask turns of the event loop. */
 const macrotasks = Effect.repeatN(Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void))), 1)
@@ -62,7 +64,9 @@ describe("GroupCommit", () => {
       const submit = yield* open(commit, 8)
       const first = yield* Effect.fork(submit(0))
       yield* Effect.yieldNow()
-      const rest = yield* Effect.fork(Effect.all([1, -2, 3].map((i) => Effect.either(submit(i))), { concurrency: "unbounded" }))
+      const rest = yield* Effect.fork(
+        Effect.all([1, -2, 3].map((i) => Effect.either(submit(i))), { concurrency: "unbounded" })
+      )
       yield* settled
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(first)

@@ -24,13 +24,19 @@ describe("Grouping.groupRecords", () => {
     assert.deepStrictEqual(groupRecords([]), [])
   })
 
-  it.prop("groups are the distinct references in first-appearance order", [fc.array(record, { maxLength: 30 })], ([records]) => {
-    const expected: Array<string> = []
-    for (const r of records) if (!expected.includes(r.tradeflow_reference)) expected.push(r.tradeflow_reference)
-    assert.deepStrictEqual(groupRecords(records).map((g) => g.tradeflow_reference), expected)
-  })
+  it.prop(
+    "groups are the distinct references in first-appearance order",
+    [fc.array(record, { maxLength: 30 })],
+    ([records]) => {
+      const expected: Array<string> = []
+      for (const r of records) if (!expected.includes(r.tradeflow_reference)) expected.push(r.tradeflow_reference)
+      assert.deepStrictEqual(groupRecords(records).map((g) => g.tradeflow_reference), expected)
+    }
+  )
 
-  it.prop("every record lands exactly once, in its reference's group, in request order", [fc.array(record, { maxLength: 30 })], ([records]) => {
+  it.prop("every record lands exactly once, in its reference's group, in request order", [
+    fc.array(record, { maxLength: 30 })
+  ], ([records]) => {
     const groups = groupRecords(records)
     const flattened = groups.flatMap((g) => g.records)
     assert.strictEqual(flattened.length, records.length)
@@ -43,14 +49,18 @@ describe("Grouping.groupRecords", () => {
     }
   })
 
-  it.prop("a group's containers are the union of its records' containers", [fc.array(record, { maxLength: 30 })], ([records]) => {
-    const containers = (rs: ReadonlyArray<TradeflowRecord>) =>
-      [...new Set(rs.flatMap((r) => (r.container_reference ?? []).map((c) => c.reference)))].sort()
-    for (const group of groupRecords(records)) {
-      assert.deepStrictEqual(
-        containers(group.records),
-        containers(records.filter((r) => r.tradeflow_reference === group.tradeflow_reference))
-      )
+  it.prop(
+    "a group's containers are the union of its records' containers",
+    [fc.array(record, { maxLength: 30 })],
+    ([records]) => {
+      const containers = (rs: ReadonlyArray<TradeflowRecord>) =>
+        [...new Set(rs.flatMap((r) => (r.container_reference ?? []).map((c) => c.reference)))].sort()
+      for (const group of groupRecords(records)) {
+        assert.deepStrictEqual(
+          containers(group.records),
+          containers(records.filter((r) => r.tradeflow_reference === group.tradeflow_reference))
+        )
+      }
     }
-  })
+  )
 })

@@ -15,7 +15,8 @@ const counted = Layer.effect(
   Effect.map(JobQueue, (queue) =>
     JobQueue.of(withEnqueue({
       ...queue,
-      enqueueAll: (entries) => Effect.zipRight(Effect.sync(() => commits.push(entries.length)), queue.enqueueAll(entries))
+      enqueueAll: (entries) =>
+        Effect.zipRight(Effect.sync(() => commits.push(entries.length)), queue.enqueueAll(entries))
     })))
 ).pipe(Layer.provideMerge(Storage.layerMemory))
 
@@ -49,10 +50,15 @@ describe("Ingest group commit", () => {
         [submit([record("A")]), submit([{ tradeflow_reference: "B" }]), submit([record("C")])].map(Effect.either),
         { concurrency: "unbounded" }
       )
-      assert.deepStrictEqual(answers.map((a) => Either.isRight(a) ? "queued" : a.left._tag), ["queued", "ValidationError", "queued"])
+      assert.deepStrictEqual(answers.map((a) => Either.isRight(a) ? "queued" : a.left._tag), [
+        "queued",
+        "ValidationError",
+        "queued"
+      ])
       const pending = yield* Effect.flatMap(JobQueue, (q) => q.pending(100))
       assert.deepStrictEqual(
-        pending.map((j) => j.payload._tag === "Upsert" ? j.payload.groups.map((g) => g.tradeflow_reference) : []).flat().sort(),
+        pending.map((j) => j.payload._tag === "Upsert" ? j.payload.groups.map((g) => g.tradeflow_reference) : []).flat()
+          .sort(),
         ["A", "C"]
       )
     }).pipe(Effect.provide(layer)))

@@ -35,16 +35,25 @@ const pendingJobs = Effect.flatMap(JobQueue, (q) => q.pending(1_000))
 const drain = Effect.flatMap(Worker, (w) => w.drain)
 
 /** Commits a stored tradeflow as it is, through a job of its own. */
-const store = (t: Tradeflow) => Effect.gen(function*() {
-  const queue = yield* JobQueue
-  const enqueued = yield* queue.enqueue({
-    organisation_id: org, environment: "production", payload: { _tag: "Delete", reference: "none", hard: false }, received_at: 0
+const store = (t: Tradeflow) =>
+  Effect.gen(function*() {
+    const queue = yield* JobQueue
+    const enqueued = yield* queue.enqueue({
+      organisation_id: org,
+      environment: "production",
+      payload: { _tag: "Delete", reference: "none", hard: false },
+      received_at: 0
+    })
+    if (enqueued._tag !== "Enqueued") return yield* Effect.dieMessage("not enqueued")
+    yield* (yield* TradeflowStore).commit({
+      job_id: enqueued.id,
+      organisation_id: org,
+      upserts: [t],
+      deletes: [],
+      messages: [],
+      result: { count: 0 }
+    })
   })
-  if (enqueued._tag !== "Enqueued") return yield* Effect.dieMessage("not enqueued")
-  yield* (yield* TradeflowStore).commit({
-    job_id: enqueued.id, organisation_id: org, upserts: [t], deletes: [], messages: [], result: { count: 0 }
-  })
-})
 
 /** A container event, imported, of container `i`. */
 const gateOut = (i: number) => ({
@@ -96,11 +105,16 @@ describe("Ingest: stored caps", () => {
   it.effect("containers: counted against what is stored; a re-post of stored containers passes", () =>
     Effect.gen(function*() {
       const record = (from: number, to: number, reference = "TF-1") => ({
-        tradeflow_reference: reference, container_reference: range(from, to).map(containerNumber)
+        tradeflow_reference: reference,
+        container_reference: range(from, to).map(containerNumber)
       })
       yield* submit([record(0, 600)])
       yield* drain
-      const error = yield* refused([{ tradeflow_reference: "OTHER", booking_reference: "B" }, record(600, 900), record(900, 1_001)])
+      const error = yield* refused([
+        { tradeflow_reference: "OTHER", booking_reference: "B" },
+        record(600, 900),
+        record(900, 1_001)
+      ])
       assert.deepStrictEqual(error.errors, [{
         path: "/2/container_reference",
         message: "tradeflow \"TF-1\" would hold 1,001 containers; at most 1,000 per tradeflow (it holds 600)"
@@ -117,7 +131,11 @@ describe("Ingest: stored caps", () => {
   it.effect("events: a tradeflow at 20,000 events takes known events, not new ones", () =>
     Effect.gen(function*() {
       yield* store(atTheCaps("FULL"))
-      const known = { tradeflow_reference: "FULL", booking_reference: "B", events: [{ ...gateOut(0), message: "Status 0" }] }
+      const known = {
+        tradeflow_reference: "FULL",
+        booking_reference: "B",
+        events: [{ ...gateOut(0), message: "Status 0" }]
+      }
       yield* submit([known])
       const error = yield* refused([{ tradeflow_reference: "FULL", booking_reference: "B", events: [gateOut(1)] }])
       assert.deepStrictEqual(error.errors, [{
@@ -146,26 +164,33 @@ describe("Ingest: the render estimate", () => {
       assert.strictEqual((yield* pendingJobs).length, 1)
     }).pipe(Effect.provide(layer)))
 
-  it.effect("a tradeflow at the caps: the most events the estimate admits process within 64 MiB; more are refused", () =>
-    Effect.gen(function*() {
-      yield* store(atTheCaps("FULL"))
-      const perEvent = 600 + IngestLimits.shipmentMessageBytes(IngestLimits.maxStoredContainers, false)
-      const admitted = Math.floor((Render.maxBytesPerJob - 4_000 - 20 * 1_000) / perEvent)
-      const changed = (n: number) => ({
-        tradeflow_reference: "FULL",
-        container_reference: range(0, 1_000).map(containerNumber),
-        events: range(0, n).map((i) => ({ ...gateOut(i), message: "Status 0", event_date: "2026-02-01T00:00:00Z" }))
-      })
-      const error = yield* refused([changed(admitted + 10)])
-      assert.match(error.errors[0]!.message, /^this request would render/)
-      yield* submit([changed(admitted)])
-      yield* drain
-      const log = yield* Effect.flatMap(MessageStore, (m) => m.list({ organisation_id: org, take: "oldest", limit: 100_000 }))
-      assert.isAtLeast(log.length, admitted)
-      const bytes = log.reduce((n, m) => n + Render.utf8Length(m.body), 0)
-      assert.isAtMost(bytes, Render.maxBytesPerJob)
-      assert.isAbove(bytes, Render.maxBytesPerJob / 2)
-    }).pipe(Effect.provide(layer)), 120_000)
+  it.effect(
+    "a tradeflow at the caps: the most events the estimate admits process within 64 MiB; more are refused",
+    () =>
+      Effect.gen(function*() {
+        yield* store(atTheCaps("FULL"))
+        const perEvent = 600 + IngestLimits.shipmentMessageBytes(IngestLimits.maxStoredContainers, false)
+        const admitted = Math.floor((Render.maxBytesPerJob - 4_000 - 20 * 1_000) / perEvent)
+        const changed = (n: number) => ({
+          tradeflow_reference: "FULL",
+          container_reference: range(0, 1_000).map(containerNumber),
+          events: range(0, n).map((i) => ({ ...gateOut(i), message: "Status 0", event_date: "2026-02-01T00:00:00Z" }))
+        })
+        const error = yield* refused([changed(admitted + 10)])
+        assert.match(error.errors[0]!.message, /^this request would render/)
+        yield* submit([changed(admitted)])
+        yield* drain
+        const log = yield* Effect.flatMap(
+          MessageStore,
+          (m) => m.list({ organisation_id: org, take: "oldest", limit: 100_000 })
+        )
+        assert.isAtLeast(log.length, admitted)
+        const bytes = log.reduce((n, m) => n + Render.utf8Length(m.body), 0)
+        assert.isAtMost(bytes, Render.maxBytesPerJob)
+        assert.isAbove(bytes, Render.maxBytesPerJob / 2)
+      }).pipe(Effect.provide(layer)),
+    120_000
+  )
 
   it.effect.prop("the estimate bounds what processing renders (positions aside)", [
     fc.array(recordArb, { minLength: 1, maxLength: 4 }),
@@ -174,12 +199,23 @@ describe("Ingest: the render estimate", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.UTC(2026, 5, 1))
       const jobGroups = groups(records)
-      const job = { id: 1, organisation_id: org, environment, payload: { _tag: "Upsert" as const, groups: jobGroups }, received_at: 0 }
+      const job = {
+        id: 1,
+        organisation_id: org,
+        environment,
+        payload: { _tag: "Upsert" as const, groups: jobGroups },
+        received_at: 0
+      }
       const commit = yield* Processor.processJob(job)
       const rendered = commit.messages.filter((m) => m.type !== "LOCATION_UPDATE")
-      const estimates = jobGroups.map((g) => IngestLimits.estimateGroup(g, undefined, { uat: environment === "uat", documents: false }))
+      const estimates = jobGroups.map((g) =>
+        IngestLimits.estimateGroup(g, undefined, { uat: environment === "uat", documents: false })
+      )
       assert.isAtMost(rendered.length, estimates.reduce((n, e) => n + e.messages, 0))
-      assert.isAtMost(rendered.reduce((n, m) => n + Render.utf8Length(m.body), 0), estimates.reduce((n, e) => n + e.bytes, 0))
+      assert.isAtMost(
+        rendered.reduce((n, m) => n + Render.utf8Length(m.body), 0),
+        estimates.reduce((n, e) => n + e.bytes, 0)
+      )
       for (const [i, t] of commit.upserts.entries()) {
         const e = estimates.find((_, j) => jobGroups[j]!.tradeflow_reference === t.reference)!
         assert.isAtMost(t.containers.length, Math.max(1, e.containers), `group ${i}`)

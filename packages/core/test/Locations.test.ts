@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import * as Locations from "../src/Locations.js"
 import { builtinPorts } from "../src/internal/builtinPorts.js"
+import * as Locations from "../src/Locations.js"
 
 const isTimeZone = (tz: string) => {
   try {

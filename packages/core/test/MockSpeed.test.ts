@@ -25,17 +25,28 @@ const factsOf = (prefix: ReadonlyArray<MockEvent>) =>
   facts(TradeflowMerge.releaseMockEvents(TradeflowMerge.empty(org, "X", 0), prefix, 0))
 
 /** The EVENT statuses rendered so far, as (container, code, location, date, actual). */
-const rendered = Effect.map(messages(), (ms) =>
-  ms.flatMap(({ message: m }) =>
-    m.type === "BASIC_STATUS" && m.payload.status === "EVENT"
-      ? [[m.payload.container_reference, m.payload.status_code, m.payload.location?.unlocode ?? null, m.payload.event_date, m.payload.actual]]
-      : []
-  ))
+const rendered = Effect.map(
+  messages(),
+  (ms) =>
+    ms.flatMap(({ message: m }) =>
+      m.type === "BASIC_STATUS" && m.payload.status === "EVENT"
+        ? [[
+          m.payload.container_reference,
+          m.payload.status_code,
+          m.payload.location?.unlocode ?? null,
+          m.payload.event_date,
+          m.payload.actual
+        ]]
+        : []
+    )
+)
 
 /** What rendering a prefix one step at a time shows: each step's events in event-date order. */
 const expectedRendering = (prefix: ReadonlyArray<MockEvent>) =>
   Scenarios.steps(prefix).flatMap((step) =>
-    [...step].sort((a, b) => a.event_date - b.event_date).map((e) => [e.container_reference, e.status_code, e.location, iso(e.event_date), e.actual])
+    [...step].sort((a, b) => a.event_date - b.event_date).map((
+      e
+    ) => [e.container_reference, e.status_code, e.location, iso(e.event_date), e.actual])
   )
 
 const record = (scenario: string, extra: Record<string, unknown> = {}) => ({
@@ -48,7 +59,7 @@ const record = (scenario: string, extra: Record<string, unknown> = {}) => ({
 })
 
 /** The scheduler's part: an Advance when the tradeflow is due. */
-const advanceIfDue = Effect.gen(function* () {
+const advanceIfDue = Effect.gen(function*() {
   const t = yield* tradeflow("R")
   const now = yield* Clock.currentTimeMillis
   if (t.next_position_at !== null && t.next_position_at <= now) yield* run({ _tag: "Advance", reference: "R" })
@@ -77,13 +88,17 @@ describe("mock_tracking.speed", () => {
       fc.array(fc.double({ min: 0, max: 3, noNaN: true }), { minLength: 1, maxLength: 12 })
     ],
     ([scenario, speed, dates, steps]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const interval = Scenarios.releaseIntervals[speed]
         yield* TestClock.setTime(now0)
         yield* post([record(scenario, { ...dates, mock_tracking: { scenario, speed } })])
-        yield* post([record(scenario, { ...dates, mock_tracking: { scenario, speed: "instant" } })], "uat", "org-instant")
+        yield* post(
+          [record(scenario, { ...dates, mock_tracking: { scenario, speed: "instant" } })],
+          "uat",
+          "org-instant"
+        )
         const journey = yield* journeyOf(scenario, yield* tradeflow("R"))
-        const check = Effect.gen(function* () {
+        const check = Effect.gen(function*() {
           const t = yield* tradeflow("R")
           const now = yield* Clock.currentTimeMillis
           const n = Scenarios.releasedCount(journey.events, speed, now0, now)
@@ -110,7 +125,7 @@ describe("mock_tracking.speed", () => {
   )
 
   it.effect("instant renders each prediction of a journey: three arrivals of delayed_eta, as today for ocean_basic", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([record("delayed_eta", { estimated_time_of_arrival: iso(now0 + 30 * day) })])
       const t = yield* tradeflow("R")
@@ -121,14 +136,16 @@ describe("mock_tracking.speed", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("a re-post with the same inputs leaves the replay alone; new inputs re-plan it at the same pace", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const fast = { scenario: "ocean_basic", speed: "fast" }
       yield* post([record("ocean_basic", { mock_tracking: fast, estimated_time_of_arrival: iso(now0 + 30 * day) })])
       yield* TestClock.adjust(2 * minute + 1)
       yield* advanceIfDue
       assert.strictEqual((yield* tradeflow("R")).mock_release?.pending[0]?.step, 3)
-      const same = yield* post([record("ocean_basic", { mock_tracking: fast, estimated_time_of_arrival: iso(now0 + 30 * day) })])
+      const same = yield* post([
+        record("ocean_basic", { mock_tracking: fast, estimated_time_of_arrival: iso(now0 + 30 * day) })
+      ])
       assert.deepStrictEqual([same.upserts, same.messages], [[], []])
 
       yield* post([record("ocean_basic", { mock_tracking: fast, estimated_time_of_arrival: iso(now0 + 33 * day) })])
@@ -140,18 +157,25 @@ describe("mock_tracking.speed", () => {
       const va = (yield* tradeflow("R")).events.find((e) => e.status_code === "VA" && e.container_reference === null)
       assert.strictEqual(va?.event_date, now0 + 33 * day)
 
-      yield* post([record("ocean_basic", { mock_tracking: { scenario: "ocean_basic", speed: "slow" }, estimated_time_of_arrival: iso(now0 + 33 * day) })])
+      yield* post([
+        record("ocean_basic", {
+          mock_tracking: { scenario: "ocean_basic", speed: "slow" },
+          estimated_time_of_arrival: iso(now0 + 33 * day)
+        })
+      ])
       const slow = yield* tradeflow("R")
       assert.strictEqual(slow.mock_release?.started_at, now0 + 7 * minute + 1)
       assert.deepStrictEqual(slow.events.filter((e) => e.source === "mock").map((e) => e.status_code), ["GE", "GE"])
     }).pipe(Effect.provide(layer())))
 
   it.effect("a deactivated tradeflow releases nothing; reactivated, it releases what fell due meanwhile", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const fast = { scenario: "ocean_basic", speed: "fast" }
       yield* post([record("ocean_basic", { mock_tracking: fast, estimated_time_of_departure: iso(now0 + 10 * day) })])
-      yield* post([record("ocean_basic", { mock_tracking: fast, estimated_time_of_departure: iso(now0 + 10 * day), active: false })])
+      yield* post([
+        record("ocean_basic", { mock_tracking: fast, estimated_time_of_departure: iso(now0 + 10 * day), active: false })
+      ])
       const off = yield* tradeflow("R")
       assert.deepStrictEqual([off.next_position_at, off.mock_release?.pending[0]?.step], [null, 1])
       yield* TestClock.adjust(3 * minute)
@@ -170,7 +194,7 @@ describe("mock_tracking.speed", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("empty generates nothing, at any speed, and is never due", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([record("empty", { mock_tracking: { scenario: "empty", speed: "fast" } })])
       const t = yield* tradeflow("R")

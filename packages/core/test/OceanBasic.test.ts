@@ -9,16 +9,19 @@ const day = 86_400_000
 
 /** A TradeflowStore whose organisation has exactly these containers. */
 const storeWith = (containers: ReadonlyArray<string>) =>
-  Layer.succeed(TradeflowStore, TradeflowStore.of({
-    get: () => Effect.succeed(Option.none()),
-    list: () => Effect.succeed([]),
-    sizes: () => Effect.succeed(new Map()),
-    held: () => Effect.succeed({ containers: [], events: [] }),
-    lookup: () => Effect.succeed([]),
-    containers: () => Effect.succeed(containers),
-    due: () => Effect.succeed([]),
-    commit: () => Effect.succeed(true)
-  }))
+  Layer.succeed(
+    TradeflowStore,
+    TradeflowStore.of({
+      get: () => Effect.succeed(Option.none()),
+      list: () => Effect.succeed([]),
+      sizes: () => Effect.succeed(new Map()),
+      held: () => Effect.succeed({ containers: [], events: [] }),
+      lookup: () => Effect.succeed([]),
+      containers: () => Effect.succeed(containers),
+      due: () => Effect.succeed([]),
+      commit: () => Effect.succeed(true)
+    })
+  )
 
 /** ISO 8601 with an explicit offset, as a client in another timezone would send it. */
 const isoWithOffset = (ms: number, offsetMinutes: number): string => {
@@ -31,7 +34,10 @@ const isoWithOffset = (ms: number, offsetMinutes: number): string => {
 const instant = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2090, 0, 1) })
 const offset = fc.integer({ min: -12 * 60, max: 14 * 60 })
 /** Which of the two date fields of a side are sent: none, estimated, actual or both. */
-const sent = fc.record({ estimated: fc.option(fc.tuple(instant, offset)), actual: fc.option(fc.tuple(instant, offset)) })
+const sent = fc.record({
+  estimated: fc.option(fc.tuple(instant, offset)),
+  actual: fc.option(fc.tuple(instant, offset))
+})
 const validContainers = ["CSQU3054383", "MSKU9070323", "TGHU8512390", "MSCU6639870"].filter(Iso6346.isValid)
 
 const inputArb = fc.record({
@@ -49,7 +55,13 @@ const asString = (v: readonly [number, number] | null) => v === null ? undefined
 
 describe("OceanBasic", () => {
   it("is the registered ocean_basic scenario", () => {
-    assert.deepStrictEqual(Scenarios.scenarioNames, ["ocean_basic", "ocean_full", "rolled_shipment", "delayed_eta", "empty"])
+    assert.deepStrictEqual(Scenarios.scenarioNames, [
+      "ocean_basic",
+      "ocean_full",
+      "rolled_shipment",
+      "delayed_eta",
+      "empty"
+    ])
     assert.strictEqual(Option.getOrThrow(Scenarios.lookup("ocean_basic")), OceanBasic.generate)
     assert.isTrue(Option.isNone(Scenarios.lookup("ocean_fancy")))
   })
@@ -58,7 +70,7 @@ describe("OceanBasic", () => {
     "generates exactly the SERVICE.md journey for every combination of omitted inputs",
     [inputArb],
     ([i]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* TestClock.setTime(i.now)
         const journey = yield* OceanBasic.generate({
           organisation_id: "org",
@@ -118,7 +130,7 @@ describe("OceanBasic", () => {
   )
 
   it.effect("sent dates more than 365 days from now move to that bound", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = Date.UTC(2026, 10, 22, 10)
       yield* TestClock.setTime(now)
       const j = yield* OceanBasic.generate({
@@ -135,7 +147,7 @@ describe("OceanBasic", () => {
     }))
 
   it.effect("defaults are relative to the clock: yesterday and 30 days from now", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = Date.UTC(2026, 10, 22, 10)
       yield* TestClock.setTime(now)
       const j = yield* OceanBasic.generate({
@@ -161,7 +173,7 @@ describe("OceanBasic", () => {
     }))
 
   it.effect("an actual date wins over an estimated one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(Date.UTC(2026, 0, 15))
       const j = yield* OceanBasic.generate({
         organisation_id: "org",
@@ -177,7 +189,9 @@ describe("OceanBasic", () => {
       assert.deepStrictEqual(j.events, [])
     }))
 
-  it.prop("the mock vessel is a function of the reference, with a 7-digit IMO (valid check digit) and 9-digit MMSI", [fc.string()], ([reference]) => {
+  it.prop("the mock vessel is a function of the reference, with a 7-digit IMO (valid check digit) and 9-digit MMSI", [
+    fc.string()
+  ], ([reference]) => {
     const v = OceanBasic.mockVessel(reference)
     assert.deepStrictEqual(OceanBasic.mockVessel(reference), v)
     assert.match(v.imo_number, /^\d{7}$/)

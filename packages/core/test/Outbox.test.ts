@@ -2,10 +2,10 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import { TradeflowDocument } from "../src/ApiMessage.js"
+import { ApiMessageFromJson } from "../src/ApiMessage.js"
 import * as Automations from "../src/Automations.js"
 import * as Deliveries from "../src/Deliveries.js"
 import { DeliveryStore } from "../src/DeliveryStore.js"
-import { ApiMessageFromJson } from "../src/ApiMessage.js"
 import { layer as kit, messages, post } from "./ProcessorKit.js"
 
 const TestLayer = Layer.mergeAll(Automations.layer, Accounts.layer, Deliveries.layer).pipe(Layer.provideMerge(kit()))
@@ -42,7 +42,10 @@ layer(TestLayer)("Outbox", (it) => {
       const ofAll = yield* store.list(all.id, 1_000)
       const expected = stored.filter((m) => m.stored.type !== "BASIC_STATUS")
       assert.isAbove(expected.length, 3)
-      assert.deepStrictEqual(ofAll.map((d) => [d.message_hash, d.seq]), expected.map((m) => [m.stored.hash, m.stored.seq]))
+      assert.deepStrictEqual(
+        ofAll.map((d) => [d.message_hash, d.seq]),
+        expected.map((m) => [m.stored.hash, m.stored.seq])
+      )
       assert.isTrue(ofAll.every((d) => d.body === null && d.tradeflow_reference === "PO-1" && !d.test))
       assert.deepStrictEqual(
         (yield* store.list(milestones.id, 1_000)).map((d) => d.message_hash),
@@ -79,7 +82,9 @@ layer(TestLayer)("Outbox", (it) => {
         assert.strictEqual(document.version, "3.0.0")
         assert.strictEqual(document.tradeflow_reference, d.tradeflow_reference)
         assert.isUndefined(document.vessels)
-        const newest = stored.filter((m) => m.stored.tradeflow_reference === d.tradeflow_reference && m.stored.type !== "BASIC_STATUS").at(-1)
+        const newest = stored.filter((m) =>
+          m.stored.tradeflow_reference === d.tradeflow_reference && m.stored.type !== "BASIC_STATUS"
+        ).at(-1)
         assert.strictEqual(d.message_hash, newest?.stored.hash)
       }
     }))
@@ -119,13 +124,27 @@ layer(TestLayer)("Outbox", (it) => {
         .filter((d) => d.automation_id === a.id)
       if (claimed === undefined) throw new Error("not claimed")
       yield* store.record([{
-        delivery_id: claimed.id, claim: claimed.claim, at: 0, status: "dead", response_status: 500,
-        error: "HTTP 500", response_body: "no", retry_at: null, disable: null
+        delivery_id: claimed.id,
+        claim: claimed.claim,
+        at: 0,
+        status: "dead",
+        response_status: 500,
+        error: "HTTP 500",
+        response_body: "no",
+        retry_at: null,
+        disable: null
       }])
       const log = yield* deliveries.log(a.id)
       assert.deepStrictEqual(log, [{
-        id: claimed.id, message_hash: sent.message_hash, attempt: 1, status: "dead", response_status: 500,
-        error: "HTTP 500", response_body: "no", at: "1970-01-01T00:00:00.000Z", test: true
+        id: claimed.id,
+        message_hash: sent.message_hash,
+        attempt: 1,
+        status: "dead",
+        response_status: 500,
+        error: "HTTP 500",
+        response_body: "no",
+        at: "1970-01-01T00:00:00.000Z",
+        test: true
       }])
       yield* deliveries.retry(claimed.id)
       assert.strictEqual(Option.getOrThrow(yield* store.get(claimed.id)).status, "pending")

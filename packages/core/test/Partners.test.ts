@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { createHash } from "node:crypto"
 import { Effect, FastCheck as fc, Schema } from "effect"
+import { createHash } from "node:crypto"
 import { TradeflowDocument } from "../src/ApiMessage.js"
 import * as Locations from "../src/Locations.js"
 import * as Render from "../src/Render.js"
@@ -45,7 +45,11 @@ describe("Partners in production", () => {
       ])
       const doc = yield* documentOf("PO-1")
       assert.deepStrictEqual(doc.partners, [
-        { organisation: { id: expectedId(org, "ACME Retail"), name: "ACME Retail" }, role: "customer", reference: "ACME-PO-77" },
+        {
+          organisation: { id: expectedId(org, "ACME Retail"), name: "ACME Retail" },
+          role: "customer",
+          reference: "ACME-PO-77"
+        },
         {
           organisation: { id: expectedId(org, "Fast Forwarding BV"), name: "Fast Forwarding BV" },
           role: "forwarder",
@@ -59,7 +63,11 @@ describe("Partners in production", () => {
   it.effect("the same name is the same partner in another tradeflow, another partner in another organisation", () =>
     Effect.gen(function*() {
       yield* post([withPartners], "production")
-      yield* post([{ tradeflow_reference: "PO-2", container_reference: C2, partners: [{ name: "ACME Retail", role: "consignee" }] }], "production")
+      yield* post([{
+        tradeflow_reference: "PO-2",
+        container_reference: C2,
+        partners: [{ name: "ACME Retail", role: "consignee" }]
+      }], "production")
       yield* post([{ ...withPartners }], "production", "org-2")
       const first = (yield* documentOf("PO-1")).partners[0]!.organisation
       const second = (yield* documentOf("PO-2")).partners[0]!.organisation
@@ -120,8 +128,17 @@ describe("Partner links merge", () => {
       ])
       yield* post([{ tradeflow_reference: "PO-1", container_reference: C1 }], "production")
       assert.strictEqual((yield* tradeflow("PO-1")).partners.length, 4)
-      yield* post([{ tradeflow_reference: "PO-1", container_reference: C1, customer_name: "ACME Retail", customer_reference: "ACME-PO-78" }], "production")
-      assert.deepStrictEqual((yield* tradeflow("PO-1")).partners[0], { name: "ACME Retail", role: "customer", reference: "ACME-PO-78" })
+      yield* post([{
+        tradeflow_reference: "PO-1",
+        container_reference: C1,
+        customer_name: "ACME Retail",
+        customer_reference: "ACME-PO-78"
+      }], "production")
+      assert.deepStrictEqual((yield* tradeflow("PO-1")).partners[0], {
+        name: "ACME Retail",
+        role: "customer",
+        reference: "ACME-PO-78"
+      })
     }).pipe(Effect.provide(layer())))
 
   it.effect("a change of links is a TRADEFLOW_UPDATED naming the partners; the same links again change nothing", () =>
@@ -132,13 +149,20 @@ describe("Partner links merge", () => {
       const linked = (yield* messages()).slice(before)
       assert.deepStrictEqual(statuses(linked), ["TRADEFLOW_UPDATED"])
       const message = (m: (typeof linked)[number]) => m.message.type === "BASIC_STATUS" ? m.message.payload.message : ""
-      assert.include(message(linked[0]!), "partners linked ACME Retail (customer), Fast Forwarding BV (forwarder), Customs Co")
+      assert.include(
+        message(linked[0]!),
+        "partners linked ACME Retail (customer), Fast Forwarding BV (forwarder), Customs Co"
+      )
 
       const again = yield* post([withPartners], "production")
       assert.deepStrictEqual([again.upserts, again.messages], [[], []])
 
       const count = (yield* messages()).length
-      yield* post([{ tradeflow_reference: "PO-1", container_reference: C1, partners: [{ name: "Customs Co", reference: "CC-2" }] }], "production")
+      yield* post([{
+        tradeflow_reference: "PO-1",
+        container_reference: C1,
+        partners: [{ name: "Customs Co", reference: "CC-2" }]
+      }], "production")
       const referenced = (yield* messages()).slice(count)
       assert.deepStrictEqual(statuses(referenced), ["TRADEFLOW_UPDATED"])
       assert.include(message(referenced[0]!), "partner references changed Customs Co")
@@ -173,7 +197,10 @@ describe("Partner links merge", () => {
       const references = sent.filter((s) => s.name === l.name && s.role === l.role && s.reference !== null)
       assert.strictEqual(l.reference, references.at(-1)?.reference ?? null)
     }
-    const uat = records.reduce((s, r) => TradeflowMerge.applyRecords(s, [r], { ...options, keepCustomerName: false }), TradeflowMerge.empty(org, "PO-1", 0))
+    const uat = records.reduce(
+      (s, r) => TradeflowMerge.applyRecords(s, [r], { ...options, keepCustomerName: false }),
+      TradeflowMerge.empty(org, "PO-1", 0)
+    )
     assert.deepStrictEqual(uat.partners, [])
   })
 })

@@ -27,21 +27,34 @@ describe("Positions: great circle", () => {
     assert.deepStrictEqual(Positions.interpolate(a, b, 1), b)
   })
 
-  it.prop("every point lies on the great circle, within [-90, 90] x [-180, 180]", [routeArb, fractionArb], ([[a, b], f]) => {
-    const p = Positions.interpolate(a, b, f)
-    assert.isBelow(Math.abs(Positions.crossTrackAngle(a, b, p)), eps)
-    assert.isTrue(p.lat >= -90 && p.lat <= 90 && p.lng >= -180 && p.lng <= 180)
-  })
+  it.prop(
+    "every point lies on the great circle, within [-90, 90] x [-180, 180]",
+    [routeArb, fractionArb],
+    ([[a, b], f]) => {
+      const p = Positions.interpolate(a, b, f)
+      assert.isBelow(Math.abs(Positions.crossTrackAngle(a, b, p)), eps)
+      assert.isTrue(p.lat >= -90 && p.lat <= 90 && p.lng >= -180 && p.lng <= 180)
+    }
+  )
 
-  it.prop("the point at fraction f is f of the way along the route, and (1 - f) from its end", [routeArb, fractionArb], ([[a, b], f]) => {
-    const omega = Positions.centralAngle(a, b)
-    const p = Positions.interpolate(a, b, f)
-    assert.approximately(Positions.centralAngle(a, p), f * omega, 1e-7)
-    assert.approximately(Positions.centralAngle(p, b), (1 - f) * omega, 1e-7)
-  })
+  it.prop(
+    "the point at fraction f is f of the way along the route, and (1 - f) from its end",
+    [routeArb, fractionArb],
+    ([[a, b], f]) => {
+      const omega = Positions.centralAngle(a, b)
+      const p = Positions.interpolate(a, b, f)
+      assert.approximately(Positions.centralAngle(a, p), f * omega, 1e-7)
+      assert.approximately(Positions.centralAngle(p, b), (1 - f) * omega, 1e-7)
+    }
+  )
 
-  it.prop("along-track progress is monotone in the fraction", [routeArb, fc.array(fractionArb, { minLength: 2, maxLength: 20 })], ([[a, b], fs]) => {
-    const along = [...fs].sort((x, y) => x - y).map((f) => Positions.alongTrackAngle(a, b, Positions.interpolate(a, b, f)))
+  it.prop("along-track progress is monotone in the fraction", [
+    routeArb,
+    fc.array(fractionArb, { minLength: 2, maxLength: 20 })
+  ], ([[a, b], fs]) => {
+    const along = [...fs].sort((x, y) => x - y).map((f) =>
+      Positions.alongTrackAngle(a, b, Positions.interpolate(a, b, f))
+    )
     for (let i = 1; i < along.length; i++) assert.isAtLeast(along[i]! + eps, along[i - 1]!)
     assert.isAtLeast(along[0]!, -eps)
   })
@@ -83,13 +96,17 @@ describe("Positions: great circle", () => {
 
 describe("Positions: event_date", () => {
   const pattern = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}$/
-  it.prop("YYYY-MM-DD HH:MM:SS.ffffff in UTC, the same instant", [fc.integer({ min: 0, max: Date.UTC(9999, 11, 31) })], ([ms]) => {
-    const s = Positions.formatEventDate(ms)
-    assert.match(s, pattern)
-    assert.isTrue(Schema.is(LocationUpdateDate)(s))
-    assert.strictEqual(Date.parse(`${s.slice(0, 10)}T${s.slice(11, 23)}Z`), ms)
-    assert.strictEqual(s.slice(-3), "000")
-  })
+  it.prop(
+    "YYYY-MM-DD HH:MM:SS.ffffff in UTC, the same instant",
+    [fc.integer({ min: 0, max: Date.UTC(9999, 11, 31) })],
+    ([ms]) => {
+      const s = Positions.formatEventDate(ms)
+      assert.match(s, pattern)
+      assert.isTrue(Schema.is(LocationUpdateDate)(s))
+      assert.strictEqual(Date.parse(`${s.slice(0, 10)}T${s.slice(11, 23)}Z`), ms)
+      assert.strictEqual(s.slice(-3), "000")
+    }
+  )
   it("example", () => {
     assert.strictEqual(Positions.formatEventDate(Date.UTC(2026, 0, 2, 3, 4, 5, 67)), "2026-01-02 03:04:05.067000")
   })
@@ -103,25 +120,33 @@ const timingArb = fc.record({
 const offsetArb = fc.integer({ min: -5 * day, max: 50 * day })
 
 describe("Positions: schedule", () => {
-  it.prop("count = floor(elapsed / interval): instants D + k·I, k ≥ 1, up to min(now, A)", [timingArb, offsetArb], ([timing, offset]) => {
-    const now = timing.departure + offset
-    const first = Positions.firstInstant(timing)
-    const due = first === null ? { instants: [], next: null } : Positions.due(timing, first, now, Infinity)
-    const elapsed = Math.min(now, timing.arrival) - timing.departure
-    const expected = timing.arrival > timing.departure ? Math.max(0, Math.floor(elapsed / timing.intervalMs)) : 0
-    assert.strictEqual(due.instants.length, expected)
-    assert.strictEqual(Positions.countBy(timing, now), expected)
-    due.instants.forEach((t, i) => assert.strictEqual(t, timing.departure + (i + 1) * timing.intervalMs))
-    for (const t of due.instants) assert.isTrue(t <= now && t <= timing.arrival && t > timing.departure)
-    if (due.next !== null) {
-      assert.isTrue(due.next > Math.min(now, timing.arrival) && due.next <= timing.arrival)
-      assert.strictEqual((due.next - timing.departure) % timing.intervalMs, 0)
-    } else if (first !== null) {
-      assert.isAbove(timing.departure + (expected + 1) * timing.intervalMs, timing.arrival)
+  it.prop(
+    "count = floor(elapsed / interval): instants D + k·I, k ≥ 1, up to min(now, A)",
+    [timingArb, offsetArb],
+    ([timing, offset]) => {
+      const now = timing.departure + offset
+      const first = Positions.firstInstant(timing)
+      const due = first === null ? { instants: [], next: null } : Positions.due(timing, first, now, Infinity)
+      const elapsed = Math.min(now, timing.arrival) - timing.departure
+      const expected = timing.arrival > timing.departure ? Math.max(0, Math.floor(elapsed / timing.intervalMs)) : 0
+      assert.strictEqual(due.instants.length, expected)
+      assert.strictEqual(Positions.countBy(timing, now), expected)
+      due.instants.forEach((t, i) => assert.strictEqual(t, timing.departure + (i + 1) * timing.intervalMs))
+      for (const t of due.instants) assert.isTrue(t <= now && t <= timing.arrival && t > timing.departure)
+      if (due.next !== null) {
+        assert.isTrue(due.next > Math.min(now, timing.arrival) && due.next <= timing.arrival)
+        assert.strictEqual((due.next - timing.departure) % timing.intervalMs, 0)
+      } else if (first !== null) {
+        assert.isAbove(timing.departure + (expected + 1) * timing.intervalMs, timing.arrival)
+      }
     }
-  })
+  )
 
-  it.prop("in chunks of at most `limit`, continuing at `next`, the same instants, each once", [timingArb, offsetArb, fc.integer({ min: 10, max: 500 })], ([timing, offset, limit]) => {
+  it.prop("in chunks of at most `limit`, continuing at `next`, the same instants, each once", [
+    timingArb,
+    offsetArb,
+    fc.integer({ min: 10, max: 500 })
+  ], ([timing, offset, limit]) => {
     const now = timing.departure + offset
     const whole = Positions.due(timing, timing.departure, now, Infinity).instants
     const chunks: Array<number> = []
@@ -150,22 +175,28 @@ const voyage = (overrides: Record<string, unknown> = {}) => ({
   ...overrides
 })
 const positions = (reference?: string) =>
-  Effect.map(messages(), (ms) =>
-    ms.flatMap(({ message: m, stored }) =>
-      m.type === "LOCATION_UPDATE" && (reference === undefined || m.tradeflow_reference === reference)
-        ? [{ payload: m.payload as LocationUpdate, hash: m.hash, stored }]
-        : []
-    ))
+  Effect.map(
+    messages(),
+    (ms) =>
+      ms.flatMap(({ message: m, stored }) =>
+        m.type === "LOCATION_UPDATE" && (reference === undefined || m.tradeflow_reference === reference)
+          ? [{ payload: m.payload as LocationUpdate, hash: m.hash, stored }]
+          : []
+      )
+  )
 const eventDate = (ms: number) => Positions.formatEventDate(ms)
 
 describe("Processor: positions", () => {
   it.effect("a voyage under way renders its elapsed positions along the great circle, and schedules the next", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const commit = yield* post([voyage()])
       const ps = yield* positions()
       const D = now0 - 10 * hour
-      assert.deepStrictEqual(ps.map((p) => p.payload.event_date), Array.from({ length: 10 }, (_, i) => eventDate(D + (i + 1) * hour)))
+      assert.deepStrictEqual(
+        ps.map((p) => p.payload.event_date),
+        Array.from({ length: 10 }, (_, i) => eventDate(D + (i + 1) * hour))
+      )
       assert.strictEqual((yield* tradeflow("PO-1")).next_position_at, D + 11 * hour)
       const rtm = { lat: 51.9225, lng: 4.4792 }
       const sha = { lat: 31.2304, lng: 121.4737 }
@@ -180,12 +211,14 @@ describe("Processor: positions", () => {
         assert.approximately(p.payload.lng, exact.lng, 5e-7)
       })
       assert.strictEqual(t.active, true)
-      const decoded = commit.messages.filter((m) => m.type === "LOCATION_UPDATE").map((m) => Schema.decodeUnknownSync(Schema.parseJson(ApiMessage))(m.body))
+      const decoded = commit.messages.filter((m) => m.type === "LOCATION_UPDATE").map((m) =>
+        Schema.decodeUnknownSync(Schema.parseJson(ApiMessage))(m.body)
+      )
       assert.strictEqual(decoded.length, 10)
     }).pipe(Effect.provide(layer())))
 
   it.effect("Advance renders what became due, once; a duplicate renders nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([voyage()])
       const early = yield* run({ _tag: "Advance", reference: "PO-1" })
@@ -197,15 +230,18 @@ describe("Processor: positions", () => {
       assert.deepStrictEqual([again.messages, again.result], [[], { count: 0 }])
       const ps = yield* positions()
       const D = now0 - 10 * hour
-      assert.deepStrictEqual(ps.map((p) => p.payload.event_date), Array.from({ length: 12 }, (_, i) => eventDate(D + (i + 1) * hour)))
+      assert.deepStrictEqual(
+        ps.map((p) => p.payload.event_date),
+        Array.from({ length: 12 }, (_, i) => eventDate(D + (i + 1) * hour))
+      )
       assert.strictEqual((yield* tradeflow("PO-1")).next_position_at, D + 13 * hour)
       const unknown = yield* run({ _tag: "Advance", reference: "NOPE" })
       assert.deepStrictEqual(unknown.result, { count: 0 })
     }).pipe(Effect.provide(layer())))
 
   it.effect("the same position rendered twice has the same hash (positions are deterministic)", () =>
-    Effect.gen(function* () {
-      const once = Effect.gen(function* () {
+    Effect.gen(function*() {
+      const once = Effect.gen(function*() {
         yield* TestClock.setTime(now0)
         yield* post([voyage()])
         return (yield* positions()).map((p) => [p.hash, p.payload] as const)
@@ -216,14 +252,20 @@ describe("Processor: positions", () => {
     }))
 
   it.effect("production tradeflows, voyages without both ports and deactivated tradeflows get none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([voyage({ tradeflow_reference: "PROD" })], "production")
       const { port_of_discharge: _pod, ...withoutPod } = voyage({ tradeflow_reference: "NO-POD" })
       yield* post([withoutPod])
       yield* post([voyage({ tradeflow_reference: "UNKNOWN-PORT", port_of_discharge: "ZZZZZ" })])
       yield* post([voyage({ tradeflow_reference: "NOT-YET", actual_time_of_departure: iso(now0 - 30 * 60_000) })])
-      yield* post([voyage({ tradeflow_reference: "DONE", actual_time_of_departure: iso(now0 - 3 * day), estimated_time_of_arrival: iso(now0 - day - 30 * 60_000) })])
+      yield* post([
+        voyage({
+          tradeflow_reference: "DONE",
+          actual_time_of_departure: iso(now0 - 3 * day),
+          estimated_time_of_arrival: iso(now0 - day - 30 * 60_000)
+        })
+      ])
       for (const r of ["PROD", "NO-POD", "UNKNOWN-PORT", "DONE"]) {
         if (r !== "DONE") assert.deepStrictEqual(yield* positions(r), [], r)
         assert.strictEqual((yield* tradeflow(r)).next_position_at, null, r)
@@ -247,7 +289,7 @@ describe("Processor: positions", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("a re-generated journey (new arrival) recomputes its positions", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([voyage()])
       yield* TestClock.adjust("1 minute")
@@ -255,13 +297,16 @@ describe("Processor: positions", () => {
       const ps = yield* positions()
       assert.strictEqual(ps.length, 20)
       const D = now0 - 10 * hour
-      assert.deepStrictEqual(ps.slice(10).map((p) => p.payload.event_date), Array.from({ length: 10 }, (_, i) => eventDate(D + (i + 1) * hour)))
+      assert.deepStrictEqual(
+        ps.slice(10).map((p) => p.payload.event_date),
+        Array.from({ length: 10 }, (_, i) => eventDate(D + (i + 1) * hour))
+      )
       assert.notDeepEqual(ps[10]!.payload, ps[0]!.payload)
       assert.strictEqual((yield* tradeflow("PO-1")).next_position_at, D + 11 * hour)
     }).pipe(Effect.provide(layer())))
 
   it.effect("a tradeflow stored before next_location_at existed continues its positions at next_position_at", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([voyage()])
       const t = yield* tradeflow("PO-1")
@@ -269,44 +314,69 @@ describe("Processor: positions", () => {
       delete json["next_location_at"]
       delete json["mock_release"]
       const old = Schema.decodeUnknownSync(Tradeflow)(json)
-      assert.deepStrictEqual([old.next_location_at, old.mock_release, old.next_position_at], [undefined, null, t.next_position_at])
+      assert.deepStrictEqual([old.next_location_at, old.mock_release, old.next_position_at], [
+        undefined,
+        null,
+        t.next_position_at
+      ])
       yield* TestClock.adjust("2 hours")
       const moved = yield* Processor.advance(old, now0 + 2 * hour)
       const D = now0 - 10 * hour
       assert.deepStrictEqual(
-        moved.messages.map((m) => (Schema.decodeUnknownSync(Schema.parseJson(ApiMessage))(m.body).payload as LocationUpdate).event_date),
+        moved.messages.map((m) =>
+          (Schema.decodeUnknownSync(Schema.parseJson(ApiMessage))(m.body).payload as LocationUpdate).event_date
+        ),
         [eventDate(D + 11 * hour), eventDate(D + 12 * hour)]
       )
       assert.deepStrictEqual([moved.next.next_location_at, moved.next.next_position_at], [D + 13 * hour, D + 13 * hour])
     }).pipe(Effect.provide(layer())))
 
-  it.prop("dueAcross: the instants of every leg, soonest first, in chunks of `limit` that continue at `next`, each once", [
-    fc.array(fc.tuple(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 60 })), { minLength: 1, maxLength: 3 }),
-    fc.integer({ min: 0, max: 900 }),
-    fc.integer({ min: 1, max: 50 })
-  ], ([specs, now, limit]) => {
-    const legs = specs.map(([departure, length, intervalMs]) => ({ departure, arrival: departure + length, intervalMs }))
-    const all = legs
-      .flatMap((timing) => Array.from({ length: Positions.countBy(timing, now) }, (_, k) => Positions.instantAt(timing, k + 1)))
-      .sort((a, b) => a - b)
-    const seen: Array<number> = []
-    let from = -Infinity
-    for (let guard = 0; guard < 1_000; guard++) {
-      const chunk = Positions.dueAcross(legs, from, now, limit)
-      if (chunk.instants.length > limit) {
-        assert.strictEqual(new Set(chunk.instants.map((i) => i.instant)).size, 1, "only one shared instant may exceed the limit")
+  it.prop(
+    "dueAcross: the instants of every leg, soonest first, in chunks of `limit` that continue at `next`, each once",
+    [
+      fc.array(
+        fc.tuple(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 60 })),
+        { minLength: 1, maxLength: 3 }
+      ),
+      fc.integer({ min: 0, max: 900 }),
+      fc.integer({ min: 1, max: 50 })
+    ],
+    ([specs, now, limit]) => {
+      const legs = specs.map(([departure, length, intervalMs]) => ({
+        departure,
+        arrival: departure + length,
+        intervalMs
+      }))
+      const all = legs
+        .flatMap((timing) =>
+          Array.from({ length: Positions.countBy(timing, now) }, (_, k) => Positions.instantAt(timing, k + 1))
+        )
+        .sort((a, b) => a - b)
+      const seen: Array<number> = []
+      let from = -Infinity
+      for (let guard = 0; guard < 1_000; guard++) {
+        const chunk = Positions.dueAcross(legs, from, now, limit)
+        if (chunk.instants.length > limit) {
+          assert.strictEqual(
+            new Set(chunk.instants.map((i) => i.instant)).size,
+            1,
+            "only one shared instant may exceed the limit"
+          )
+        }
+        seen.push(...chunk.instants.map((i) => i.instant))
+        if (chunk.next === null || chunk.next > now) break
+        from = chunk.next
       }
-      seen.push(...chunk.instants.map((i) => i.instant))
-      if (chunk.next === null || chunk.next > now) break
-      from = chunk.next
+      assert.deepStrictEqual(seen, all)
     }
-    assert.deepStrictEqual(seen, all)
-  })
+  )
 
   it.effect("a departure in the year 1000 moves to 365 days ago, and positions start at most 7 days back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
-      yield* post([voyage({ actual_time_of_departure: "1000-01-01T00:00:00Z", estimated_time_of_arrival: iso(now0 + 2 * day) })])
+      yield* post([
+        voyage({ actual_time_of_departure: "1000-01-01T00:00:00Z", estimated_time_of_arrival: iso(now0 + 2 * day) })
+      ])
       const ps = yield* positions()
       assert.strictEqual(ps.length, 7 * 24 + 1)
       assert.strictEqual(ps[0]!.payload.event_date, eventDate(now0 - Positions.maxBackfillMillis))
@@ -320,9 +390,11 @@ describe("Processor: positions", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("a voyage not advanced for longer than 7 days resumes 7 days back: older instants are skipped", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
-      yield* post([voyage({ actual_time_of_departure: iso(now0 - 2 * day), estimated_time_of_arrival: iso(now0 + 60 * day) })])
+      yield* post([
+        voyage({ actual_time_of_departure: iso(now0 - 2 * day), estimated_time_of_arrival: iso(now0 + 60 * day) })
+      ])
       assert.strictEqual((yield* positions()).length, 48)
       yield* TestClock.adjust("20 days")
       const resumed = yield* run({ _tag: "Advance", reference: "PO-1" })
@@ -332,7 +404,7 @@ describe("Processor: positions", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("a long voyage with a tiny interval renders at most 1,000 positions per job and continues", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const D = now0 - 5 * day
       yield* post([voyage({ actual_time_of_departure: iso(D), estimated_time_of_arrival: iso(now0 + 60 * day) })])
@@ -342,6 +414,9 @@ describe("Processor: positions", () => {
       assert.strictEqual(next.result.count, 1000)
       const ps = yield* positions()
       assert.strictEqual(ps.length, 2000)
-      assert.deepStrictEqual(ps.slice(998, 1002).map((p) => p.payload.event_date), [999, 1000, 1001, 1002].map((k) => eventDate(D + k * 60_000)))
+      assert.deepStrictEqual(
+        ps.slice(998, 1002).map((p) => p.payload.event_date),
+        [999, 1000, 1001, 1002].map((k) => eventDate(D + k * 60_000))
+      )
     }).pipe(Effect.provide(layer({ locationIntervalMinutes: 1 }))))
 })

@@ -25,7 +25,7 @@ const milestones = (ms: ReadonlyArray<{ readonly message: ApiMessage }>): Readon
 
 describe("Processor: lifecycle", () => {
   it.effect("created, unchanged, updated, deactivated, reactivated", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const first = yield* post([{ tradeflow_reference: "PO-1", container_reference: C1 }], "production")
       assert.deepStrictEqual(first.result, { count: 1 })
@@ -49,7 +49,10 @@ describe("Processor: lifecycle", () => {
       yield* TestClock.adjust("5 minutes")
       yield* post([{ tradeflow_reference: "PO-1", container_reference: C1, active: false }], "production")
       assert.isFalse((yield* tradeflow("PO-1")).active)
-      const deactivatedAgain = yield* post([{ tradeflow_reference: "PO-1", container_reference: C1, active: false }], "production")
+      const deactivatedAgain = yield* post(
+        [{ tradeflow_reference: "PO-1", container_reference: C1, active: false }],
+        "production"
+      )
       assert.deepStrictEqual(deactivatedAgain.messages, [])
 
       yield* TestClock.adjust("5 minutes")
@@ -64,18 +67,29 @@ describe("Processor: lifecycle", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("a new tradeflow posted inactive is created and deactivated", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post([{ tradeflow_reference: "X", booking_reference: "B", active: false }])
       assert.deepStrictEqual(statuses(yield* messages()), ["TRADEFLOW_CREATED", "TRADEFLOW_DEACTIVATED"])
       assert.isFalse((yield* tradeflow("X")).active)
     }).pipe(Effect.provide(layer())))
 
   it.effect("records of one group merge: unions in first-seen order, scalars last-wins, custom properties merged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const commit = yield* post([
-        { tradeflow_reference: "PO-2", container_reference: [C1, { reference: C2, custom_properties: { a: 1 } }], port_of_loading: "NLRTM", bill_of_lading_reference: "BL1" },
+        {
+          tradeflow_reference: "PO-2",
+          container_reference: [C1, { reference: C2, custom_properties: { a: 1 } }],
+          port_of_loading: "NLRTM",
+          bill_of_lading_reference: "BL1"
+        },
         { tradeflow_reference: "OTHER", booking_reference: "B9" },
-        { tradeflow_reference: "PO-2", container_reference: [{ reference: C2, custom_properties: { b: 2 } }, C1], port_of_loading: "DEHAM", bill_of_lading_reference: ["BL2", "BL1"], booking_reference: "BK" }
+        {
+          tradeflow_reference: "PO-2",
+          container_reference: [{ reference: C2, custom_properties: { b: 2 } }, C1],
+          port_of_loading: "DEHAM",
+          bill_of_lading_reference: ["BL2", "BL1"],
+          booking_reference: "BK"
+        }
       ], "production")
       assert.deepStrictEqual(commit.result, { count: 2 })
       const t = yield* tradeflow("PO-2")
@@ -89,7 +103,7 @@ describe("Processor: lifecycle", () => {
 
 describe("Processor: mock tracking", () => {
   it.effect("ocean_basic renders milestones, shipment changes and basic statuses, once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([oceanBasic])
       const ms = yield* messages()
@@ -103,25 +117,55 @@ describe("Processor: mock tracking", () => {
       assert.deepStrictEqual(cm.map((m) => m.actual), [true, true, true, false, false, false, false])
       const D = now0 - day
       const A = now0 + 30 * day
-      assert.deepStrictEqual(cm.map((m) => Date.parse(m.event_date)), [D - 3 * day, D - 2 * day, D - day, A, A + day, A + 2 * day, A + 7 * day])
+      assert.deepStrictEqual(cm.map((m) => Date.parse(m.event_date)), [
+        D - 3 * day,
+        D - 2 * day,
+        D - day,
+        A,
+        A + day,
+        A + 2 * day,
+        A + 7 * day
+      ])
       const ge = cm[0]!
       assert.strictEqual(ge.location?.name, "Rotterdam")
       assert.strictEqual(ge.transport_unit_reference, C1)
-      assert.deepStrictEqual(ge.container_details, { reference: C1, container_type: "45G1", container_length: 40, container_is_reefer: false })
-      assert.strictEqual(ge.shipment?.transport_plan_legs[0]?.sea_shipment_legs[0]?.departure.location.unlocode, "NLRTM")
+      assert.deepStrictEqual(ge.container_details, {
+        reference: C1,
+        container_type: "45G1",
+        container_length: 40,
+        container_is_reefer: false
+      })
+      assert.strictEqual(
+        ge.shipment?.transport_plan_legs[0]?.sea_shipment_legs[0]?.departure.location.unlocode,
+        "NLRTM"
+      )
       assert.strictEqual(cm[3]!.location?.name, "Shanghai")
       assert.deepStrictEqual(ge.dwell_details, {
         demurrage_free_time_expires: new Date(A + day + 5 * day).toISOString(),
         detention_free_time_expires: new Date(A + 2 * day + 7 * day).toISOString()
       })
       const changes = ms.flatMap(({ message: m }) => m.type === "SHIPMENT_CHANGE" ? [m] : [])
-      assert.deepStrictEqual(changes.map((c) => [c.payload.change.move_type, c.payload.change.actual, c.payload.change.is_pol, c.payload.change.is_final_pod]), [
-        ["departure", true, true, false],
-        ["arrival", false, false, true]
-      ])
+      assert.deepStrictEqual(
+        changes.map((
+          c
+        ) => [
+          c.payload.change.move_type,
+          c.payload.change.actual,
+          c.payload.change.is_pol,
+          c.payload.change.is_final_pod
+        ]),
+        [
+          ["departure", true, true, false],
+          ["arrival", false, false, true]
+        ]
+      )
       assert.isTrue(changes.every((c) => c.payload.change.vessel.name.startsWith("MOCK ")))
-      assert.isTrue(ms.filter((m) => m.message.type === "SHIPMENT_CHANGE").every((m) => m.stored.container_reference === null))
-      assert.isTrue(ms.filter((m) => m.message.type === "CONTAINER_MILESTONE").every((m) => m.stored.container_reference === C1))
+      assert.isTrue(
+        ms.filter((m) => m.message.type === "SHIPMENT_CHANGE").every((m) => m.stored.container_reference === null)
+      )
+      assert.isTrue(
+        ms.filter((m) => m.message.type === "CONTAINER_MILESTONE").every((m) => m.stored.container_reference === C1)
+      )
       const leg = changes[1]!.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!
       assert.strictEqual(leg.departure.latest_confirmed_reading, new Date(D).toISOString())
       assert.strictEqual(leg.arrival.latest_provisional_reading, new Date(A).toISOString())
@@ -134,7 +178,7 @@ describe("Processor: mock tracking", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("dwell details follow the configured free days", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([{ ...oceanBasic, estimated_time_of_arrival: "2026-03-01T00:00:00Z" }])
       const uv = milestones(yield* messages()).find((m) => m.status_code === "UV")!
@@ -145,7 +189,7 @@ describe("Processor: mock tracking", () => {
     }).pipe(Effect.provide(layer({ demurrageFreeDays: 3, detentionFreeDays: 10 }))))
 
   it.effect("a changed arrival regenerates the journey as new predictions with history", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([{ ...oceanBasic, estimated_time_of_arrival: "2026-03-01T00:00:00Z" }])
       const before = (yield* messages()).length
@@ -154,34 +198,61 @@ describe("Processor: mock tracking", () => {
       assert.deepStrictEqual(statuses(fresh)[0], "TRADEFLOW_UPDATED")
       const cm = milestones(fresh)
       assert.deepStrictEqual(cm.map((m) => m.status_code), ["VA", "UV", "GT", "GR"])
-      assert.deepStrictEqual(cm[0]!.history.map((h) => h.event_date), ["2026-03-01T00:00:00.000Z", "2026-03-04T00:00:00.000Z"])
+      assert.deepStrictEqual(cm[0]!.history.map((h) => h.event_date), [
+        "2026-03-01T00:00:00.000Z",
+        "2026-03-04T00:00:00.000Z"
+      ])
       assert.strictEqual(commit.upserts.length, 1)
     }).pipe(Effect.provide(layer())))
 
   it.effect("without a container, a container of the organisation is picked and joins the tradeflow", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post([{ tradeflow_reference: "OTHER", container_reference: C2 }])
-      yield* post([{ tradeflow_reference: "PO-9", booking_reference: "BK", port_of_loading: "NLRTM", mock_tracking: { scenario: "ocean_basic" } }])
+      yield* post([{
+        tradeflow_reference: "PO-9",
+        booking_reference: "BK",
+        port_of_loading: "NLRTM",
+        mock_tracking: { scenario: "ocean_basic" }
+      }])
       const t = yield* tradeflow("PO-9")
       assert.deepStrictEqual(t.containers.map((c) => c.reference), [C2])
-      assert.deepStrictEqual(t.events.filter((e) => e.container_reference === C2).map((e) => e.status_code), ["GE", "GN", "AE"])
-      const again = yield* post([{ tradeflow_reference: "PO-9", booking_reference: "BK", port_of_loading: "NLRTM", mock_tracking: { scenario: "ocean_basic" } }])
+      assert.deepStrictEqual(t.events.filter((e) => e.container_reference === C2).map((e) => e.status_code), [
+        "GE",
+        "GN",
+        "AE"
+      ])
+      const again = yield* post([{
+        tradeflow_reference: "PO-9",
+        booking_reference: "BK",
+        port_of_loading: "NLRTM",
+        mock_tracking: { scenario: "ocean_basic" }
+      }])
       assert.deepStrictEqual(again.messages, [])
     }).pipe(Effect.provide(layer())))
 
   it.effect("without any container in the organisation, a valid one is generated", () =>
-    Effect.gen(function* () {
-      yield* post([{ tradeflow_reference: "PO-9", booking_reference: "BK", port_of_discharge: "CNSHA", mock_tracking: { scenario: "ocean_basic" } }])
+    Effect.gen(function*() {
+      yield* post([{
+        tradeflow_reference: "PO-9",
+        booking_reference: "BK",
+        port_of_discharge: "CNSHA",
+        mock_tracking: { scenario: "ocean_basic" }
+      }])
       const t = yield* tradeflow("PO-9")
       assert.strictEqual(t.containers.length, 1)
       assert.isTrue(Iso6346.isValid(t.containers[0]!.reference))
     }).pipe(Effect.provide(layer())))
 
   it.effect("supplied events are kept before the mock sequence", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post([{
         ...oceanBasic,
-        events: [{ message: "Customs released", container_reference: C1, location_name: "cnsha", event_date: "2027-01-01T00:00:00Z" }]
+        events: [{
+          message: "Customs released",
+          container_reference: C1,
+          location_name: "cnsha",
+          event_date: "2027-01-01T00:00:00Z"
+        }]
       }])
       const t = yield* tradeflow("PO-1")
       assert.deepStrictEqual(t.events.map((e) => e.source), ["import", ...Array(9).fill("mock")])
@@ -192,7 +263,7 @@ describe("Processor: mock tracking", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("an unknown scenario adds no events; production ignores mock_tracking", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post([{ ...oceanBasic, mock_tracking: { scenario: "ocean_fancy" } }])
       yield* post([{ ...oceanBasic, tradeflow_reference: "PO-P" }], "production")
       assert.deepStrictEqual((yield* tradeflow("PO-1")).events, [])
@@ -220,7 +291,7 @@ describe("Processor: mock scenarios", () => {
   const full = { ...oceanBasic, port_of_discharge: "USNYC", mock_tracking: { scenario: "ocean_full" } }
 
   it.effect("ocean_full: departure, transshipment to a second vessel, arrival; two sea legs; positions named after each leg's vessel", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([full])
       const ms = yield* messages()
@@ -234,23 +305,45 @@ describe("Processor: mock scenarios", () => {
       const second = cs[2]!.payload.change.vessel.name
       assert.notStrictEqual(second, first)
       assert.match(second, /^MOCK /)
-      assert.deepStrictEqual(cs.map(({ payload: { change: c } }) => [
-        c.move_type, c.location?.unlocode, c.reading, c.actual, c.vessel.name, c.is_pol, c.is_transshipment_location, c.is_final_pod
-      ]), [
-        ["departure", "NLRTM", new Date(D).toISOString(), true, first, true, false, false],
-        ["arrival", ts, new Date(M - 2 * day).toISOString(), false, first, false, true, false],
-        ["departure", ts, new Date(M + 2 * day).toISOString(), false, second, false, true, false],
-        ["arrival", "USNYC", new Date(A).toISOString(), false, second, false, false, true]
-      ])
+      assert.deepStrictEqual(
+        cs.map(({ payload: { change: c } }) => [
+          c.move_type,
+          c.location?.unlocode,
+          c.reading,
+          c.actual,
+          c.vessel.name,
+          c.is_pol,
+          c.is_transshipment_location,
+          c.is_final_pod
+        ]),
+        [
+          ["departure", "NLRTM", new Date(D).toISOString(), true, first, true, false, false],
+          ["arrival", ts, new Date(M - 2 * day).toISOString(), false, first, false, true, false],
+          ["departure", ts, new Date(M + 2 * day).toISOString(), false, second, false, true, false],
+          ["arrival", "USNYC", new Date(A).toISOString(), false, second, false, false, true]
+        ]
+      )
       assert.deepStrictEqual(legsOf(cs[3]!), [
         ["NLRTM", ts, first, true, false, false, true],
         [ts, "USNYC", second, false, true, true, false]
       ])
       assert.deepStrictEqual(milestones(ms).map((m) => [m.status_code, m.location?.unlocode]), [
-        ["GE", "NLRTM"], ["GN", "NLRTM"], ["AE", "NLRTM"], ["UV", ts], ["AE", ts], ["VA", "USNYC"], ["UV", "USNYC"], ["GT", "USNYC"], ["GR", "USNYC"]
+        ["GE", "NLRTM"],
+        ["GN", "NLRTM"],
+        ["AE", "NLRTM"],
+        ["UV", ts],
+        ["AE", ts],
+        ["VA", "USNYC"],
+        ["UV", "USNYC"],
+        ["GT", "USNYC"],
+        ["GR", "USNYC"]
       ])
       const vessels = (from: number) =>
-        Effect.map(messages(), (all) => all.slice(from).flatMap(({ message: m }) => m.type === "LOCATION_UPDATE" ? [m.payload.vessel_name] : []))
+        Effect.map(
+          messages(),
+          (all) =>
+            all.slice(from).flatMap(({ message: m }) => m.type === "LOCATION_UPDATE" ? [m.payload.vessel_name] : [])
+        )
       const before = ms.length
       assert.deepStrictEqual(new Set(yield* vessels(0)), new Set([first]))
       yield* TestClock.adjust(10 * day)
@@ -264,7 +357,7 @@ describe("Processor: mock scenarios", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("rolled_shipment: the departure and the arrival are predicted twice, the history shows both vessels' dates", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([{ ...oceanBasic, mock_tracking: { scenario: "rolled_shipment" } }])
       const ms = yield* messages()
@@ -283,19 +376,31 @@ describe("Processor: mock scenarios", () => {
       ])
       const t = yield* tradeflow("PO-1")
       const move = (code: string) => t.events.find((e) => e.container_reference === null && e.status_code === code)!
-      assert.deepStrictEqual(move("VD").history.map((h) => [h.event_date, h.actual]), [[D - 7 * day, false], [D, false], [D, true]])
-      assert.deepStrictEqual(move("VA").history.map((h) => [h.event_date, h.actual]), [[A - 7 * day, false], [A, false]])
+      assert.deepStrictEqual(move("VD").history.map((h) => [h.event_date, h.actual]), [
+        [D - 7 * day, false],
+        [D, false],
+        [D, true]
+      ])
+      assert.deepStrictEqual(move("VA").history.map((h) => [h.event_date, h.actual]), [[A - 7 * day, false], [
+        A,
+        false
+      ]])
       const va = milestones(ms).filter((m) => m.status_code === "VA")
-      assert.deepStrictEqual(va.at(-1)!.history.map((h) => h.event_date), [new Date(A - 7 * day).toISOString(), new Date(A).toISOString()])
+      assert.deepStrictEqual(va.at(-1)!.history.map((h) => h.event_date), [
+        new Date(A - 7 * day).toISOString(),
+        new Date(A).toISOString()
+      ])
       const leg = changes(ms).at(-1)!.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!
       assert.deepStrictEqual(leg.departure.reading_log.map((r) => [r.reading, r.actual]), [
-        [new Date(D - 7 * day).toISOString(), false], [new Date(D).toISOString(), false], [new Date(D).toISOString(), true]
+        [new Date(D - 7 * day).toISOString(), false],
+        [new Date(D).toISOString(), false],
+        [new Date(D).toISOString(), true]
       ])
       assert.strictEqual(leg.carrier_transport_unit.name, own)
     }).pipe(Effect.provide(layer())))
 
   it.effect("delayed_eta: each postponement is a SHIPMENT_CHANGE and one more history entry", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([{ ...oceanBasic, mock_tracking: { scenario: "delayed_eta" } }])
       const ms = yield* messages()
@@ -304,15 +409,21 @@ describe("Processor: mock scenarios", () => {
       const arrivals = changes(ms).filter((c) => c.payload.change.move_type === "arrival")
       assert.deepStrictEqual(arrivals.map((c) => c.payload.change.reading), etas)
       assert.deepStrictEqual(
-        arrivals.map((c) => c.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!.arrival.reading_log.length),
+        arrivals.map((c) =>
+          c.payload.shipment!.transport_plan_legs[0]!.sea_shipment_legs[0]!.arrival.reading_log.length
+        ),
         [1, 2, 3]
       )
       const va = milestones(ms).filter((m) => m.status_code === "VA")
-      assert.deepStrictEqual(va.map((m) => m.history.map((h) => h.event_date)), [etas.slice(0, 1), etas.slice(0, 2), etas])
+      assert.deepStrictEqual(va.map((m) => m.history.map((h) => h.event_date)), [
+        etas.slice(0, 1),
+        etas.slice(0, 2),
+        etas
+      ])
     }).pipe(Effect.provide(layer())))
 
   it.effect("empty: the tradeflow is created without events", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post([{ ...oceanBasic, mock_tracking: { scenario: "empty" } }])
       assert.deepStrictEqual(statuses(yield* messages()), ["TRADEFLOW_CREATED"])
       const t = yield* tradeflow("PO-1")
@@ -323,19 +434,39 @@ describe("Processor: mock scenarios", () => {
 
 describe("Render.widgetSearchResult", () => {
   it.effect("summarises a processed ocean_basic tradeflow", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
-      yield* post([{ ...oceanBasic, carrier_name: "Maersk", booking_reference: "BK", container_reference: [{ reference: C1, custom_properties: { container_type: "45R1" } }] }])
+      yield* post([{
+        ...oceanBasic,
+        carrier_name: "Maersk",
+        booking_reference: "BK",
+        container_reference: [{ reference: C1, custom_properties: { container_type: "45R1" } }]
+      }])
       const w = yield* Render.widgetSearchResult(yield* tradeflow("PO-1"))
       assert.deepStrictEqual(Schema.decodeUnknownSync(WidgetSearchResult)(w), w)
       assert.strictEqual(w.carrier, "Maersk")
       assert.strictEqual(w.booking_reference, "BK")
       assert.strictEqual(w.bill_of_lading_reference, null)
-      assert.deepStrictEqual(w.departure && [w.departure.event_date, w.departure.actual, w.departure.location.name, w.departure.location.country], [
-        new Date(now0 - day).toISOString(), true, "Rotterdam", "Netherlands"
+      assert.deepStrictEqual(
+        w.departure &&
+          [w.departure.event_date, w.departure.actual, w.departure.location.name, w.departure.location.country],
+        [
+          new Date(now0 - day).toISOString(),
+          true,
+          "Rotterdam",
+          "Netherlands"
+        ]
+      )
+      assert.deepStrictEqual(w.arrival && [w.arrival.event_date, w.arrival.actual], [
+        new Date(now0 + 30 * day).toISOString(),
+        false
       ])
-      assert.deepStrictEqual(w.arrival && [w.arrival.event_date, w.arrival.actual], [new Date(now0 + 30 * day).toISOString(), false])
-      assert.deepStrictEqual(w.containers[0]?.details, { type_code: "45R1", type_group: "RE", type_reefer: true, length: 40 })
+      assert.deepStrictEqual(w.containers[0]?.details, {
+        type_code: "45R1",
+        type_group: "RE",
+        type_reefer: true,
+        length: 40
+      })
       assert.deepStrictEqual(w.containers[0]?.latest_actual_milestone?.status_code, "AE")
       assert.strictEqual(w.containers[0]?.latest_actual_milestone?.vessel?.name, w.departure?.vessel.name)
     }).pipe(Effect.provide(layer())))
@@ -343,14 +474,28 @@ describe("Render.widgetSearchResult", () => {
 
 describe("Processor: imported events", () => {
   it.effect("status codes are mapped, a new date is a new prediction, an unchanged event is silent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       const events = [
-        { message: "GATE_OUT_EMPTY", container_reference: C1, location_name: "NLRTM", event_date: "2026-01-01T00:00:00Z", actual: true },
+        {
+          message: "GATE_OUT_EMPTY",
+          container_reference: C1,
+          location_name: "NLRTM",
+          event_date: "2026-01-01T00:00:00Z",
+          actual: true
+        },
         { message: "DEPA", location_name: "NLRTM", event_date: "2026-01-03T00:00:00Z" },
-        { message: "Container weighed", container_reference: C1, location_name: "Somewhere", event_date: "2026-01-02T00:00:00Z" }
+        {
+          message: "Container weighed",
+          container_reference: C1,
+          location_name: "Somewhere",
+          event_date: "2026-01-02T00:00:00Z"
+        }
       ]
-      yield* post([{ tradeflow_reference: "PO-1", container_reference: C1, port_of_loading: "NLRTM", events }], "production")
+      yield* post(
+        [{ tradeflow_reference: "PO-1", container_reference: C1, port_of_loading: "NLRTM", events }],
+        "production"
+      )
       const ms = yield* messages()
       assert.deepStrictEqual(milestones(ms).map((m) => [m.status_code, m.location?.name, m.location?.unlocode]), [
         ["GE", "Rotterdam", "NLRTM"],
@@ -367,7 +512,13 @@ describe("Processor: imported events", () => {
       yield* post([{
         tradeflow_reference: "PO-1",
         container_reference: C1,
-        events: [{ message: "Gate out empty", container_reference: C1, location_name: "NLRTM", event_date: "2026-01-01T06:00:00Z", actual: true }]
+        events: [{
+          message: "Gate out empty",
+          container_reference: C1,
+          location_name: "NLRTM",
+          event_date: "2026-01-01T06:00:00Z",
+          actual: true
+        }]
       }], "production")
       const fresh = (yield* messages()).slice(ms.length)
       const ge = milestones(fresh)
@@ -382,10 +533,18 @@ describe("Processor: imported events", () => {
 
 describe("Processor: imported events within one request", () => {
   it.effect("the last date of an event in a request wins, so the same request again is silent", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const records = [
-        { tradeflow_reference: "PO-1", container_reference: C1, events: [{ message: "LOAD", container_reference: C1, event_date: "2026-01-01T00:00:00Z" }] },
-        { tradeflow_reference: "PO-1", container_reference: C1, events: [{ message: "Loaded on vessel", container_reference: C1, event_date: "2026-01-02T00:00:00Z" }] }
+        {
+          tradeflow_reference: "PO-1",
+          container_reference: C1,
+          events: [{ message: "LOAD", container_reference: C1, event_date: "2026-01-01T00:00:00Z" }]
+        },
+        {
+          tradeflow_reference: "PO-1",
+          container_reference: C1,
+          events: [{ message: "Loaded on vessel", container_reference: C1, event_date: "2026-01-02T00:00:00Z" }]
+        }
       ]
       yield* post(records, "production")
       const t = yield* tradeflow("PO-1")
@@ -405,14 +564,17 @@ describe("Processor: delete", () => {
   ]
 
   it.effect("soft: deactivates the active ones and counts them", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post(three)
       yield* post([{ tradeflow_reference: "Z", booking_reference: "9" }], "uat", "another-org")
       const before = (yield* messages()).length
       const all = yield* run({ _tag: "Delete", reference: null, hard: false })
       assert.deepStrictEqual(all.result, { count: 2 })
       assert.deepStrictEqual(all.upserts.map((t) => [t.reference, t.active]), [["A", false], ["B", false]])
-      assert.deepStrictEqual(statuses((yield* messages()).slice(before)), ["TRADEFLOW_DEACTIVATED", "TRADEFLOW_DEACTIVATED"])
+      assert.deepStrictEqual(statuses((yield* messages()).slice(before)), [
+        "TRADEFLOW_DEACTIVATED",
+        "TRADEFLOW_DEACTIVATED"
+      ])
       assert.deepStrictEqual((yield* run({ _tag: "Delete", reference: null, hard: false })).result, { count: 0 })
       assert.deepStrictEqual((yield* run({ _tag: "Delete", reference: "A", hard: false })).result, { count: 1 })
       assert.deepStrictEqual((yield* run({ _tag: "Delete", reference: "nope", hard: false })).result, { count: 0 })
@@ -420,7 +582,7 @@ describe("Processor: delete", () => {
     }).pipe(Effect.provide(layer())))
 
   it.effect("hard: deletes every tradeflow permanently, without messages", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* post(three)
       const one = yield* run({ _tag: "Delete", reference: "B", hard: true })
       assert.deepStrictEqual([one.deletes, one.result, one.messages], [["B"], { count: 1 }, []])
@@ -437,7 +599,7 @@ describe("Processor: rendering properties", () => {
     "every body decodes as an APIMessage, re-encodes to itself and carries its content hash; a repeat renders nothing",
     [fc.array(recordArb, { minLength: 1, maxLength: 4 }), fc.constantFrom("uat" as const, "production" as const)],
     ([records, environment]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* TestClock.setTime(now0)
         const first = yield* post(records, environment)
         for (const m of first.messages) {
@@ -460,12 +622,14 @@ describe("Processor: rendering properties", () => {
     "hashes are deterministic: the same jobs in two fresh stores give the same hashes",
     [fc.array(recordArb, { minLength: 1, maxLength: 3 }), fc.integer()],
     ([records, seed]) =>
-      Effect.gen(function* () {
-        const once = Effect.suspend(() => Effect.gen(function* () {
-          yield* TestClock.setTime(now0)
-          yield* post(records)
-          return (yield* messages()).map((m) => m.stored.hash)
-        }).pipe(Effect.withRandom(Random.make(seed))))
+      Effect.gen(function*() {
+        const once = Effect.suspend(() =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(now0)
+            yield* post(records)
+            return (yield* messages()).map((m) => m.stored.hash)
+          }).pipe(Effect.withRandom(Random.make(seed)))
+        )
         const a = yield* Effect.provide(once, layer())
         const b = yield* Effect.provide(once, layer())
         assert.deepStrictEqual(a, b)
@@ -477,29 +641,39 @@ describe("Processor: rendering properties", () => {
 
 describe("Processor: a long job", () => {
   const timerFiresDuring = <A, E, R>(work: Effect.Effect<A, E, R>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       let ran = false
       const timer = setTimeout(() => ran = true, 0)
       const result = yield* work
       clearTimeout(timer)
       return [result, ran] as const
     })
-  const job = (payload: JobPayload) => ({ id: 1, organisation_id: org, environment: "production" as const, payload, received_at: now0 })
+  const job = (payload: JobPayload) => ({
+    id: 1,
+    organisation_id: org,
+    environment: "production" as const,
+    payload,
+    received_at: now0
+  })
   const records = Array.from({ length: 1_000 }, (_, i) => ({ tradeflow_reference: `PO-${i}`, container_reference: C1 }))
 
   it.effect("lets the host's timers and I/O run while it is processed (an HTTP server sharing the thread answers meanwhile)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
-      const [commit, ran] = yield* timerFiresDuring(Processor.processJob(job({ _tag: "Upsert", groups: groups(records) })))
+      const [commit, ran] = yield* timerFiresDuring(
+        Processor.processJob(job({ _tag: "Upsert", groups: groups(records) }))
+      )
       assert.strictEqual(commit.messages.length, 1_000)
       assert.isTrue(ran)
     }).pipe(Effect.provide(layer())))
 
   it.effect("so does deactivating every tradeflow of an organisation", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post(records, "production")
-      const [commit, ran] = yield* timerFiresDuring(Processor.processJob(job({ _tag: "Delete", reference: null, hard: false })))
+      const [commit, ran] = yield* timerFiresDuring(
+        Processor.processJob(job({ _tag: "Delete", reference: null, hard: false }))
+      )
       assert.strictEqual(commit.upserts.length, 1_000)
       assert.isTrue(ran)
     }).pipe(Effect.provide(layer())))

@@ -142,7 +142,9 @@ describe("Processor: per-job render caps", () => {
 
 describe("Render.dwellIndex", () => {
   const reference = (events: ReadonlyArray<TrackedEvent>, container: string, code: string) => {
-    const matching = events.filter((e) => e.container_reference === container && e.status_code === code && e.event_date !== null)
+    const matching = events.filter((e) =>
+      e.container_reference === container && e.status_code === code && e.event_date !== null
+    )
     return (matching.filter((e) => e.actual).pop() ?? matching.pop())?.event_date
   }
   const event = fc.record({
@@ -160,7 +162,9 @@ describe("Render.dwellIndex", () => {
     history: []
   }))
 
-  it.prop("each container's dwell details are those of its last actual UV / GT, else its last one", [fc.array(event, { maxLength: 12 })], ([events]) => {
+  it.prop("each container's dwell details are those of its last actual UV / GT, else its last one", [
+    fc.array(event, { maxLength: 12 })
+  ], ([events]) => {
     const t = { ...TradeflowMerge.empty(org, "R", 0), events }
     const settings = { demurrageFreeDays: 3, detentionFreeDays: 5, locationIntervalMinutes: 60 }
     const dwell = Render.dwellIndex(t, settings as never)

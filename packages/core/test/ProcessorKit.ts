@@ -1,5 +1,5 @@
 import { Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
-import { ApiMessageFromJson, type ApiMessage } from "../src/ApiMessage.js"
+import { type ApiMessage, ApiMessageFromJson } from "../src/ApiMessage.js"
 import type { Environment } from "../src/Environment.js"
 import type { JobPayload } from "../src/Job.js"
 import { JobQueue } from "../src/JobQueue.js"
@@ -20,7 +20,7 @@ export const org = "org-1"
 
 /** Enqueues, processes and commits a job; returns the commit. */
 export const run = (payload: JobPayload, environment: Environment = "uat", organisationId = org) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const queue = yield* JobQueue
     const store = yield* TradeflowStore
     const job = { organisation_id: organisationId, environment, payload, received_at: 1_000 }
@@ -50,7 +50,7 @@ export const post = (records: ReadonlyArray<unknown>, environment: Environment =
 
 /** Every stored message of the organisation, oldest first, decoded. */
 export const messages = (organisationId = org) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* MessageStore
     const stored = yield* store.list({ organisation_id: organisationId, take: "oldest", limit: 100_000 })
     return stored.map((m) => ({ stored: m, message: Schema.decodeUnknownSync(ApiMessageFromJson)(m.body) }))
@@ -89,12 +89,15 @@ export const recordArb = fc.record({
     carrier_name: fc.constantFrom("Maersk", "MSC"),
     mock_tracking: fc.oneof(mockTracking, fc.constant({ scenario: "nope" })),
     active: fc.boolean(),
-    events: fc.array(fc.record({
-      message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "Customs hold", "DEPA"),
-      container_reference: fc.constantFrom(C1, C2),
-      location_name: places,
-      event_date: isoDateTime,
-      actual: fc.boolean()
-    }, { requiredKeys: ["message"] }), { maxLength: 3 })
+    events: fc.array(
+      fc.record({
+        message: fc.constantFrom("LOAD", "Vessel arrival", "DISC", "gate out", "Weird thing", "Customs hold", "DEPA"),
+        container_reference: fc.constantFrom(C1, C2),
+        location_name: places,
+        event_date: isoDateTime,
+        actual: fc.boolean()
+      }, { requiredKeys: ["message"] }),
+      { maxLength: 3 }
+    )
   }, { requiredKeys: [] }).map((extra) => ({ ...base, ...extra }))
 )

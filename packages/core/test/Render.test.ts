@@ -9,36 +9,88 @@ import * as TradeflowMerge from "../src/TradeflowMerge.js"
 describe("StatusCode", () => {
   it("maps DCSA names and English phrases onto the eight codes", () => {
     const cases: Array<[string, StatusCode.StatusCode]> = [
-      ["GATE_OUT_EMPTY", "GE"], ["Gate out empty", "GE"], ["Empty equipment dispatched", "GE"],
-      ["GTIN", "GN"], ["Gate in full", "GN"],
-      ["LOAD", "AE"], ["Loaded on vessel", "AE"],
-      ["DEPA", "VD"], ["Vessel departure", "VD"],
-      ["ARRI", "VA"], ["vessel-arrival", "VA"],
-      ["DISC", "UV"], ["Discharged", "UV"], ["Unloaded from vessel", "UV"],
-      ["GTOT", "GT"], ["Gate out full", "GT"],
-      ["Empty returned", "GR"], ["EMPTY_EQUIPMENT_RETURNED", "GR"],
-      ["ge", "GE"], ["VA", "VA"]
+      ["GATE_OUT_EMPTY", "GE"],
+      ["Gate out empty", "GE"],
+      ["Empty equipment dispatched", "GE"],
+      ["GTIN", "GN"],
+      ["Gate in full", "GN"],
+      ["LOAD", "AE"],
+      ["Loaded on vessel", "AE"],
+      ["DEPA", "VD"],
+      ["Vessel departure", "VD"],
+      ["ARRI", "VA"],
+      ["vessel-arrival", "VA"],
+      ["DISC", "UV"],
+      ["Discharged", "UV"],
+      ["Unloaded from vessel", "UV"],
+      ["GTOT", "GT"],
+      ["Gate out full", "GT"],
+      ["Empty returned", "GR"],
+      ["EMPTY_EQUIPMENT_RETURNED", "GR"],
+      ["ge", "GE"],
+      ["VA", "VA"]
     ]
     for (const [message, code] of cases) assert.strictEqual(StatusCode.fromMessage(message), code, message)
     assert.strictEqual(StatusCode.fromMessage("Customs released"), undefined)
   })
 
-  it.prop("every code's own description maps back to it", [fc.constantFrom(...StatusCode.StatusCode.literals)], ([code]) => {
-    assert.strictEqual(StatusCode.fromMessage(StatusCode.descriptions[code]), code)
-  })
+  it.prop(
+    "every code's own description maps back to it",
+    [fc.constantFrom(...StatusCode.StatusCode.literals)],
+    ([code]) => {
+      assert.strictEqual(StatusCode.fromMessage(StatusCode.descriptions[code]), code)
+    }
+  )
 })
 
 describe("Render.container", () => {
   it("reads ISO size-type codes and common forms, defaults to 45G1 / 40 ft / dry", () => {
     const c = (container_type?: string) =>
-      Render.container(container_type === undefined ? { reference: "X" } : { reference: "X", custom_properties: { container_type } })
-    assert.deepStrictEqual(c(), { reference: "X", container_type: "45G1", container_length: 40, container_is_reefer: false })
-    assert.deepStrictEqual(c("22G1"), { reference: "X", container_type: "22G1", container_length: 20, container_is_reefer: false })
-    assert.deepStrictEqual(c("45r1"), { reference: "X", container_type: "45R1", container_length: 40, container_is_reefer: true })
-    assert.deepStrictEqual(c("L5G1"), { reference: "X", container_type: "L5G1", container_length: 45, container_is_reefer: false })
-    assert.deepStrictEqual(c("40HC"), { reference: "X", container_type: "40HC", container_length: 40, container_is_reefer: false })
-    assert.deepStrictEqual(c("20RF"), { reference: "X", container_type: "20RF", container_length: 20, container_is_reefer: true })
-    assert.deepStrictEqual(c("odd"), { reference: "X", container_type: "ODD", container_length: 40, container_is_reefer: false })
+      Render.container(
+        container_type === undefined ? { reference: "X" } : { reference: "X", custom_properties: { container_type } }
+      )
+    assert.deepStrictEqual(c(), {
+      reference: "X",
+      container_type: "45G1",
+      container_length: 40,
+      container_is_reefer: false
+    })
+    assert.deepStrictEqual(c("22G1"), {
+      reference: "X",
+      container_type: "22G1",
+      container_length: 20,
+      container_is_reefer: false
+    })
+    assert.deepStrictEqual(c("45r1"), {
+      reference: "X",
+      container_type: "45R1",
+      container_length: 40,
+      container_is_reefer: true
+    })
+    assert.deepStrictEqual(c("L5G1"), {
+      reference: "X",
+      container_type: "L5G1",
+      container_length: 45,
+      container_is_reefer: false
+    })
+    assert.deepStrictEqual(c("40HC"), {
+      reference: "X",
+      container_type: "40HC",
+      container_length: 40,
+      container_is_reefer: false
+    })
+    assert.deepStrictEqual(c("20RF"), {
+      reference: "X",
+      container_type: "20RF",
+      container_length: 20,
+      container_is_reefer: true
+    })
+    assert.deepStrictEqual(c("odd"), {
+      reference: "X",
+      container_type: "ODD",
+      container_length: 40,
+      container_is_reefer: false
+    })
   })
 
   it("renders an unknown location from its code without failing", () => {
@@ -53,11 +105,14 @@ describe("Render.container", () => {
   })
 })
 
-const readingsArb = fc.array(fc.record({
-  actual: fc.boolean(),
-  event_date: fc.integer({ min: 0, max: 4_000_000_000_000 }),
-  predicted_at: fc.integer({ min: 0, max: 4_000_000_000_000 })
-}), { maxLength: 8 })
+const readingsArb = fc.array(
+  fc.record({
+    actual: fc.boolean(),
+    event_date: fc.integer({ min: 0, max: 4_000_000_000_000 }),
+    predicted_at: fc.integer({ min: 0, max: 4_000_000_000_000 })
+  }),
+  { maxLength: 8 }
+)
 
 describe("Render.readingSummary", () => {
   it.prop("the summary readings agree with the reading log", [readingsArb], ([readings]) => {
@@ -73,7 +128,11 @@ describe("Render.readingSummary", () => {
     assert.strictEqual(s.latest_confirmed_reading, confirmed.at(-1)?.reading ?? null)
     assert.strictEqual(s.latest_provisional_reading, provisional.at(-1)?.reading ?? null)
     assert.strictEqual(log.filter((r) => r.is_latest_provisional).length, provisional.length === 0 ? 0 : 1)
-    assert.isTrue(log.every((r, i) => r.is_provisional === !r.actual && r.reading === new Date(readings[i]!.event_date).toISOString()))
+    assert.isTrue(
+      log.every((r, i) =>
+        r.is_provisional === !r.actual && r.reading === new Date(readings[i]!.event_date).toISOString()
+      )
+    )
     assert.strictEqual(s.actual, log.at(-1)?.actual ?? false)
   })
 })
@@ -90,13 +149,18 @@ describe("MessageHash", () => {
     "the hash ignores the volatile parts and nothing else",
     [fc.string(), fc.string(), jsonArb, fc.string(), fc.string()],
     ([when1, when2, shipment, eventDate, otherDate]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const message = (generated: string, predicted: string, ship: unknown, date: string) => ({
           hash: "",
           message_generated_event_date: generated,
           type: "BASIC_STATUS",
           tradeflow_reference: "R",
-          payload: { event_date: date, predicted_at: predicted, shipment: ship, history: [{ predicted_at: predicted, event_date: date }] }
+          payload: {
+            event_date: date,
+            predicted_at: predicted,
+            shipment: ship,
+            history: [{ predicted_at: predicted, event_date: date }]
+          }
         })
         const a = yield* MessageHash.hashMessage(message(when1, when1, shipment, eventDate))
         const b = yield* MessageHash.hashMessage(message(when2, when2, null, eventDate))
@@ -108,8 +172,11 @@ describe("MessageHash", () => {
   )
 
   it.effect("is the SHA-256 of the canonical content", () =>
-    Effect.gen(function* () {
-      assert.strictEqual(yield* MessageHash.sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* MessageHash.sha256Hex("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+      )
     }))
 })
 
@@ -118,7 +185,13 @@ describe("ApiMessage", () => {
     const ok = { type: "LOCATION_UPDATE", lat: 1, lng: 2, event_date: "2026-01-01 10:00:00.123456", vessel_name: "V" }
     assert.deepStrictEqual(Schema.decodeUnknownSync(LocationUpdate)(ok), ok)
     assert.throws(() => Schema.decodeUnknownSync(LocationUpdate)({ ...ok, event_date: "2026-01-01T10:00:00Z" }))
-    const message = { hash: "h", message_generated_event_date: "2026-01-01T00:00:00.000Z", type: "LOCATION_UPDATE", tradeflow_reference: "R", payload: ok }
+    const message = {
+      hash: "h",
+      message_generated_event_date: "2026-01-01T00:00:00.000Z",
+      type: "LOCATION_UPDATE",
+      tradeflow_reference: "R",
+      payload: ok
+    }
     assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(ApiMessage)(message), message)
     assert.throws(() => Schema.decodeUnknownSync(ApiMessage)({ ...message, type: "SHIPMENT_CHANGE" }))
   })
@@ -138,7 +211,10 @@ describe("TradeflowMerge", () => {
 
   it.prop(
     "merging the same event again changes nothing; a new date or flag appends one prediction",
-    [fc.array(fc.tuple(fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }), fc.boolean()), { minLength: 1, maxLength: 8 })],
+    [fc.array(fc.tuple(fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }), fc.boolean()), {
+      minLength: 1,
+      maxLength: 8
+    })],
     ([inputs]) => {
       let events = base.events
       let expectedHistory = 0

@@ -10,10 +10,17 @@ const hour = 3_600_000
 /** Retention over the memory storage, its RetentionStore counting every call and the rows each deleted. */
 const counted = (options: Retention.RetentionOptions) => {
   const calls: Array<{ readonly kind: string; readonly limit: number; readonly deleted: number }> = []
-  const spy = Layer.effect(RetentionStore, Effect.map(RetentionStore, (store) => RetentionStore.of({
-    prune: (kind, before, limit) =>
-      Effect.tap(store.prune(kind, before, limit), (deleted) => Effect.sync(() => calls.push({ kind, limit, deleted })))
-  })))
+  const spy = Layer.effect(
+    RetentionStore,
+    Effect.map(RetentionStore, (store) =>
+      RetentionStore.of({
+        prune: (kind, before, limit) =>
+          Effect.tap(
+            store.prune(kind, before, limit),
+            (deleted) => Effect.sync(() => calls.push({ kind, limit, deleted }))
+          )
+      }))
+  )
   const layer = Retention.layer(options).pipe(Layer.provide(spy), Layer.provideMerge(Storage.layerMemory))
   return { calls, layer }
 }
@@ -22,7 +29,12 @@ const enqueueKeys = (count: number, receivedAt: number) =>
   Effect.flatMap(JobQueue, (queue) =>
     Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
       queue.enqueue(
-        { organisation_id: "org", environment: "production", payload: { _tag: "Delete", reference: null, hard: false }, received_at: receivedAt },
+        {
+          organisation_id: "org",
+          environment: "production",
+          payload: { _tag: "Delete", reference: null, hard: false },
+          received_at: receivedAt
+        },
         { key: `key-${receivedAt}-${i}`, request_hash: "h", response: "{}" }
       )))
 
@@ -60,7 +72,12 @@ describe("Retention", () => {
         yield* TestClock.adjust(2 * hour)
         assert.strictEqual(calls.filter((c) => c.kind === "idempotency_keys").reduce((n, c) => n + c.deleted, 0), 2)
         assert.deepStrictEqual(
-          [Retention.defaultAges.idempotencyKeys, Retention.defaultAges.doneJobs, Retention.defaultAges.deliveryAttempts, Retention.defaultAges.dead]
+          [
+            Retention.defaultAges.idempotencyKeys,
+            Retention.defaultAges.doneJobs,
+            Retention.defaultAges.deliveryAttempts,
+            Retention.defaultAges.dead
+          ]
             .map((d) => Duration.toMillis(d) / hour),
           [24, 7 * 24, 30 * 24, 30 * 24]
         )

@@ -14,16 +14,19 @@ const day = 86_400_000
 
 /** A TradeflowStore whose organisation has exactly these containers. */
 const storeWith = (containers: ReadonlyArray<string>) =>
-  Layer.succeed(TradeflowStore, TradeflowStore.of({
-    get: () => Effect.succeed(Option.none()),
-    list: () => Effect.succeed([]),
-    sizes: () => Effect.succeed(new Map()),
-    held: () => Effect.succeed({ containers: [], events: [] }),
-    lookup: () => Effect.succeed([]),
-    containers: () => Effect.succeed(containers),
-    due: () => Effect.succeed([]),
-    commit: () => Effect.succeed(true)
-  }))
+  Layer.succeed(
+    TradeflowStore,
+    TradeflowStore.of({
+      get: () => Effect.succeed(Option.none()),
+      list: () => Effect.succeed([]),
+      sizes: () => Effect.succeed(new Map()),
+      held: () => Effect.succeed({ containers: [], events: [] }),
+      lookup: () => Effect.succeed([]),
+      containers: () => Effect.succeed(containers),
+      due: () => Effect.succeed([]),
+      commit: () => Effect.succeed(true)
+    })
+  )
 
 /**
  * The scenario tables of docs/behaviour.md, written out independently of the generators: steps of
@@ -44,18 +47,25 @@ const tails: ReadonlyArray<ReadonlyArray<Row>> = [[pod("UV", 1)], [pod("GT", 2)]
 const tables: Record<string, ReadonlyArray<ReadonlyArray<Row>>> = {
   ocean_basic: [[pol("GE", -3)], [pol("GN", -2)], [pol("AE", -1)], [vd], va(0), ...tails],
   ocean_full: [
-    [pol("GE", -3)], [pol("GN", -2)], [pol("AE", -1)], [vd],
+    [pol("GE", -3)],
+    [pol("GN", -2)],
+    [pol("AE", -1)],
+    [vd],
     [["ts", "VA", "move", "M", -2, false]],
     [["ts", "UV", "containers", "M", -1, false]],
     [["ts", "AE", "containers", "M", 1, false]],
     [["ts", "VD", "move", "M", 2, false, 1]],
-    va(0, 1), ...tails
+    va(0, 1),
+    ...tails
   ],
   rolled_shipment: [
-    [pol("GE", -10)], [pol("GN", -9)],
+    [pol("GE", -10)],
+    [pol("GN", -9)],
     [va(-7)[0]!, ["pol", "VD", "move", "D", -7, false, 1], ["pod", "VA", "move", "A", -7, false, 1]],
     [va(0)[0]!, ["pol", "VD", "move", "D", 0, false], va(0)[1]!],
-    [pol("AE", -1)], [vd], ...tails
+    [pol("AE", -1)],
+    [vd],
+    ...tails
   ],
   delayed_eta: [[pol("GE", -3)], [pol("GN", -2)], [pol("AE", -1)], [vd], va(-5), va(-2), va(0), ...tails],
   empty: []
@@ -81,7 +91,7 @@ type Input = typeof inputArb extends fc.Arbitrary<infer A> ? A : never
 const iso = (ms: number | null) => ms === null ? undefined : new Date(ms).toISOString()
 
 const generate = (i: Input) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     yield* TestClock.setTime(i.now)
     return yield* Option.getOrThrow(Scenarios.lookup(i.scenario))({
       organisation_id: "org",
@@ -99,13 +109,14 @@ describe("Scenarios: every journey follows its table", () => {
     "order, spacing, actual flags, vessels and steps, for any dates, ports and containers",
     [inputArb],
     ([i]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const journey = yield* generate(i)
         const within = (t: number) => Math.min(i.now + 365 * day, Math.max(i.now - 365 * day, t))
         const D = i.departure === null || i.departure === undefined ? i.now - day : within(i.departure)
         const A = i.arrival === null || i.arrival === undefined ? i.now + 30 * day : within(i.arrival)
         assert.deepStrictEqual([journey.departure, journey.arrival], [D, A])
-        const ts = journey.events.find((e) => e.status_code === "UV" && e.location !== i.pod && e.location !== i.pol)?.location
+        const ts = journey.events.find((e) => e.status_code === "UV" && e.location !== i.pod && e.location !== i.pol)
+          ?.location
         const ports: Record<Port, string | undefined> = {
           pol: i.pol ?? undefined,
           pod: i.pod ?? undefined,
@@ -118,7 +129,9 @@ describe("Scenarios: every journey follows its table", () => {
             rows.flatMap(([port, code, what, base, offset, actual, vessel]) => {
               const location = ports[port]
               if (location === undefined) return []
-              const vesselName = vessel === 1 && (i.scenario !== "ocean_full" || ports.ts !== undefined) ? other : undefined
+              const vesselName = vessel === 1 && (i.scenario !== "ocean_full" || ports.ts !== undefined)
+                ? other
+                : undefined
               const e = (container: string | null) => ({
                 status_code: code,
                 message: descriptions[code],
@@ -143,7 +156,7 @@ describe("Scenarios: every journey follows its table", () => {
     "every container is an ISO 6346 number: the ones sent, else one of the organisation's, else a generated one",
     [inputArb, fc.integer()],
     ([i, seed]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const journey = yield* generate({ ...i, containers: [] }).pipe(Effect.withRandom(Random.make(seed)))
         if (i.scenario === "empty") return assert.deepStrictEqual(journey.containers, [])
         assert.strictEqual(journey.containers.length, 1)
@@ -160,7 +173,7 @@ describe("Scenarios: every journey follows its table", () => {
     "ocean_full transships at a hub other than both ports, the one that lengthens the route least",
     [fc.constantFrom(...codes), fc.constantFrom(...codes), fc.string()],
     ([from, to, reference]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const ts = yield* OceanFull.transshipmentPort(from, to, reference)
         assert.include(OceanFull.hubs, ts)
         assert.notInclude([from, to], ts)
@@ -168,7 +181,8 @@ describe("Scenarios: every journey follows its table", () => {
         const at = (code: string) => Effect.map(locations.lookup(code), Option.getOrThrow)
         const a = (yield* at(from)).coordinates
         const b = (yield* at(to)).coordinates
-        const detour = (c: { lat: number; lng: number }) => Positions.distanceMetres(a, c) + Positions.distanceMetres(c, b)
+        const detour = (c: { lat: number; lng: number }) =>
+          Positions.distanceMetres(a, c) + Positions.distanceMetres(c, b)
         const mine = detour((yield* at(ts)).coordinates)
         for (const hub of OceanFull.hubs) {
           if (hub !== from && hub !== to) assert.isAtMost(mine, detour((yield* at(hub)).coordinates))
@@ -185,7 +199,7 @@ describe("Scenarios: release schedule", () => {
     "what a speed has released is always a prefix of the journey in order, one step per interval",
     [inputArb, speedArb, instant, fc.array(fc.integer({ min: 0, max: 40 * day }), { maxLength: 30 })],
     ([i, speed, start, offsets]) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const journey = yield* generate(i)
         const interval = Scenarios.releaseIntervals[speed]
         const steps = Scenarios.steps(journey.events)

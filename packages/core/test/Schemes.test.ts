@@ -2,14 +2,19 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Schema } from "effect"
 import * as Schemes from "../src/Schemes.js"
 
-const payload = (body: string, contentType = "application/json", query: Record<string, string> = {}): Schemes.Payload => ({
+const payload = (
+  body: string,
+  contentType = "application/json",
+  query: Record<string, string> = {}
+): Schemes.Payload => ({
   contentType,
   body,
   query
 })
 
 const echo = (tag: string): Schemes.Scheme => ({
-  decode: ({ body, query }) => Effect.succeed([{ tradeflow_reference: `${tag}:${body}`, booking_reference: query["b"] ?? "B" }])
+  decode: ({ body, query }) =>
+    Effect.succeed([{ tradeflow_reference: `${tag}:${body}`, booking_reference: query["b"] ?? "B" }])
 })
 
 const decodeWith = (layer: Layer.Layer<Schemes.Schemes>, name: string, p: Schemes.Payload) =>
@@ -20,7 +25,8 @@ const unknownOf = (result: Effect.Effect.Success<ReturnType<typeof decodeWith>>)
     ? { scheme: result.left.scheme, known: result.left.known }
     : assert.fail(`expected UnknownScheme, got ${JSON.stringify(result)}`)
 
-const namesOf = (layer: Layer.Layer<Schemes.Schemes>) => Effect.runSync(Effect.map(Schemes.Schemes, (s) => s.names).pipe(Effect.provide(layer)))
+const namesOf = (layer: Layer.Layer<Schemes.Schemes>) =>
+  Effect.runSync(Effect.map(Schemes.Schemes, (s) => s.names).pipe(Effect.provide(layer)))
 
 describe("Schemes", () => {
   it.effect("the built-in registry: csv and dcsa-tnt", () =>
@@ -46,8 +52,14 @@ describe("Schemes", () => {
     Effect.gen(function*() {
       const layer = Schemes.layerWith({ edi: echo("edi"), csv: echo("mine") })
       assert.deepStrictEqual(namesOf(layer), ["csv", "dcsa-tnt", "edi"])
-      assert.deepStrictEqual(yield* decodeWith(layer, "edi", payload("x", "", { b: "B7" })), Either.right([{ tradeflow_reference: "edi:x", booking_reference: "B7" }]))
-      assert.deepStrictEqual(yield* decodeWith(layer, "csv", payload("y")), Either.right([{ tradeflow_reference: "mine:y", booking_reference: "B" }]))
+      assert.deepStrictEqual(
+        yield* decodeWith(layer, "edi", payload("x", "", { b: "B7" })),
+        Either.right([{ tradeflow_reference: "edi:x", booking_reference: "B7" }])
+      )
+      assert.deepStrictEqual(
+        yield* decodeWith(layer, "csv", payload("y")),
+        Either.right([{ tradeflow_reference: "mine:y", booking_reference: "B" }])
+      )
     }))
 
   it.effect("add stacks on the registry below it", () =>
@@ -57,14 +69,26 @@ describe("Schemes", () => {
         Layer.provide(Schemes.layer)
       )
       assert.deepStrictEqual(namesOf(layer), ["dcsa-tnt", "a", "b", "csv"])
-      assert.deepStrictEqual(yield* decodeWith(layer, "a", payload("1")), Either.right([{ tradeflow_reference: "a:1", booking_reference: "B" }]))
-      assert.deepStrictEqual(yield* decodeWith(layer, "csv", payload("2")), Either.right([{ tradeflow_reference: "csv2:2", booking_reference: "B" }]))
+      assert.deepStrictEqual(
+        yield* decodeWith(layer, "a", payload("1")),
+        Either.right([{ tradeflow_reference: "a:1", booking_reference: "B" }])
+      )
+      assert.deepStrictEqual(
+        yield* decodeWith(layer, "csv", payload("2")),
+        Either.right([{ tradeflow_reference: "csv2:2", booking_reference: "B" }])
+      )
       assert.isTrue(Either.isLeft(yield* decodeWith(layer, "dcsa-tnt", payload("nope"))))
-      assert.deepStrictEqual(unknownOf(yield* decodeWith(layer, "zz", payload(""))), { scheme: "zz", known: ["dcsa-tnt", "a", "b", "csv"] })
+      assert.deepStrictEqual(unknownOf(yield* decodeWith(layer, "zz", payload(""))), {
+        scheme: "zz",
+        known: ["dcsa-tnt", "a", "b", "csv"]
+      })
     }))
 
   it("errors are wire-safe: they encode to plain JSON and decode back", () => {
-    const error = Schemes.schemeError("invalid", [{ path: "/rows/2/active", message: "row 2: active must be true or false" }])
+    const error = Schemes.schemeError("invalid", [{
+      path: "/rows/2/active",
+      message: "row 2: active must be true or false"
+    }])
     const encoded = Schema.encodeSync(Schemes.SchemeError)(error)
     assert.deepStrictEqual(JSON.parse(JSON.stringify(encoded)), {
       _tag: "SchemeError",
@@ -83,6 +107,9 @@ describe("Schemes", () => {
     const error = Schemes.schemeError("invalid", many)
     assert.strictEqual(error.errors.length, Schemes.maxErrors + 1)
     assert.deepStrictEqual(error.errors.at(-1), { path: "", message: "and 7 more problems not listed" })
-    assert.strictEqual(Schemes.schemeError("invalid", many.slice(0, Schemes.maxErrors)).errors.length, Schemes.maxErrors)
+    assert.strictEqual(
+      Schemes.schemeError("invalid", many.slice(0, Schemes.maxErrors)).errors.length,
+      Schemes.maxErrors
+    )
   })
 })

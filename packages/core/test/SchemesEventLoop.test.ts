@@ -14,7 +14,9 @@ const counted = <A>(decode: (options: DecodeOptions) => Effect.Effect<A, SchemeE
     const turns = yield* Ref.make(0)
     const ticks = yield* Ref.make(0)
     const other = yield* Effect.fork(Effect.forever(Effect.zipRight(turn, Ref.update(ticks, (n) => n + 1))))
-    const result = yield* Effect.either(decode({ sliceMillis: 0, turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1)) }))
+    const result = yield* Effect.either(
+      decode({ sliceMillis: 0, turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1)) })
+    )
     yield* Fiber.interrupt(other)
     return { result, turns: yield* Ref.get(turns), ticks: yield* Ref.get(ticks) }
   })
@@ -25,16 +27,20 @@ const equipment = (n: number, refs: ReadonlyArray<unknown>) => ({
   eventDateTime: "2024-03-05T09:40:00+01:00",
   equipmentEventTypeCode: "LOAD",
   equipmentReference: "CSQU3054383",
-  documentReferences: refs.length > 0 ? refs : [{ documentReferenceType: "BKG", documentReferenceValue: `BK-${n % 50}` }]
+  documentReferences: refs.length > 0
+    ? refs
+    : [{ documentReferenceType: "BKG", documentReferenceValue: `BK-${n % 50}` }]
 })
 
 /** `events` events, each with 100 document references that are not objects (the hostile body of issue 12). */
-const hostile = (events: number) => JSON.stringify(Array.from({ length: events }, (_, i) => equipment(i, Array(100).fill(1))))
+const hostile = (events: number) =>
+  JSON.stringify(Array.from({ length: events }, (_, i) => equipment(i, Array(100).fill(1))))
 const valid = (events: number) => JSON.stringify(Array.from({ length: events }, (_, i) => equipment(i, [])))
 
 const dcsa = (body: string) => (options: DecodeOptions) =>
   DcsaTntScheme.decode({ contentType: "application/json", body, query: {} }, options)
-const csv = (body: string) => (options: DecodeOptions) => CsvScheme.decode({ contentType: "text/csv", body, query: {} }, options)
+const csv = (body: string) => (options: DecodeOptions) =>
+  CsvScheme.decode({ contentType: "text/csv", body, query: {} }, options)
 
 describe("Schemes: decoding lets the event loop turn, and more often the more there is to decode", () => {
   it.effect("dcsa-tnt: a body of events with 100 broken document references each, refused as before", () =>
@@ -91,10 +97,21 @@ describe("Schemes: decoding lets the event loop turn, and more often the more th
             result,
             Either.left([{ path: "/rows/2", message: `row 2: ${n + 2} cells, but the header names 2 columns` }])
           )],
-        ["quotes", (n) => header + "R,\"B" + "\"\"".repeat(n) + "\"\n", (n, result) =>
-          assert.deepStrictEqual(result, Either.right([{ tradeflow_reference: "R", booking_reference: ["B" + "\"".repeat(n)] }]))],
-        ["empty rows", (n) => header + "\n".repeat(n) + "R,B\n", (_, result) =>
-          assert.deepStrictEqual(result, Either.right([{ tradeflow_reference: "R", booking_reference: ["B"] }]))]
+        [
+          "quotes",
+          (n) => header + "R,\"B" + "\"\"".repeat(n) + "\"\n",
+          (n, result) =>
+            assert.deepStrictEqual(
+              result,
+              Either.right([{ tradeflow_reference: "R", booking_reference: ["B" + "\"".repeat(n)] }])
+            )
+        ],
+        [
+          "empty rows",
+          (n) => header + "\n".repeat(n) + "R,B\n",
+          (_, result) =>
+            assert.deepStrictEqual(result, Either.right([{ tradeflow_reference: "R", booking_reference: ["B"] }]))
+        ]
       ]
       for (const [what, body, check] of cases) {
         const small = yield* counted(csv(body(5_000)))

@@ -42,7 +42,9 @@ describe("SecretsAtRest.parseKey", () => {
 })
 
 describe("SecretsAtRest.makeCipher", () => {
-  it.effect.prop("decrypts what it encrypted, only with the same key and place; never the same text twice", [fc.string()], ([plaintext]) =>
+  it.effect.prop("decrypts what it encrypted, only with the same key and place; never the same text twice", [
+    fc.string()
+  ], ([plaintext]) =>
     Effect.gen(function*() {
       const cipher = yield* SecretsAtRest.makeCipher(key)
       const other = yield* SecretsAtRest.makeCipher(makeSecretsKey())
@@ -55,7 +57,10 @@ describe("SecretsAtRest.makeCipher", () => {
         Effect.map(Effect.flip(effect), (e) => e.message)
       const message = "the stored secret of automation:a does not decrypt with the configured key"
       assert.strictEqual(yield* refused(other.decrypt(sealed, "automation:a")), message)
-      assert.strictEqual(yield* refused(cipher.decrypt(sealed, "automation:b")), "the stored secret of automation:b does not decrypt with the configured key")
+      assert.strictEqual(
+        yield* refused(cipher.decrypt(sealed, "automation:b")),
+        "the stored secret of automation:b does not decrypt with the configured key"
+      )
       const at = sealed.length - 5
       const flipped = sealed.slice(0, at) + (sealed[at] === "A" ? "B" : "A") + sealed.slice(at + 1)
       assert.strictEqual(yield* refused(cipher.decrypt(flipped, "automation:a")), message)

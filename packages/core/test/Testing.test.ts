@@ -1,5 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Option, Schema, TestClock } from "effect"
+import { ApiMessageFromJson } from "../src/ApiMessage.js"
+import * as Iso6346 from "../src/Iso6346.js"
+import * as Locations from "../src/Locations.js"
+import * as Scenarios from "../src/Scenarios.js"
+import { validateRequest } from "../src/Validation.js"
 import {
   apiMessage,
   containerNumber,
@@ -8,15 +13,10 @@ import {
   layer,
   post,
   sampleMessages,
-  tradeflowRecord,
   trackedRecord,
+  tradeflowRecord,
   unlocode
 } from "../testing/index.js"
-import { ApiMessageFromJson } from "../src/ApiMessage.js"
-import * as Iso6346 from "../src/Iso6346.js"
-import * as Locations from "../src/Locations.js"
-import * as Scenarios from "../src/Scenarios.js"
-import { validateRequest } from "../src/Validation.js"
 
 const day = 86_400_000
 /** The status codes of each step of each scenario (docs/behaviour.md). */
@@ -34,7 +34,7 @@ describe("@tradeflow/core/testing", () => {
     fc.array(tradeflowRecord, { minLength: 1, maxLength: 4 }),
     fc.constantFrom("uat" as const, "production" as const)
   ], ([records, environment]) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const validated = yield* validateRequest(records, { environment, form: "array" })
       assert.isTrue(validated.groups.length >= 1)
       for (const w of validated.warnings.flat()) assert.notMatch(w, problem)
@@ -52,7 +52,7 @@ describe("@tradeflow/core/testing", () => {
   })
 
   it.effect.prop("UN/LOCODEs resolve in the built-in directory", [unlocode], ([code]) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const location = yield* Effect.flatMap(Locations.Locations, (l) => l.lookup(code))
       assert.isTrue(Option.isSome(location), code)
     }).pipe(Effect.provide(Locations.layerBuiltin)))
@@ -82,7 +82,7 @@ describe("@tradeflow/core/testing", () => {
   }
 
   it.effect("sampled APIMessages cover every type and decode with ApiMessageFromJson", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sample = yield* sampleMessages(300)
       assert.strictEqual(sample.length, 300)
       assert.deepStrictEqual(
@@ -98,7 +98,7 @@ describe("@tradeflow/core/testing", () => {
     }))
 
   it.effect("the layer runs on the test clock: a fast journey is released as the test moves time", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const now = Date.UTC(2026, 0, 1)
       yield* TestClock.setTime(now)
       const first = yield* post([{

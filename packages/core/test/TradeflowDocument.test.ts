@@ -72,14 +72,20 @@ describe("Render.tradeflowDocument", () => {
         ]
       }], "production")
       const doc = yield* Render.tradeflowDocument(yield* tradeflow("FT-1"))
-      assert.deepStrictEqual(doc.events.map((e) => [e.status_code, e.location, e.location_name, e.transport_unit_reference]), [
-        ["AE", null, "Some depot", C1],
-        ["VD", "XXABC", "XXABC", null]
-      ])
+      assert.deepStrictEqual(
+        doc.events.map((e) => [e.status_code, e.location, e.location_name, e.transport_unit_reference]),
+        [
+          ["AE", null, "Some depot", C1],
+          ["VD", "XXABC", "XXABC", null]
+        ]
+      )
       assert.deepStrictEqual(doc.events[1]?.container_details, null)
       assert.deepStrictEqual(doc.events[1]?.dwell_details, null)
       assert.deepStrictEqual(doc.locations, [Render.unknownLocation("XXABC")])
-      assert.deepStrictEqual(doc.shipment, { containers: [Render.container({ reference: C1 })], transport_plan_legs: [] })
+      assert.deepStrictEqual(doc.shipment, {
+        containers: [Render.container({ reference: C1 })],
+        transport_plan_legs: []
+      })
       assert.isFalse("vessels" in doc)
     }).pipe(Effect.provide(layer())))
 
@@ -113,7 +119,9 @@ describe("Render.tradeflowDocument", () => {
           assert.deepStrictEqual(codes, [...new Set(codes)].sort())
           for (const e of plain.events) {
             if (e.location !== null) assert.include(codes, e.location)
-            if (e.location === null && e.location_name !== null) assert.notMatch(e.location_name, /^[A-Z]{2}[A-Z2-9]{3}$/)
+            if (e.location === null && e.location_name !== null) {
+              assert.notMatch(e.location_name, /^[A-Z]{2}[A-Z2-9]{3}$/)
+            }
           }
 
           const latest = all
@@ -139,7 +147,10 @@ describe("Documents", () => {
       assert.isDefined(doc.vessels)
       for (const [organisationId, reference] of [[org, "PO-2"], ["org-unknown", "PO-1"]] as const) {
         const error = yield* Effect.flip(documents.download(organisationId, reference))
-        assert.deepStrictEqual([error._tag, error._tag === "TradeflowNotFound" ? error.reference : ""], ["TradeflowNotFound", reference])
+        assert.deepStrictEqual([error._tag, error._tag === "TradeflowNotFound" ? error.reference : ""], [
+          "TradeflowNotFound",
+          reference
+        ])
       }
     }).pipe(Effect.provide(testLayer())))
 })

@@ -23,7 +23,10 @@ const Reference = {
       if (i < 0) out.push(entry)
       else if (entry.custom_properties !== undefined) {
         const old = out[i]!
-        out[i] = { reference: old.reference, custom_properties: { ...old.custom_properties, ...entry.custom_properties } }
+        out[i] = {
+          reference: old.reference,
+          custom_properties: { ...old.custom_properties, ...entry.custom_properties }
+        }
       }
     }
     return out
@@ -49,18 +52,21 @@ const Reference = {
     const vessel = <A extends object>(a: A) => e.vessel === undefined ? a : { ...a, vessel: e.vessel }
     if (existing === undefined) {
       const date = e.event_date ?? fallbackDate
-      return [...events, vessel({
-        key,
-        message: e.message,
-        status_code: e.status_code,
-        container_reference: e.container_reference,
-        location: e.location,
-        event_date: date,
-        actual: e.actual,
-        source: e.source,
-        predicted_at: now,
-        history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now }]
-      })]
+      return [
+        ...events,
+        vessel({
+          key,
+          message: e.message,
+          status_code: e.status_code,
+          container_reference: e.container_reference,
+          location: e.location,
+          event_date: date,
+          actual: e.actual,
+          source: e.source,
+          predicted_at: now,
+          history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now }]
+        })
+      ]
     }
     const date = e.event_date ?? existing.event_date ?? fallbackDate
     if (date === existing.event_date && e.actual === existing.actual && e.vessel === existing.vessel) return events
@@ -76,7 +82,11 @@ const Reference = {
     })
     return out
   },
-  applyRecords: (t: Tradeflow, records: ReadonlyArray<TradeflowRecord>, options: TradeflowMerge.ApplyOptions): Tradeflow => {
+  applyRecords: (
+    t: Tradeflow,
+    records: ReadonlyArray<TradeflowRecord>,
+    options: TradeflowMerge.ApplyOptions
+  ): Tradeflow => {
     let state = t
     for (const r of records) {
       const details: Record<string, unknown> = { ...state.details }
@@ -85,7 +95,9 @@ const Reference = {
         if (key === "customer_name" && !options.keepCustomerName) continue
         details[key] = r[key]
       }
-      if (r.configuration !== undefined) details["configuration"] = { ...state.details.configuration, ...r.configuration }
+      if (r.configuration !== undefined) {
+        details["configuration"] = { ...state.details.configuration, ...r.configuration }
+      }
       if (r.references !== undefined) details["references"] = { ...state.details.references, ...r.references }
       state = {
         ...state,
@@ -94,11 +106,15 @@ const Reference = {
         bill_of_lading_references: Reference.union(state.bill_of_lading_references, r.bill_of_lading_reference),
         booking_references: Reference.union(state.booking_references, r.booking_reference),
         details,
-        partners: options.keepCustomerName ? Reference.mergeLinks(state.partners, TradeflowMerge.recordLinks(r)) : state.partners
+        partners: options.keepCustomerName
+          ? Reference.mergeLinks(state.partners, TradeflowMerge.recordLinks(r))
+          : state.partners
       }
     }
     let events = state.events
-    for (const e of TradeflowMerge.collectEvents(records)) events = Reference.mergeEvent(events, e, options.now, options.receivedAt)
+    for (const e of TradeflowMerge.collectEvents(records)) {
+      events = Reference.mergeEvent(events, e, options.now, options.receivedAt)
+    }
     return {
       ...state,
       events: [...events.filter((e) => e.source === "import"), ...events.filter((e) => e.source === "mock")]
@@ -121,7 +137,9 @@ const Reference = {
     const same = (a: PartnerLink, b: PartnerLink) => a.name === b.name && a.role === b.role
     const linked = after.partners.filter((l) => !before.partners.some((b) => same(b, l)))
     if (linked.length > 0) parts.push(`partners linked ${linked.map(label).join(", ")}`)
-    const referenced = after.partners.filter((l) => before.partners.some((b) => same(b, l) && b.reference !== l.reference))
+    const referenced = after.partners.filter((l) =>
+      before.partners.some((b) => same(b, l) && b.reference !== l.reference)
+    )
     if (referenced.length > 0) parts.push(`partner references changed ${referenced.map(label).join(", ")}`)
     const beforeEvents = new Map(before.events.map((e) => [e.key, e.history.length] as const))
     const events = after.events.filter((e) => beforeEvents.get(e.key) !== e.history.length).length
@@ -136,9 +154,21 @@ const Reference = {
 }
 
 const scalarKeys: ReadonlyArray<keyof TradeflowRecord> = [
-  "port_of_loading", "port_of_discharge", "estimated_time_of_departure", "explicit_departure_confirmation",
-  "estimated_time_of_arrival", "explicit_arrival_confirmation", "actual_time_of_departure", "actual_time_of_arrival",
-  "vessel", "customer_name", "customer_reference", "carrier_name", "carrier_scac", "lead_contact", "incoterms"
+  "port_of_loading",
+  "port_of_discharge",
+  "estimated_time_of_departure",
+  "explicit_departure_confirmation",
+  "estimated_time_of_arrival",
+  "explicit_arrival_confirmation",
+  "actual_time_of_departure",
+  "actual_time_of_arrival",
+  "vessel",
+  "customer_name",
+  "customer_reference",
+  "carrier_name",
+  "carrier_scac",
+  "lead_contact",
+  "incoterms"
 ]
 
 const decodeRecord = Schema.decodeUnknownSync(TradeflowRecord)
@@ -157,7 +187,10 @@ const entry = fc.oneof(
   fc.constantFrom(...containers),
   fc.record({
     reference: fc.constantFrom(...containers),
-    custom_properties: fc.dictionary(fc.constantFrom("container_type", "seal", "weight"), fc.constantFrom("22G1", "x", 1))
+    custom_properties: fc.dictionary(
+      fc.constantFrom("container_type", "seal", "weight"),
+      fc.constantFrom("22G1", "x", 1)
+    )
   }, { requiredKeys: ["reference"] })
 )
 
@@ -169,11 +202,14 @@ const record = fc.record({
   carrier_name: fc.constantFrom("Maersk", "MSC"),
   customer_name: fc.constantFrom("Acme", " ", "Globex"),
   customer_reference: fc.constantFrom("C1", "C2"),
-  partners: fc.array(fc.record({
-    name: fc.constantFrom("Acme", "Initech"),
-    role: fc.constantFrom("customer", "supplier"),
-    reference: fc.constantFrom("P1", "P2")
-  }, { requiredKeys: ["name"] }), { maxLength: 3 }),
+  partners: fc.array(
+    fc.record({
+      name: fc.constantFrom("Acme", "Initech"),
+      role: fc.constantFrom("customer", "supplier"),
+      reference: fc.constantFrom("P1", "P2")
+    }, { requiredKeys: ["name"] }),
+    { maxLength: 3 }
+  ),
   configuration: fc.dictionary(fc.constantFrom("a", "b"), fc.integer({ min: 0, max: 3 })),
   references: fc.dictionary(fc.constantFrom("po", "so"), fc.constantFrom("1", "2")),
   active: fc.boolean(),
@@ -199,14 +235,19 @@ const options = fc.record({
 
 /** A stored state built by the reference model from earlier posts and mock releases. */
 const stored: fc.Arbitrary<Tradeflow> = fc.array(
-  fc.oneof(fc.tuple(fc.constant("post" as const), fc.array(record, { maxLength: 3 }), options),
-    fc.tuple(fc.constant("mock" as const), fc.array(mockEvent, { maxLength: 6 }), options)),
+  fc.oneof(
+    fc.tuple(fc.constant("post" as const), fc.array(record, { maxLength: 3 }), options),
+    fc.tuple(fc.constant("mock" as const), fc.array(mockEvent, { maxLength: 6 }), options)
+  ),
   { maxLength: 4 }
 ).map((steps) =>
-  steps.reduce((t, [kind, items, o]) =>
-    kind === "post"
-      ? Reference.applyRecords(t, items as ReadonlyArray<TradeflowRecord>, o)
-      : Reference.releaseMockEvents(t, items as ReadonlyArray<MockEvent>, o.now), TradeflowMerge.empty("org", "TF-1", 0))
+  steps.reduce(
+    (t, [kind, items, o]) =>
+      kind === "post"
+        ? Reference.applyRecords(t, items as ReadonlyArray<TradeflowRecord>, o)
+        : Reference.releaseMockEvents(t, items as ReadonlyArray<MockEvent>, o.now),
+    TradeflowMerge.empty("org", "TF-1", 0)
+  )
 )
 
 describe("TradeflowMerge equals the reference model", () => {
@@ -214,9 +255,17 @@ describe("TradeflowMerge equals the reference model", () => {
     assert.deepStrictEqual(TradeflowMerge.applyRecords(t, records, o), Reference.applyRecords(t, records, o))
   }, { fastCheck: { numRuns: 300 } })
 
-  it.prop("releaseMockEvents", [stored, fc.array(mockEvent, { maxLength: 10 }), fc.integer({ min: 10, max: 20 })], ([t, events, now]) => {
-    assert.deepStrictEqual(TradeflowMerge.releaseMockEvents(t, events, now), Reference.releaseMockEvents(t, events, now))
-  }, { fastCheck: { numRuns: 300 } })
+  it.prop(
+    "releaseMockEvents",
+    [stored, fc.array(mockEvent, { maxLength: 10 }), fc.integer({ min: 10, max: 20 })],
+    ([t, events, now]) => {
+      assert.deepStrictEqual(
+        TradeflowMerge.releaseMockEvents(t, events, now),
+        Reference.releaseMockEvents(t, events, now)
+      )
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it.prop("describeChanges", [stored, fc.array(record, { maxLength: 6 }), options], ([t, records, o]) => {
     const after = Reference.applyRecords(t, records, o)
@@ -224,13 +273,19 @@ describe("TradeflowMerge equals the reference model", () => {
   }, { fastCheck: { numRuns: 300 } })
 
   it.prop("mergeEvent answers the list itself when nothing changes", [stored, event], ([t, input]) => {
-    const e = TradeflowMerge.fromInput(decodeRecord({ tradeflow_reference: "TF-1", booking_reference: "B", events: [input] }).events![0]!)
+    const e = TradeflowMerge.fromInput(
+      decodeRecord({ tradeflow_reference: "TF-1", booking_reference: "B", events: [input] }).events![0]!
+    )
     const once = TradeflowMerge.mergeEvent(t.events, e, 1, 0)
     assert.deepStrictEqual(once, Reference.mergeEvent(t.events, e, 1, 0))
     assert.strictEqual(TradeflowMerge.mergeEvent(once, e, 2, 0), once)
   })
 
-  it.prop("a Steps merge pauses every pauseEvery items and ends as run does", [stored, fc.array(record, { maxLength: 6 }), options], ([t, records, o]) => {
+  it.prop("a Steps merge pauses every pauseEvery items and ends as run does", [
+    stored,
+    fc.array(record, { maxLength: 6 }),
+    options
+  ], ([t, records, o]) => {
     const steps = TradeflowMerge.applyRecordsSteps(t, records, o)
     let next = steps.next()
     while (next.done !== true) next = steps.next()
@@ -251,14 +306,27 @@ describe("TradeflowMerge work is linear", () => {
 
   it("containers, links, bills of lading and events: identities read O(n) times, not once per pair", () => {
     const reads = { n: 0 }
-    const storedEvents = TradeflowMerge.run(TradeflowMerge.mergeEvents([], Array.from({ length: n }, (_, i) => ({
-      message: "Gate out empty", status_code: "GE", container_reference: containerNumber(i), location: "NLRTM",
-      event_date: 5, actual: true, source: "import" as const
-    })), 1, 0))
+    const storedEvents = TradeflowMerge.run(TradeflowMerge.mergeEvents(
+      [],
+      Array.from({ length: n }, (_, i) => ({
+        message: "Gate out empty",
+        status_code: "GE",
+        container_reference: containerNumber(i),
+        location: "NLRTM",
+        event_date: 5,
+        actual: true,
+        source: "import" as const
+      })),
+      1,
+      0
+    ))
     const t: Tradeflow = {
       ...TradeflowMerge.empty("org", "TF-1", 0),
       containers: Array.from({ length: n }, (_, i) => counted({ reference: containerNumber(i) }, "reference", reads)),
-      partners: Array.from({ length: n }, (_, i) => counted({ name: `P${i}`, role: "customer", reference: null }, "name", reads)),
+      partners: Array.from(
+        { length: n },
+        (_, i) => counted({ name: `P${i}`, role: "customer", reference: null }, "name", reads)
+      ),
       events: storedEvents.map((e) => counted(e, "key", reads))
     }
     const r = decodeRecord({
@@ -267,8 +335,11 @@ describe("TradeflowMerge work is linear", () => {
       bill_of_lading_reference: Array.from({ length: n }, (_, i) => `BL${i % (n / 2)}`),
       partners: Array.from({ length: n }, (_, i) => ({ name: `P${i + n / 2}`, role: "customer" })),
       events: Array.from({ length: n }, (_, i) => ({
-        message: "Gate out empty", container_reference: containerNumber(i + n / 2), location_name: "NLRTM",
-        event_date: "2026-01-01T00:00:00Z", actual: true
+        message: "Gate out empty",
+        container_reference: containerNumber(i + n / 2),
+        location_name: "NLRTM",
+        event_date: "2026-01-01T00:00:00Z",
+        actual: true
       }))
     })
     const merged = TradeflowMerge.applyRecords(t, [r], { now: 2, receivedAt: 0, keepCustomerName: true })
@@ -282,23 +353,41 @@ describe("TradeflowMerge work is linear", () => {
   it("mock releases and change descriptions: O(n) reads of the stored identities", () => {
     const reads = { n: 0 }
     const journey: ReadonlyArray<MockEvent> = Array.from({ length: n }, (_, i) => ({
-      step: 0, status_code: "GE", message: "Gate out empty", container_reference: containerNumber(i), location: "NLRTM",
-      event_date: 5, actual: true
+      step: 0,
+      status_code: "GE",
+      message: "Gate out empty",
+      container_reference: containerNumber(i),
+      location: "NLRTM",
+      event_date: 5,
+      actual: true
     }))
-    const released = TradeflowMerge.releaseMockEvents(TradeflowMerge.empty("org", "TF-1", 0), journey.slice(0, n / 2), 1)
+    const released = TradeflowMerge.releaseMockEvents(
+      TradeflowMerge.empty("org", "TF-1", 0),
+      journey.slice(0, n / 2),
+      1
+    )
     const before: Tradeflow = {
       ...released,
       events: released.events.map((e) => counted(e, "key", reads)),
-      partners: Array.from({ length: n }, (_, i) => counted({ name: `P${i}`, role: "customer", reference: null }, "name", reads))
+      partners: Array.from(
+        { length: n },
+        (_, i) => counted({ name: `P${i}`, role: "customer", reference: null }, "name", reads)
+      )
     }
     const again = TradeflowMerge.releaseMockEvents(before, journey.map((e) => ({ ...e, event_date: 6 })).reverse(), 2)
     assert.strictEqual(again.events.length, n)
     assert.strictEqual(again.events.filter((e) => e.history.length === 2).length, n / 2)
     const after: Tradeflow = {
       ...again,
-      partners: [...before.partners, ...Array.from({ length: n / 2 }, (_, i) => ({ name: `P${n + i}`, role: "customer", reference: null }))]
+      partners: [
+        ...before.partners,
+        ...Array.from({ length: n / 2 }, (_, i) => ({ name: `P${n + i}`, role: "customer", reference: null }))
+      ]
     }
-    assert.match(TradeflowMerge.describeChanges(before, after), new RegExp(`^partners linked .*; ${n} events new or changed$`))
+    assert.match(
+      TradeflowMerge.describeChanges(before, after),
+      new RegExp(`^partners linked .*; ${n} events new or changed$`)
+    )
     assert.isAtMost(reads.n, 3 * 3 * n)
   })
 })

@@ -1,13 +1,12 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Redacted, TestClock } from "effect"
 import * as Cursor from "../src/Cursor.js"
+import { withoutShipment } from "../src/internal/withoutShipment.js"
 import { Settings } from "../src/Settings.js"
 import * as Storage from "../src/Storage.js"
 import type { NewMessage } from "../src/StoredMessage.js"
 import * as Upstream from "../src/Upstream.js"
-import { withoutShipment } from "../src/internal/withoutShipment.js"
 import { commitMessages, freshId, makeMessage } from "../test-kit/index.js"
-
 
 const reference = (body: string): unknown => {
   const value = JSON.parse(body) as { payload?: unknown }
@@ -97,33 +96,42 @@ describe("Upstream.list", () => {
       expect(recent.map((m) => m.hash)).toEqual(Array.from({ length: 500 }, (_, i) => `m-${i + 120}`))
     }).pipe(Effect.provide(memory)))
 
-  it.effect.prop("equals the 500 highest sequence numbers among the matching messages of the window, from its earliest message on", [
-    fc.integer({ min: 0, max: 700 }),
-    fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
-    fc.option(fc.constantFrom("BASIC_STATUS", "SHIPMENT_CHANGE"), { nil: undefined }),
-    fc.option(fc.integer({ min: 20 * hour, max: 30 * hour }), { nil: undefined })
-  ], ([count, pattern, type, since]) =>
-    Effect.gen(function*() {
-      const org = freshId("org")
-      const log = Array.from({ length: count }, (_, i) =>
-        message(i, {
-          type: i % 3 === 0 ? "SHIPMENT_CHANGE" : "BASIC_STATUS",
-          generated_at: pattern[Math.floor(i / 50) % pattern.length] ? 29 * hour + i : 2 * hour + i
-        }))
-      yield* commitMessages(org, log)
-      yield* TestClock.setTime(30 * hour)
-      const start = Math.max(6 * hour, since ?? 0)
-      const inWindow = log.map((m, i) => ({ m, seq: i + 1 })).filter(({ m }) => m.generated_at >= start)
-      const first = inWindow.reduce<typeof inWindow[number] | undefined>(
-        (earliest, e) => earliest === undefined || e.m.generated_at < earliest.m.generated_at ? e : earliest,
-        undefined
-      )
-      const expected = inWindow.filter(({ seq }) => first !== undefined && seq >= first.seq).map(({ m }) => m)
-        .filter((m) => type === undefined || m.type === type).slice(-500)
-      const got = yield* Effect.flatMap(Upstream.Upstream, (u) =>
-        u.list({ organisation_id: org, ...(type === undefined ? {} : { types: [type] }), ...(since === undefined ? {} : { since }) }))
-      expect(got.map((m) => m.hash)).toEqual(expected.map((m) => m.hash))
-    }).pipe(Effect.provide(memory)), { fastCheck: { numRuns: 30 } })
+  it.effect.prop(
+    "equals the 500 highest sequence numbers among the matching messages of the window, from its earliest message on",
+    [
+      fc.integer({ min: 0, max: 700 }),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+      fc.option(fc.constantFrom("BASIC_STATUS", "SHIPMENT_CHANGE"), { nil: undefined }),
+      fc.option(fc.integer({ min: 20 * hour, max: 30 * hour }), { nil: undefined })
+    ],
+    ([count, pattern, type, since]) =>
+      Effect.gen(function*() {
+        const org = freshId("org")
+        const log = Array.from({ length: count }, (_, i) =>
+          message(i, {
+            type: i % 3 === 0 ? "SHIPMENT_CHANGE" : "BASIC_STATUS",
+            generated_at: pattern[Math.floor(i / 50) % pattern.length] ? 29 * hour + i : 2 * hour + i
+          }))
+        yield* commitMessages(org, log)
+        yield* TestClock.setTime(30 * hour)
+        const start = Math.max(6 * hour, since ?? 0)
+        const inWindow = log.map((m, i) => ({ m, seq: i + 1 })).filter(({ m }) => m.generated_at >= start)
+        const first = inWindow.reduce<typeof inWindow[number] | undefined>(
+          (earliest, e) => earliest === undefined || e.m.generated_at < earliest.m.generated_at ? e : earliest,
+          undefined
+        )
+        const expected = inWindow.filter(({ seq }) => first !== undefined && seq >= first.seq).map(({ m }) => m)
+          .filter((m) => type === undefined || m.type === type).slice(-500)
+        const got = yield* Effect.flatMap(Upstream.Upstream, (u) =>
+          u.list({
+            organisation_id: org,
+            ...(type === undefined ? {} : { types: [type] }),
+            ...(since === undefined ? {} : { since })
+          }))
+        expect(got.map((m) => m.hash)).toEqual(expected.map((m) => m.hash))
+      }).pipe(Effect.provide(memory)),
+    { fastCheck: { numRuns: 30 } }
+  )
 
   it.effect("latest keeps the newest per (tradeflow, type, container); excludes removes payload.shipment", () =>
     Effect.gen(function*() {
@@ -141,7 +149,11 @@ describe("Upstream.list", () => {
       const latest = yield* upstream.list({ organisation_id: org, latest: true, exclude_shipment: true })
       expect(latest.map((m) => m.hash)).toEqual(["m-2", "m-3", "m-5", "m-6"])
       for (const m of latest) expect(JSON.parse(m.body).payload).toEqual({ type: "X" })
-      const container = yield* upstream.list({ organisation_id: org, container: "C1", types: ["CONTAINER_MILESTONE", "SHIPMENT_CHANGE"] })
+      const container = yield* upstream.list({
+        organisation_id: org,
+        container: "C1",
+        types: ["CONTAINER_MILESTONE", "SHIPMENT_CHANGE"]
+      })
       expect(container.map((m) => m.hash)).toEqual(["m-1", "m-3"])
       expect(JSON.parse(container[0]!.body).payload.shipment).toEqual({ big: true })
     }).pipe(Effect.provide(memory)))
@@ -149,7 +161,10 @@ describe("Upstream.list", () => {
 
 describe("Upstream cursors", () => {
   const pageOf = (org: string, cursor?: string) =>
-    Effect.flatMap(Upstream.Upstream, (u) => u.page({ organisation_id: org, per_page: 2, ...(cursor === undefined ? {} : { cursor }) }))
+    Effect.flatMap(
+      Upstream.Upstream,
+      (u) => u.page({ organisation_id: org, per_page: 2, ...(cursor === undefined ? {} : { cursor }) })
+    )
 
   it.effect("a configured secret replaces the stored one; instances with the same secret agree", () =>
     Effect.gen(function*() {

@@ -89,23 +89,35 @@ describe("Validation.validateRequest: record rules", () => {
   })
 
   it("none of the three references gives the 'at least one of' message, also beside other problems", () => {
-    for (const record of [{ tradeflow_reference: "PO-1" }, { tradeflow_reference: "PO-1", container_reference: [] }, {
-      tradeflow_reference: "PO-1",
-      vessel: 5
-    }]) {
+    for (
+      const record of [{ tradeflow_reference: "PO-1" }, { tradeflow_reference: "PO-1", container_reference: [] }, {
+        tradeflow_reference: "PO-1",
+        vessel: 5
+      }]
+    ) {
       const errors = errorsOf([record])
-      const atLeastOne = errors.filter((e) => e.message.startsWith("at least one of container_reference, bill_of_lading_reference, booking_reference"))
+      const atLeastOne = errors.filter((e) =>
+        e.message.startsWith("at least one of container_reference, bill_of_lading_reference, booking_reference")
+      )
       assert.strictEqual(atLeastOne.length, 1, JSON.stringify(errors))
       assert.isTrue(atLeastOne[0]!.path.startsWith("/0/"))
     }
   })
 
   it("wrong types are errors naming the field and what was sent", () => {
-    const errors = errorsOf([{ tradeflow_reference: 7, container_reference: "CSQU3054383", port_of_loading: 5, explicit_arrival_confirmation: "yes" }])
+    const errors = errorsOf([{
+      tradeflow_reference: 7,
+      container_reference: "CSQU3054383",
+      port_of_loading: 5,
+      explicit_arrival_confirmation: "yes"
+    }])
     assert.deepStrictEqual(errors, [
       { path: "/0/tradeflow_reference", message: "tradeflow_reference must be a string, got a number" },
       { path: "/0/port_of_loading", message: "port_of_loading must be a string, got a number" },
-      { path: "/0/explicit_arrival_confirmation", message: "explicit_arrival_confirmation must be a boolean, got a string" }
+      {
+        path: "/0/explicit_arrival_confirmation",
+        message: "explicit_arrival_confirmation must be a boolean, got a string"
+      }
     ])
   })
 
@@ -121,14 +133,20 @@ describe("Validation.validateRequest: record rules", () => {
     }])
     assert.deepStrictEqual(errors, [
       { path: "/0/container_reference/0/reference", message: "container_reference[0].reference must not be empty" },
-      { path: "/0/container_reference/1", message: "container_reference[1] must be a string or an object, got a number" },
+      {
+        path: "/0/container_reference/1",
+        message: "container_reference[1] must be a string or an object, got a number"
+      },
       { path: "/0/booking_reference/0", message: "booking_reference[0] must not be empty" },
       { path: "/0/booking_reference/1", message: "booking_reference[1] must be a string, got a number" },
       {
         path: "/0/estimated_time_of_departure",
         message: "estimated_time_of_departure must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00"
       },
-      { path: "/0/configuration/enroll_insurance", message: "configuration.enroll_insurance must be a boolean, got a string" },
+      {
+        path: "/0/configuration/enroll_insurance",
+        message: "configuration.enroll_insurance must be a boolean, got a string"
+      },
       { path: "/0/partners/0/name", message: "partners[0].name is required" },
       { path: "/0/mock_tracking/scenario", message: "mock_tracking.scenario must be a string, got a number" }
     ])
@@ -172,7 +190,10 @@ describe("Validation.validateRequest: grouping and warnings", () => {
       { tradeflow_reference: "B", container_reference: ["MSCU1234567"] }
     ])
     if (Either.isLeft(result)) return assert.fail("expected success")
-    assert.deepStrictEqual(result.right.groups.map((g) => [g.tradeflow_reference, g.records.length]), [["B", 2], ["A", 1]])
+    assert.deepStrictEqual(result.right.groups.map((g) => [g.tradeflow_reference, g.records.length]), [["B", 2], [
+      "A",
+      1
+    ]])
     assert.deepStrictEqual(result.right.warnings, [
       ["container_reference at /2/container_reference/0: \"MSCU1234567\" fails the ISO 6346 check digit (expected 6); accepted as sent"],
       []
@@ -180,18 +201,22 @@ describe("Validation.validateRequest: grouping and warnings", () => {
   })
 
   it("warns about check digits, unknown UN/LOCODEs, UAT-ignored fields, unknown scenarios and missing offsets", () => {
-    const [warnings] = warningsOf({
-      tradeflow_reference: "PO-1",
-      container_reference: [{ reference: "MSCU1234567" }],
-      port_of_loading: "nlrtm",
-      port_of_discharge: "XXABC",
-      customer_name: "ACME",
-      partners: [{ name: "Forwarder" }],
-      mock_tracking: { scenario: "teleport" },
-      estimated_time_of_arrival: "2026-11-22T10:00",
-      actual_time_of_departure: "2026-11-20T10:00:00+01:00",
-      events: [{ message: "gate in", container_reference: "CSQU3054384", event_date: "2026-11-19" }]
-    }, "uat", "any")
+    const [warnings] = warningsOf(
+      {
+        tradeflow_reference: "PO-1",
+        container_reference: [{ reference: "MSCU1234567" }],
+        port_of_loading: "nlrtm",
+        port_of_discharge: "XXABC",
+        customer_name: "ACME",
+        partners: [{ name: "Forwarder" }],
+        mock_tracking: { scenario: "teleport" },
+        estimated_time_of_arrival: "2026-11-22T10:00",
+        actual_time_of_departure: "2026-11-20T10:00:00+01:00",
+        events: [{ message: "gate in", container_reference: "CSQU3054384", event_date: "2026-11-19" }]
+      },
+      "uat",
+      "any"
+    )
     assert.deepStrictEqual(warnings, [
       "container_reference at /container_reference/0/reference: \"MSCU1234567\" fails the ISO 6346 check digit (expected 6); accepted as sent",
       "events[0].container_reference at /events/0/container_reference: \"CSQU3054384\" fails the ISO 6346 check digit (expected 3); accepted as sent",
@@ -205,27 +230,46 @@ describe("Validation.validateRequest: grouping and warnings", () => {
   })
 
   it("in production: mock_tracking is ignored with a warning, customer_name and partners are not", () => {
-    const [warnings] = warningsOf([{ ...ok, customer_name: "ACME", partners: [{ name: "F" }], mock_tracking: { scenario: "ocean_basic" } }], "production")
+    const [warnings] = warningsOf([{
+      ...ok,
+      customer_name: "ACME",
+      partners: [{ name: "F" }],
+      mock_tracking: { scenario: "ocean_basic" }
+    }], "production")
     assert.deepStrictEqual(warnings, ["mock_tracking at /0/mock_tracking is ignored in production"])
     const [uat] = warningsOf([{ ...ok, mock_tracking: { scenario: "ocean_basic" } }], "uat")
     assert.deepStrictEqual(uat, [])
   })
 
   it("in UAT, mock dates more than 365 days from now are warned about: the journey uses the bound instead", () => {
-    const far = { ...ok, mock_tracking: { scenario: "ocean_basic" }, actual_time_of_departure: "1000-01-01T00:00:00Z", estimated_time_of_arrival: "9999-01-01T00:00:00Z" }
+    const far = {
+      ...ok,
+      mock_tracking: { scenario: "ocean_basic" },
+      actual_time_of_departure: "1000-01-01T00:00:00Z",
+      estimated_time_of_arrival: "9999-01-01T00:00:00Z"
+    }
     const [warnings] = warningsOf([far], "uat")
     assert.deepStrictEqual(warnings, [
       "estimated_time_of_arrival at /0/estimated_time_of_arrival: more than 365 days after now; the mock journey uses the date 365 days after now instead",
       "actual_time_of_departure at /0/actual_time_of_departure: more than 365 days before now; the mock journey uses the date 365 days before now instead"
     ])
     const near = new Date(Date.now() - 300 * 86_400_000).toISOString()
-    assert.deepStrictEqual(warningsOf([{ ...far, actual_time_of_departure: near, estimated_time_of_arrival: near }], "uat")[0], [])
+    assert.deepStrictEqual(
+      warningsOf([{ ...far, actual_time_of_departure: near, estimated_time_of_arrival: near }], "uat")[0],
+      []
+    )
     assert.deepStrictEqual(warningsOf([{ ...far, mock_tracking: undefined }], "uat")[0], [])
   })
 
   it.effect("asks the Locations port about UN/LOCODEs", () =>
     Effect.gen(function*() {
-      const custom = [{ unlocode: "XXABC", name: "X", country: { name: "X", iso_a2: "XX" }, timezone: "UTC", coordinates: { lat: 0, lng: 0 } }]
+      const custom = [{
+        unlocode: "XXABC",
+        name: "X",
+        country: { name: "X", iso_a2: "XX" },
+        timezone: "UTC",
+        coordinates: { lat: 0, lng: 0 }
+      }]
       const result = yield* validateRequest([{ ...ok, port_of_loading: "XXABC", port_of_discharge: "NLRTM" }], {
         environment: "production",
         form: "array"
@@ -237,14 +281,18 @@ describe("Validation.validateRequest: grouping and warnings", () => {
 
   it.effect("a failing directory fails with its StorageError", () =>
     Effect.gen(function*() {
-      const failing = Layer.succeed(Locations.Locations, Locations.Locations.of({
-        lookup: () => Effect.fail(new StorageError({ operation: "lookup", cause: "down" })),
-        all: Effect.succeed([])
-      }))
-      const error = yield* validateRequest([{ ...ok, port_of_loading: "NLRTM" }], { environment: "uat", form: "array" }).pipe(
-        Effect.provide(failing),
-        Effect.flip
+      const failing = Layer.succeed(
+        Locations.Locations,
+        Locations.Locations.of({
+          lookup: () => Effect.fail(new StorageError({ operation: "lookup", cause: "down" })),
+          all: Effect.succeed([])
+        })
       )
+      const error = yield* validateRequest([{ ...ok, port_of_loading: "NLRTM" }], { environment: "uat", form: "array" })
+        .pipe(
+          Effect.provide(failing),
+          Effect.flip
+        )
       assert.strictEqual(error._tag, "StorageError")
     }))
 })
@@ -279,7 +327,10 @@ describe("Validation.validateRequest: hostile input", () => {
   })
 
   it("huge requests are validated without crashing", () => {
-    const records = Array.from({ length: 10_000 }, (_, i) => ({ ...ok, tradeflow_reference: `PO-${i % 500}`, vessel: "x".repeat(100) }))
+    const records = Array.from(
+      { length: 10_000 },
+      (_, i) => ({ ...ok, tradeflow_reference: `PO-${i % 500}`, vessel: "x".repeat(100) })
+    )
     const result = run(records)
     if (Either.isLeft(result)) return assert.fail("expected success")
     assert.strictEqual(result.right.groups.length, 500)
@@ -297,7 +348,13 @@ const containerNumber = fc.oneof(
 const nonEmpty = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim() !== "")
 const dateTime = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }).chain((ms) => {
   const iso = new Date(ms).toISOString()
-  return fc.constantFrom(iso, iso.slice(0, 19), iso.slice(0, 10), `${iso.slice(0, 19)}+02:00`, `${iso.slice(0, 16)}-0530`)
+  return fc.constantFrom(
+    iso,
+    iso.slice(0, 19),
+    iso.slice(0, 10),
+    `${iso.slice(0, 19)}+02:00`,
+    `${iso.slice(0, 16)}-0530`
+  )
 })
 const references = fc.oneof(nonEmpty, fc.array(nonEmpty, { minLength: 1, maxLength: 3 }))
 
@@ -305,10 +362,13 @@ const validRecord = fc.record({
   tradeflow_reference: fc.constantFrom("PO-1", "PO-2", "PO-3", "CSQU3054383"),
   container_reference: fc.oneof(
     containerNumber,
-    fc.array(fc.oneof(containerNumber, containerNumber.map((reference) => ({ reference, custom_properties: { k: 1 } }))), {
-      minLength: 1,
-      maxLength: 3
-    })
+    fc.array(
+      fc.oneof(containerNumber, containerNumber.map((reference) => ({ reference, custom_properties: { k: 1 } }))),
+      {
+        minLength: 1,
+        maxLength: 3
+      }
+    )
   ),
   bill_of_lading_reference: references,
   booking_reference: references,
@@ -392,7 +452,10 @@ describe("Validation.validateRequest: properties", () => {
     }
   )
 
-  it.prop("a single object behaves like a one-element array, without the index", [validRecord, fc.nat({ max: breakers.length - 1 })], ([record, which]) => {
+  it.prop("a single object behaves like a one-element array, without the index", [
+    validRecord,
+    fc.nat({ max: breakers.length - 1 })
+  ], ([record, which]) => {
     const asObject = run(breakers[which]!(record), "any")
     const asArray = run([breakers[which]!(record)], "any")
     if (Either.isRight(asObject) || Either.isRight(asArray)) return assert.fail("expected errors")
@@ -409,7 +472,10 @@ describe("Validation.validateRequest: bounded problems", () => {
     const errors = errorsOf([{ ...ok, events: Array.from({ length: 32_000 }, () => 1) }])
     assert.isAtMost(errors.length, 101)
     assert.isBelow(JSON.stringify(errors).length, 16_384)
-    assert.deepStrictEqual(errors, [{ path: "/0/events", message: "events must hold at most 1,000 entries per record, got 32,000" }])
+    assert.deepStrictEqual(errors, [{
+      path: "/0/events",
+      message: "events must hold at most 1,000 entries per record, got 32,000"
+    }])
   })
 
   it("a problem lists at most 100 issues, then counts the rest", () => {
@@ -441,7 +507,12 @@ const counted = (root: ParseResult.ParseIssue) => {
     count.nodes++
     const children = new Map<PropertyKey, unknown>()
     if ("issue" in node) children.set("issue", wrap(node.issue))
-    if ("issues" in node) children.set("issues", Array.isArray(node.issues) ? node.issues.map(wrap) : wrap(node.issues as ParseResult.ParseIssue))
+    if ("issues" in node) {
+      children.set(
+        "issues",
+        Array.isArray(node.issues) ? node.issues.map(wrap) : wrap(node.issues as ParseResult.ParseIssue)
+      )
+    }
     return new Proxy(node, {
       get: (target, property, receiver) => {
         count.reads++
@@ -455,7 +526,12 @@ const counted = (root: ParseResult.ParseIssue) => {
 
 describe("Validation.validateRequest: giving way", () => {
   it("runs pause after each record and after each tradeflow's warnings, failing or not", () => {
-    for (const [body, expected] of [[[ok, ok, { ...ok, tradeflow_reference: "PO-2" }], 5], [[ok, 5, { ...ok, port_of_loading: 1 }], 3]] as const) {
+    for (
+      const [body, expected] of [[[ok, ok, { ...ok, tradeflow_reference: "PO-2" }], 5], [[ok, 5, {
+        ...ok,
+        port_of_loading: 1
+      }], 3]] as const
+    ) {
       let pauses = 0
       Effect.runSync(Effect.either(
         validateRequest(body, { environment: "uat", form: "array", pause: Effect.sync(() => void pauses++) }).pipe(
@@ -487,20 +563,34 @@ describe("Validation.validateRequest: limits", () => {
       assert.isTrue(Either.isRight(atLimit), JSON.stringify(Either.isLeft(atLimit) ? atLimit.left : ""))
       const over = Array.from({ length: max + 1 }, (_, i) => i === max ? 1 : entry(i))
       assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: 5, [key]: over }]), [
-        { path: `/1/${key}`, message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${(max + 1).toLocaleString("en")}` }
+        {
+          path: `/1/${key}`,
+          message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${
+            (max + 1).toLocaleString("en")
+          }`
+        }
       ])
     })
   }
 
   it("the input schema holds the same limits (for decoders that skip the pre-check), in its JSON Schema too; stored jobs' does not", () => {
-    const decoded = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })({ ...ok, booking_reference: Array.from({ length: 101 }, (_, i) => `B${i}`) })
+    const decoded = Schema.decodeUnknownEither(TradeflowRecordInput, { errors: "all" })({
+      ...ok,
+      booking_reference: Array.from({ length: 101 }, (_, i) => `B${i}`)
+    })
     if (Either.isRight(decoded)) return assert.fail("expected a ParseError")
     assert.deepStrictEqual(issuesFromParseError(decoded.left, "", undefined, "record"), [
       { path: "/booking_reference", message: "booking_reference must hold at most 100 entries per record, got 101" }
     ])
     const jsonSchema = JSON.stringify(JSONSchema.make(TradeflowRecordInput))
-    assert.deepStrictEqual(jsonSchema.match(/"maxItems":\d+/g), ["1000", "100", "100", "1000", "100"].map((n) => `"maxItems":${n}`))
-    const stored = { tradeflow_reference: "*", records: [{ ...ok, tradeflow_reference: "*", events: Array.from({ length: 1_001 }, () => ({ message: "m" })) }] }
+    assert.deepStrictEqual(
+      jsonSchema.match(/"maxItems":\d+/g),
+      ["1000", "100", "100", "1000", "100"].map((n) => `"maxItems":${n}`)
+    )
+    const stored = {
+      tradeflow_reference: "*",
+      records: [{ ...ok, tradeflow_reference: "*", events: Array.from({ length: 1_001 }, () => ({ message: "m" })) }]
+    }
     assert.isTrue(Either.isRight(Schema.decodeUnknownEither(RecordGroup)(stored)))
   })
 
@@ -517,7 +607,8 @@ describe("Validation.validateRequest: limits", () => {
     assert.deepStrictEqual(errors, [
       {
         path: "/3/container_reference",
-        message: "the records with tradeflow_reference \"PO-1\" in this request name more than 1,000 distinct containers (from this record " +
+        message:
+          "the records with tradeflow_reference \"PO-1\" in this request name more than 1,000 distinct containers (from this record " +
           "on); at most 1,000 are accepted per tradeflow and request"
       },
       {
@@ -529,7 +620,9 @@ describe("Validation.validateRequest: limits", () => {
   })
 
   it("warnings: at most 100 listed in all, each tradeflow's unlisted ones counted", () => {
-    const many = Array.from({ length: 400 }, (_, i) => `ABCU${String(i).padStart(7, "0")}`).filter((c) => !Iso6346.isValid(c))
+    const many = Array.from({ length: 400 }, (_, i) => `ABCU${String(i).padStart(7, "0")}`).filter((c) =>
+      !Iso6346.isValid(c)
+    )
     const [one] = warningsOf([{ ...ok, container_reference: many.slice(0, 300) }], "production")
     assert.strictEqual(one!.length, 101)
     assert.strictEqual(one![100], "and 200 more warnings not listed")
@@ -545,9 +638,13 @@ describe("Validation.validateRequest: limits", () => {
   })
 
   it("a tradeflow reference * is refused: it stands for every tradeflow in a DELETE", () => {
-    const message = "tradeflow_reference must not be \"*\", which stands for every tradeflow (DELETE /downstream/tradeflows/*)"
+    const message =
+      "tradeflow_reference must not be \"*\", which stands for every tradeflow (DELETE /downstream/tradeflows/*)"
     for (const reference of ["*", " * "]) {
-      assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: reference }]), [{ path: "/1/tradeflow_reference", message }])
+      assert.deepStrictEqual(errorsOf([ok, { ...ok, tradeflow_reference: reference }]), [{
+        path: "/1/tradeflow_reference",
+        message
+      }])
     }
     assert.isTrue(Either.isRight(run([{ ...ok, tradeflow_reference: "**" }, { ...ok, tradeflow_reference: "PO-*" }])))
   })
@@ -576,7 +673,10 @@ describe("Validation.issuesFromParseError: linear collection", () => {
       const f = formatted[i]!
       assert.deepStrictEqual(leaf.path.map(String), f.path.map(String))
       assert.strictEqual(leaf.tag, f._tag)
-      assert.isTrue(leaf.message === f.message || f.message.startsWith(`${leaf.message}, actual `), `${leaf.message} / ${f.message}`)
+      assert.isTrue(
+        leaf.message === f.message || f.message.startsWith(`${leaf.message}, actual `),
+        `${leaf.message} / ${f.message}`
+      )
     })
   }
 

@@ -91,7 +91,10 @@ describe("WidgetSearch.search", () => {
       yield* TestClock.setTime(now0)
       yield* post([{ tradeflow_reference: "A", container_reference: [C1, C2], carrier_name: "Old" }], "production")
       yield* TestClock.adjust("1 hour")
-      yield* post([{ tradeflow_reference: "B", container_reference: C1, carrier_name: "New", booking_reference: "A" }], "production")
+      yield* post(
+        [{ tradeflow_reference: "B", container_reference: C1, carrier_name: "New", booking_reference: "A" }],
+        "production"
+      )
       assert.strictEqual(yield* carrierOf(C1), "New")
       assert.strictEqual(yield* carrierOf("A"), "New")
       assert.strictEqual(yield* carrierOf(C2), "Old")
@@ -108,7 +111,12 @@ describe("WidgetSearch.search", () => {
     [fc.array(fc.tuple(fc.boolean(), fc.constantFrom("", " ", "-")), { minLength: 11, maxLength: 11 })],
     ([shape]) => {
       const query = [...C1].map((ch, i) => (shape[i]![0] ? ch.toLowerCase() : ch) + shape[i]![1]).join("")
-      const t = { reference: "X", containers: [{ reference: C1 }], bill_of_lading_references: [], booking_references: [] }
+      const t = {
+        reference: "X",
+        containers: [{ reference: C1 }],
+        bill_of_lading_references: [],
+        booking_references: []
+      }
       assert.isTrue(WidgetSearch.matches(t as never, query), query)
     }
   )
@@ -138,7 +146,10 @@ describe("WidgetSearch keys", () => {
       const created = yield* widget.createKey(acme.id)
       assert.isTrue(Option.isNone(yield* store.findWidgetKeyByHash(created.key)))
       const stored = yield* store.findWidgetKeyByHash(yield* sha256Hex(created.key))
-      assert.deepStrictEqual(Option.map(stored, (k) => [k.id, k.organisation_id, k.revoked_at]), Option.some([created.id, acme.id, null]))
+      assert.deepStrictEqual(
+        Option.map(stored, (k) => [k.id, k.organisation_id, k.revoked_at]),
+        Option.some([created.id, acme.id, null])
+      )
       for (const key of ["", "wk_nope", created.key.slice(0, -1), "prod_x"]) {
         assert.strictEqual((yield* Effect.flip(widget.authenticate(key)))._tag, "Unauthenticated", key)
       }

@@ -17,8 +17,10 @@ const counting = Layer.effect(
   Effect.map(TradeflowStore, (inner) =>
     TradeflowStore.of({
       ...inner,
-      get: (o, r) => Effect.tap(inner.get(o, r), (t) => Effect.sync(() => void (reads.documents += Option.isSome(t) ? 1 : 0))),
-      list: (o) => Effect.tap(inner.list(o), (ts) => Effect.sync(() => void (reads.lists++, reads.documents += ts.length))),
+      get: (o, r) =>
+        Effect.tap(inner.get(o, r), (t) => Effect.sync(() => void (reads.documents += Option.isSome(t) ? 1 : 0))),
+      list: (o) =>
+        Effect.tap(inner.list(o), (ts) => Effect.sync(() => void (reads.lists++, reads.documents += ts.length))),
       lookup: (o, keys) =>
         Effect.map(inner.lookup(o, keys), (cs) => {
           const all = [...cs, ...extra]

@@ -39,64 +39,69 @@ const job = (organisation_id: string): NewJob => ({
 })
 
 /** Memory storage with recorded (and optionally faulty) commits, and a factory of workers over it. */
-const setup = (faults: Faults = {}) => Effect.gen(function*() {
-  const ctx = yield* Layer.build(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
-  const innerStore = Context.get(ctx, TradeflowStore)
-  const innerQueue = Context.get(ctx, JobQueue)
-  const commits = yield* Ref.make<ReadonlyArray<CommitCall>>([])
-  const erred = new Set<number>()
-  let claims = 0
-  const store = TradeflowStore.of({
-    ...innerStore,
-    commit: (c: Commit) => Effect.gen(function*() {
-      const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
-      if (slow !== undefined) yield* Effect.sleep(slow[1])
-      if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
-      if (faults.storageErrorAlways?.includes(c.job_id)) {
-        return yield* new StorageError({ operation: "TradeflowStore.commit", cause: new Error("value too long\u0000") })
-      }
-      if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
-        erred.add(c.job_id)
-        return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
-      }
-      const committed = yield* innerStore.commit(c)
-      yield* Ref.update(commits, (cs) => [...cs, {
-        job_id: c.job_id,
-        organisation_id: c.organisation_id,
-        attempt: c.attempt,
-        committed
-      }])
-      return committed
+const setup = (faults: Faults = {}) =>
+  Effect.gen(function*() {
+    const ctx = yield* Layer.build(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+    const innerStore = Context.get(ctx, TradeflowStore)
+    const innerQueue = Context.get(ctx, JobQueue)
+    const commits = yield* Ref.make<ReadonlyArray<CommitCall>>([])
+    const erred = new Set<number>()
+    let claims = 0
+    const store = TradeflowStore.of({
+      ...innerStore,
+      commit: (c: Commit) =>
+        Effect.gen(function*() {
+          const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
+          if (slow !== undefined) yield* Effect.sleep(slow[1])
+          if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
+          if (faults.storageErrorAlways?.includes(c.job_id)) {
+            return yield* new StorageError({
+              operation: "TradeflowStore.commit",
+              cause: new Error("value too long\u0000")
+            })
+          }
+          if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
+            erred.add(c.job_id)
+            return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
+          }
+          const committed = yield* innerStore.commit(c)
+          yield* Ref.update(commits, (cs) => [...cs, {
+            job_id: c.job_id,
+            organisation_id: c.organisation_id,
+            attempt: c.attempt,
+            committed
+          }])
+          return committed
+        })
     })
+    const queue = JobQueue.of({
+      ...innerQueue,
+      claim: (options) => {
+        claims++
+        if (claims <= (faults.failingClaims ?? 0)) {
+          return claims % 2 === 1
+            ? Effect.fail(new StorageError({ operation: "JobQueue.claim", cause: "locked" }))
+            : Effect.dieMessage("claim blew up")
+        }
+        return innerQueue.claim(options)
+      },
+      heartbeat: (options) =>
+        innerQueue.heartbeat({
+          ...options,
+          jobs: options.jobs.filter((j) => !(faults.lostHeartbeats ?? []).includes(j.attempt))
+        })
+    })
+    const ports = ctx.pipe(Context.add(TradeflowStore, store), Context.add(JobQueue, queue))
+    const worker = (options: Worker.WorkerOptions = {}) =>
+      Effect.map(
+        Layer.build(Worker.layer({ background: false, ...options }).pipe(Layer.provide(Layer.succeedContext(ports)))),
+        Context.get(Worker.Worker)
+      )
+    const enqueue = (organisation_id: string) =>
+      Effect.flatMap(innerQueue.enqueue(job(organisation_id)), (o) =>
+        o._tag === "Enqueued" ? Effect.succeed(o.id) : Effect.dieMessage("not enqueued"))
+    return { queue: innerQueue, commits, worker, enqueue }
   })
-  const queue = JobQueue.of({
-    ...innerQueue,
-    claim: (options) => {
-      claims++
-      if (claims <= (faults.failingClaims ?? 0)) {
-        return claims % 2 === 1
-          ? Effect.fail(new StorageError({ operation: "JobQueue.claim", cause: "locked" }))
-          : Effect.dieMessage("claim blew up")
-      }
-      return innerQueue.claim(options)
-    },
-    heartbeat: (options) =>
-      innerQueue.heartbeat({
-        ...options,
-        jobs: options.jobs.filter((j) => !(faults.lostHeartbeats ?? []).includes(j.attempt))
-      })
-  })
-  const ports = ctx.pipe(Context.add(TradeflowStore, store), Context.add(JobQueue, queue))
-  const worker = (options: Worker.WorkerOptions = {}) =>
-    Effect.map(
-      Layer.build(Worker.layer({ background: false, ...options }).pipe(Layer.provide(Layer.succeedContext(ports)))),
-      Context.get(Worker.Worker)
-    )
-  const enqueue = (organisation_id: string) =>
-    Effect.flatMap(innerQueue.enqueue(job(organisation_id)), (o) =>
-      o._tag === "Enqueued" ? Effect.succeed(o.id) : Effect.dieMessage("not enqueued"))
-  return { queue: innerQueue, commits, worker, enqueue }
-})
 
 /** Asserts every job committed exactly once, and per organisation in ascending id. */
 const assertOncePerJobInOrder = (calls: ReadonlyArray<CommitCall>, ids: ReadonlyArray<number>) => {
@@ -112,29 +117,33 @@ describe("Worker", () => {
     fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 30 }),
     fc.integer({ min: 1, max: 5 }),
     fc.integer({ min: 1, max: 4 })
-  ], ([orgs, batchSize, concurrency]) => Effect.gen(function*() {
-    const { commits, enqueue, queue, worker } = yield* setup()
-    const ids: Array<number> = []
-    for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
-    const w = yield* worker({ batchSize, concurrency })
-    yield* w.drain
-    assertOncePerJobInOrder(yield* Ref.get(commits), ids)
-    assert.isTrue((yield* Ref.get(commits)).every((c) => c.attempt === 1))
-    for (const id of ids) assert.deepStrictEqual(yield* queue.outcome(id), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
-  }), { fastCheck: { numRuns: 30 } })
+  ], ([orgs, batchSize, concurrency]) =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup()
+      const ids: Array<number> = []
+      for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
+      const w = yield* worker({ batchSize, concurrency })
+      yield* w.drain
+      assertOncePerJobInOrder(yield* Ref.get(commits), ids)
+      assert.isTrue((yield* Ref.get(commits)).every((c) => c.attempt === 1))
+      for (const id of ids) {
+        assert.deepStrictEqual(yield* queue.outcome(id), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+      }
+    }), { fastCheck: { numRuns: 30 } })
 
   it.scoped.prop("two workers over one store process every job exactly once, in order per organisation", [
     fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }),
     fc.integer({ min: 1, max: 3 })
-  ], ([orgs, batchSize]) => Effect.gen(function*() {
-    const { commits, enqueue, worker } = yield* setup()
-    const ids: Array<number> = []
-    for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
-    const [w1, w2] = [yield* worker({ batchSize }), yield* worker({ batchSize })]
-    yield* Effect.all([w1.drain, w2.drain, w1.drain, w2.drain], { concurrency: "unbounded" })
-    yield* w1.drain
-    assertOncePerJobInOrder(yield* Ref.get(commits), ids)
-  }), { fastCheck: { numRuns: 30 } })
+  ], ([orgs, batchSize]) =>
+    Effect.gen(function*() {
+      const { commits, enqueue, worker } = yield* setup()
+      const ids: Array<number> = []
+      for (const o of orgs) ids.push(yield* enqueue(`org-${o}`))
+      const [w1, w2] = [yield* worker({ batchSize }), yield* worker({ batchSize })]
+      yield* Effect.all([w1.drain, w2.drain, w1.drain, w2.drain], { concurrency: "unbounded" })
+      yield* w1.drain
+      assertOncePerJobInOrder(yield* Ref.get(commits), ids)
+    }), { fastCheck: { numRuns: 30 } })
 
   it.scoped("a job claimed by a worker that died is processed by another after the lease, exactly once", () =>
     Effect.gen(function*() {
@@ -143,7 +152,9 @@ describe("Worker", () => {
       const later = yield* enqueue("org-a")
       const other = yield* enqueue("org-b")
       assert.deepStrictEqual(
-        (yield* queue.claim({ worker: "dead", limit: 1, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))).map((j) => [j.id, j.attempt]),
+        (yield* queue.claim({ worker: "dead", limit: 1, leaseMillis: 30_000 }).pipe(Effect.map((c) => c.jobs))).map((
+          j
+        ) => [j.id, j.attempt]),
         [[id, 1]]
       )
       const w = yield* worker({ leaseMillis: 10_000 })
@@ -191,20 +202,21 @@ describe("Worker", () => {
       assert.deepStrictEqual(yield* queue.outcome(id), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
     }))
 
-  it.scoped("heartbeats keep a slow job's lease alive, so no other worker takes it", () => Effect.gen(function*() {
-    const { commits, enqueue, worker } = yield* setup({ slowAttempts: [[1, "1 minute"]] })
-    const id = yield* enqueue("org-a")
-    const [w1, w2] = [yield* worker({ leaseMillis: 9_000 }), yield* worker({ leaseMillis: 9_000 })]
-    const slow = yield* Effect.fork(w1.drain)
-    for (let s = 0; s < 59; s++) {
-      yield* TestClock.adjust("1 second")
-      yield* w2.drain
-    }
-    assert.deepStrictEqual(yield* Ref.get(commits), [])
-    yield* TestClock.adjust("2 seconds")
-    yield* Fiber.join(slow)
-    assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [[id, 1, true]])
-  }))
+  it.scoped("heartbeats keep a slow job's lease alive, so no other worker takes it", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, worker } = yield* setup({ slowAttempts: [[1, "1 minute"]] })
+      const id = yield* enqueue("org-a")
+      const [w1, w2] = [yield* worker({ leaseMillis: 9_000 }), yield* worker({ leaseMillis: 9_000 })]
+      const slow = yield* Effect.fork(w1.drain)
+      for (let s = 0; s < 59; s++) {
+        yield* TestClock.adjust("1 second")
+        yield* w2.drain
+      }
+      assert.deepStrictEqual(yield* Ref.get(commits), [])
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(slow)
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt, c.committed]), [[id, 1, true]])
+    }))
 
   it.scoped("an interrupted worker releases its unfinished jobs: another takes them at once, the old attempt writes nothing", () =>
     Effect.gen(function*() {
@@ -233,7 +245,10 @@ describe("Worker", () => {
       const draining = yield* Effect.fork(w.drain)
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(draining)
-      assert.deepStrictEqual(yield* queue.outcome(doomed), Option.some({ _tag: "Failed" as const, error: "cannot process job 1" }))
+      assert.deepStrictEqual(
+        yield* queue.outcome(doomed),
+        Option.some({ _tag: "Failed" as const, error: "cannot process job 1" })
+      )
       assert.deepStrictEqual(yield* queue.outcome(flaky), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
       assert.deepStrictEqual(
         (yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt]).sort(([a], [b]) => Number(a) - Number(b)),
@@ -241,15 +256,16 @@ describe("Worker", () => {
       )
     }))
 
-  it.scoped("the background loop wakes on enqueues without waiting for the poll", () => Effect.gen(function*() {
-    const { enqueue, worker } = yield* setup()
-    const w = yield* worker({ background: true, pollInterval: "1 hour" })
-    yield* TestClock.adjust("1 millis")
-    const id = yield* enqueue("org-a")
-    const outcome = yield* Effect.fork(w.await(id))
-    yield* TestClock.adjust("1 millis")
-    assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
-  }))
+  it.scoped("the background loop wakes on enqueues without waiting for the poll", () =>
+    Effect.gen(function*() {
+      const { enqueue, worker } = yield* setup()
+      const w = yield* worker({ background: true, pollInterval: "1 hour" })
+      yield* TestClock.adjust("1 millis")
+      const id = yield* enqueue("org-a")
+      const outcome = yield* Effect.fork(w.await(id))
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
+    }))
 
   it.scoped("the background loop survives storage errors and defects, then processes the queue", () =>
     Effect.gen(function*() {
@@ -269,7 +285,12 @@ describe("Worker", () => {
       const poison = yield* enqueue("org-a")
       const later = yield* enqueue("org-a")
       for (let attempt = 1; attempt <= 3; attempt++) {
-        const { jobs } = yield* queue.claim({ worker: `crashed-${attempt}`, limit: 10, leaseMillis: 10_000, maxAttempts: 3 })
+        const { jobs } = yield* queue.claim({
+          worker: `crashed-${attempt}`,
+          limit: 10,
+          leaseMillis: 10_000,
+          maxAttempts: 3
+        })
         assert.deepStrictEqual(jobs.map((j) => [j.id, j.attempt]), [[poison, attempt]])
         yield* TestClock.adjust("10 seconds")
       }
@@ -299,36 +320,43 @@ describe("Worker", () => {
       yield* drain
       assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [other])
       const [pending] = yield* queue.list({ organisation_id: "org-a", state: "pending", limit: 1 })
-      assert.deepStrictEqual([pending?.id, pending?.attempt, pending?.error],
-        [failing, 1, "StorageError (TradeflowStore.commit): value too long"])
+      assert.deepStrictEqual([pending?.id, pending?.attempt, pending?.error], [
+        failing,
+        1,
+        "StorageError (TradeflowStore.commit): value too long"
+      ])
       yield* TestClock.adjust("5 seconds")
       yield* drain
       yield* TestClock.adjust("5 seconds")
       yield* drain
       assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [other, later])
-      assert.deepStrictEqual(yield* queue.outcome(failing), Option.some({
-        _tag: "Failed" as const,
-        error: "StorageError (TradeflowStore.commit): value too long"
-      }))
+      assert.deepStrictEqual(
+        yield* queue.outcome(failing),
+        Option.some({
+          _tag: "Failed" as const,
+          error: "StorageError (TradeflowStore.commit): value too long"
+        })
+      )
       const [dead] = yield* queue.list({ organisation_id: "org-a", state: "dead", limit: 10 })
       assert.deepStrictEqual([dead?.id, dead?.attempt], [failing, 2])
     }))
 
-  it.scoped("the background loop starts only once startAfter has completed", () => Effect.gen(function*() {
-    const { enqueue, queue, worker } = yield* setup()
-    const gate = yield* Deferred.make<void>()
-    const w = yield* worker({ background: true, pollInterval: "1 second", startAfter: Deferred.await(gate) })
-    const id = yield* enqueue("org-a")
-    yield* TestClock.adjust("1 minute")
-    assert.deepStrictEqual(
-      (yield* queue.list({ organisation_id: "org-a", state: "pending", limit: 10 })).map((j) => [j.id, j.attempt]),
-      [[id, 0]]
-    )
-    yield* Deferred.succeed(gate, undefined)
-    const outcome = yield* Effect.fork(w.await(id))
-    yield* TestClock.adjust("1 second")
-    assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
-  }))
+  it.scoped("the background loop starts only once startAfter has completed", () =>
+    Effect.gen(function*() {
+      const { enqueue, queue, worker } = yield* setup()
+      const gate = yield* Deferred.make<void>()
+      const w = yield* worker({ background: true, pollInterval: "1 second", startAfter: Deferred.await(gate) })
+      const id = yield* enqueue("org-a")
+      yield* TestClock.adjust("1 minute")
+      assert.deepStrictEqual(
+        (yield* queue.list({ organisation_id: "org-a", state: "pending", limit: 10 })).map((j) => [j.id, j.attempt]),
+        [[id, 0]]
+      )
+      yield* Deferred.succeed(gate, undefined)
+      const outcome = yield* Effect.fork(w.await(id))
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(yield* Fiber.join(outcome), { _tag: "Done", result: { count: 0 } })
+    }))
 
   it("failureText keeps tag, operation, message and causes, drops NUL and caps the length", () => {
     assert.strictEqual(

@@ -89,11 +89,13 @@ const GeneratedRecord = Schema.Struct({
     scenario: Schema.String.annotations(annotated(fc.constantFrom(...Scenarios.scenarioNames))),
     speed: Schema.optional(MockSpeed)
   }))
-}).pipe(Schema.filter((r) =>
-  [r.container_reference, r.bill_of_lading_reference, r.booking_reference].some((x) =>
-    typeof x === "string" || (x?.length ?? 0) > 0
+}).pipe(
+  Schema.filter((r) =>
+    [r.container_reference, r.bill_of_lading_reference, r.booking_reference].some((x) =>
+      typeof x === "string" || (x?.length ?? 0) > 0
+    )
   )
-))
+)
 
 /** A raw tradeflow record as an integrator posts it (the encoded side of `TradeflowRecord`). */
 export type TradeflowRecordInput = typeof TradeflowRecord.Encoded
@@ -160,7 +162,9 @@ const optionalDate = fc.option(isoDateTime, { nil: undefined })
  */
 export const journeyCase = (scenario: string): fc.Arbitrary<JourneyCase> => {
   const generate = Scenarios.scenarios.get(scenario)
-  if (generate === undefined) throw new Error(`unknown scenario ${scenario} (known: ${Scenarios.scenarioNames.join(", ")})`)
+  if (generate === undefined) {
+    throw new Error(`unknown scenario ${scenario} (known: ${Scenarios.scenarioNames.join(", ")})`)
+  }
   return fc.record({
     now: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2090, 0, 1) }),
     seed: fc.integer(),
@@ -174,11 +178,13 @@ export const journeyCase = (scenario: string): fc.Arbitrary<JourneyCase> => {
     actual_time_of_arrival: optionalDate
   }).map(({ now, seed, ...rest }) => {
     const input: Scenarios.MockInput = { organisation_id: "org-1", ...rest }
-    const journey = Effect.runSync(generate(input).pipe(
-      Effect.withClock(fixedClock(now)),
-      Effect.withRandom(Random.make(seed)),
-      Effect.provide(Layer.merge(Storage.layerMemory, Locations.layerBuiltin))
-    ))
+    const journey = Effect.runSync(
+      generate(input).pipe(
+        Effect.withClock(fixedClock(now)),
+        Effect.withRandom(Random.make(seed)),
+        Effect.provide(Layer.merge(Storage.layerMemory, Locations.layerBuiltin))
+      )
+    )
     return { scenario, now, input, journey }
   })
 }

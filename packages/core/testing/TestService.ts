@@ -72,8 +72,9 @@ const decode = Schema.decodeUnknownSync(ApiMessageFromJson)
  * const all = yield* messages()
  */
 export const messages = (organisationId: string = organisation, afterSeq = 0) =>
-  Effect.flatMap(MessageStore, (s) =>
-    s.list({ organisation_id: organisationId, after_seq: afterSeq, take: "oldest", limit: 100_000 })
+  Effect.flatMap(
+    MessageStore,
+    (s) => s.list({ organisation_id: organisationId, after_seq: afterSeq, take: "oldest", limit: 100_000 })
   ).pipe(Effect.map((stored): ReadonlyArray<ApiMessage> => stored.map((m) => decode(m.body))))
 
 /**
@@ -84,10 +85,15 @@ export const messages = (organisationId: string = organisation, afterSeq = 0) =>
  * @example
  * const produced = yield* post(fc.sample(trackedRecord, 2), "uat")
  */
-export const post = (records: ReadonlyArray<unknown>, environment: Environment = "uat", organisationId = organisation) =>
+export const post = (
+  records: ReadonlyArray<unknown>,
+  environment: Environment = "uat",
+  organisationId = organisation
+) =>
   Effect.gen(function*() {
     const before = yield* lastSeq(organisationId)
-    yield* Effect.flatMap(Ingest, (i) => i.submit({ organisation_id: organisationId, environment, body: records, form: "array" }))
+    yield* Effect.flatMap(Ingest, (i) =>
+      i.submit({ organisation_id: organisationId, environment, body: records, form: "array" }))
     yield* drain
     return yield* messages(organisationId, before)
   })

@@ -56,7 +56,9 @@ const Reference = Schema.Struct({
 })
 
 const SchemeName = Schema.Struct({
-  scheme: Schema.String.annotations({ description: "The integration scheme: csv, dcsa-tnt, or one a host application registered" })
+  scheme: Schema.String.annotations({
+    description: "The integration scheme: csv, dcsa-tnt, or one a host application registered"
+  })
 })
 
 const Flag = Schema.Literal("true", "false")
@@ -76,7 +78,9 @@ const TypeList = Schema.String.pipe(Schema.filter((s) => {
 
 /** `per_page`: a decimal integer from 1 to 500. */
 export const PerPage = Schema.String.pipe(
-  Schema.filter((s) => (/^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 500) || "must be an integer from 1 to 500")
+  Schema.filter((s) =>
+    (/^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 500) || "must be an integer from 1 to 500"
+  )
 ).annotations({ description: "Turns on pagination: messages per page, an integer from 1 to 500" })
 
 /** The query parameters of `GET /upstream`. */
@@ -116,7 +120,9 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
   )
   .add(
     HttpApiEndpoint.post("submitTradeflows", "/downstream/tradeflows")
-      .setPayload(Schema.Union(TradeflowRecord.TradeflowRecordInput, Schema.Array(TradeflowRecord.TradeflowRecordInput)))
+      .setPayload(
+        Schema.Union(TradeflowRecord.TradeflowRecordInput, Schema.Array(TradeflowRecord.TradeflowRecordInput))
+      )
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Accepted, { status: 202 })
   )
@@ -125,7 +131,10 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
       .setPath(SchemeName)
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Accepted, { status: 202 })
-      .annotate(OpenApi.Description, "Runs an integration scheme (built in: csv as text/csv, dcsa-tnt as a JSON array of DCSA Track & Trace 2.2 events, with ?reference=) and queues its records like POST /downstream/tradeflows.")
+      .annotate(
+        OpenApi.Description,
+        "Runs an integration scheme (built in: csv as text/csv, dcsa-tnt as a JSON array of DCSA Track & Trace 2.2 events, with ?reference=) and queues its records like POST /downstream/tradeflows."
+      )
   )
   .add(
     HttpApiEndpoint.del("remove", "/downstream/tradeflows/:reference")
@@ -149,9 +158,11 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
   .add(
     HttpApiEndpoint.get("list", "/upstream")
       .setUrlParams(UpstreamParams)
-      .addSuccess(Schema.Array(ApiMessage).annotations({
-        description: "Without per_page: the 500 most recent matching messages of the last 24 hours, oldest first"
-      }))
+      .addSuccess(
+        Schema.Array(ApiMessage).annotations({
+          description: "Without per_page: the 500 most recent matching messages of the last 24 hours, oldest first"
+        })
+      )
       .addSuccess(UpstreamPage)
   )
   .addError(BadRequest)
@@ -238,11 +249,15 @@ const Id = Schema.Struct({ id: Schema.String })
  * (BASIC_STATUS is refused with 422, it is not an integration type).
  */
 export const NewAutomation = Schema.Struct({
-  url: Schema.String.annotations({ description: "An absolute https URL (http only when private destinations are allowed)" }),
+  url: Schema.String.annotations({
+    description: "An absolute https URL (http only when private destinations are allowed)"
+  }),
   format: Schema.optional(Automation.AutomationFormat.annotations({ description: "Default: message" })),
-  types: Schema.optional(Schema.Array(Schema.String).annotations({
-    description: "A non-empty list of SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE (default: all three)"
-  })),
+  types: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description: "A non-empty list of SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE (default: all three)"
+    })
+  ),
   enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
 }).annotations({ identifier: "NewAutomation" })
 
@@ -265,17 +280,23 @@ const AutomationInfo = Schema.Struct({
   disabled_reason: Schema.NullOr(Schema.String).annotations({
     description: "Why the service disabled it (the receiver answered 410, or it failed for 5 days); null otherwise"
   }),
-  failing_since: Schema.NullOr(Schema.String).annotations({ description: "Since when every delivery failed (ISO 8601)" }),
+  failing_since: Schema.NullOr(Schema.String).annotations({
+    description: "Since when every delivery failed (ISO 8601)"
+  }),
   created_at: Schema.String
 }).annotations({ identifier: "Automation" })
 
 const RotatedSecret = Schema.Struct({
-  secret: Schema.String.annotations({ description: "The new signing secret; the previous one stays valid for 24 hours" })
+  secret: Schema.String.annotations({
+    description: "The new signing secret; the previous one stays valid for 24 hours"
+  })
 }).annotations({ identifier: "RotatedSecret" })
 
 const TestDelivery = Schema.Struct({
   delivery_id: Schema.Int.annotations({ description: "The queued delivery (what retry takes)" }),
-  tradeflow_reference: Schema.String.annotations({ description: "The sample tradeflow's reference (TEST_…, never stored)" }),
+  tradeflow_reference: Schema.String.annotations({
+    description: "The sample tradeflow's reference (TEST_…, never stored)"
+  }),
   message_hash: Schema.String.annotations({ description: "The webhook-id the delivery is signed with" })
 }).annotations({ identifier: "TestDelivery" })
 
@@ -286,16 +307,24 @@ const DeliveryAttempt = Schema.Struct({
   status: Schema.Literal("delivered", "failed", "dead").annotations({
     description: "failed: retried on the schedule; dead: retries exhausted (retryable from the console)"
   }),
-  response_status: Schema.NullOr(Schema.Int).annotations({ description: "The receiver's HTTP status; null when none was received" }),
-  error: Schema.NullOr(Schema.String).annotations({ description: "Why the attempt failed (timeout, connection, status)" }),
+  response_status: Schema.NullOr(Schema.Int).annotations({
+    description: "The receiver's HTTP status; null when none was received"
+  }),
+  error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the attempt failed (timeout, connection, status)"
+  }),
   at: Schema.String.annotations({ description: "When the attempt was made (ISO 8601)" }),
-  response_body: Schema.NullOr(Schema.String).annotations({ description: "The receiver's answer, at most 4 KiB of it" }),
+  response_body: Schema.NullOr(Schema.String).annotations({
+    description: "The receiver's answer, at most 4 KiB of it"
+  }),
   test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
 }).annotations({ identifier: "DeliveryAttempt" })
 
 /** `limit` of the delivery log: a decimal integer from 1 to 1000. */
 export const LogLimit = Schema.String.pipe(
-  Schema.filter((s) => (/^[0-9]{1,4}$/.test(s) && Number(s) >= 1 && Number(s) <= 1000) || "must be an integer from 1 to 1000")
+  Schema.filter((s) =>
+    (/^[0-9]{1,4}$/.test(s) && Number(s) >= 1 && Number(s) <= 1000) || "must be an integer from 1 to 1000"
+  )
 ).annotations({
   description: "The most attempts to return, an integer from 1 to 1000 (default 100)",
   jsonSchema: { pattern: "^[0-9]{1,4}$" }
@@ -309,16 +338,24 @@ export const JobListParams = Schema.Struct({
   state: Schema.Literal("pending", "dead").annotations({
     description: "dead: jobs given up on (retryable); pending: jobs not processed yet, with the attempts they used"
   }),
-  limit: Schema.optional(LogLimit.annotations({ description: "The most jobs to return, an integer from 1 to 1000 (default 100)" }))
+  limit: Schema.optional(
+    LogLimit.annotations({ description: "The most jobs to return, an integer from 1 to 1000 (default 100)" })
+  )
 })
 
 const JobInfo = Schema.Struct({
   id: Schema.Int.annotations({ description: "The job (what retry takes)" }),
   environment: Environment.Environment,
-  kind: Schema.String.annotations({ description: "upsert (a downstream post), delete, or advance (the position scheduler)" }),
-  payload_bytes: Schema.Int.annotations({ description: "The size of the job's stored payload, in bytes (the payload is not shown)" }),
+  kind: Schema.String.annotations({
+    description: "upsert (a downstream post), delete, or advance (the position scheduler)"
+  }),
+  payload_bytes: Schema.Int.annotations({
+    description: "The size of the job's stored payload, in bytes (the payload is not shown)"
+  }),
   created_at: Schema.String.annotations({ description: "When the request was accepted (ISO 8601)" }),
-  attempts: Schema.Int.annotations({ description: "How often a worker took the job up; a crash, a lost lease or a failure each count" }),
+  attempts: Schema.Int.annotations({
+    description: "How often a worker took the job up; a crash, a lost lease or a failure each count"
+  }),
   last_error: Schema.NullOr(Schema.String).annotations({
     description: "Why the last attempt failed, or why the job is dead; null when nothing was recorded"
   })
@@ -359,7 +396,9 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createWidgetKey", "/console/organisations/:id/widget-keys")
       .setPath(Schema.Struct({
-        id: Schema.String.annotations({ description: "The organisation the key reads: a live one or its (UAT) companion" })
+        id: Schema.String.annotations({
+          description: "The organisation the key reads: a live one or its (UAT) companion"
+        })
       }))
       .addSuccess(CreatedWidgetKey, { status: 201 })
   )
@@ -381,8 +420,12 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .setPath(Id)
       .addSuccess(Schema.Array(AutomationInfo))
   )
-  .add(HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable").setPath(Id).addSuccess(AutomationInfo))
-  .add(HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable").setPath(Id).addSuccess(AutomationInfo))
+  .add(
+    HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable").setPath(Id).addSuccess(AutomationInfo)
+  )
+  .add(
+    HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable").setPath(Id).addSuccess(AutomationInfo)
+  )
   .add(
     HttpApiEndpoint.post("rotateAutomationSecret", "/console/automations/:id/rotate-secret")
       .setPath(Id)
@@ -407,7 +450,9 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     HttpApiEndpoint.get("listDeliveries", "/console/automations/:id/deliveries")
       .setPath(Id)
       .setUrlParams(DeliveryLogParams)
-      .addSuccess(Schema.Array(DeliveryAttempt).annotations({ description: "The automation's delivery attempts, newest first" }))
+      .addSuccess(
+        Schema.Array(DeliveryAttempt).annotations({ description: "The automation's delivery attempts, newest first" })
+      )
   )
   .add(
     HttpApiEndpoint.post("retryDelivery", "/console/deliveries/:id/retry")
@@ -423,7 +468,9 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     HttpApiEndpoint.get("listJobs", "/console/organisations/:id/jobs")
       .setPath(Id)
       .setUrlParams(JobListParams)
-      .addSuccess(Schema.Array(JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" }))
+      .addSuccess(
+        Schema.Array(JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" })
+      )
       .annotate(
         OpenApi.Description,
         "The organisation's dead jobs (state=dead), or those still queued (state=pending). A job is dead when its " +

@@ -42,7 +42,10 @@ export class WidgetKeyAuth extends HttpApiMiddleware.Tag<WidgetKeyAuth>()("@trad
   provides: CurrentWidgetCaller,
   security: {
     widgetKey: HttpApiSecurity.apiKey({ key: "Authorization", in: "header" }).pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "Basic <widget key>: the key itself after Basic (or base64 of <key>:)")
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "Basic <widget key>: the key itself after Basic (or base64 of <key>:)"
+      )
     )
   }
 }) {}

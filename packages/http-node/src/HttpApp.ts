@@ -37,17 +37,17 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { Api, ApiV3, NewApiKey, NewAutomation, NewOrganisation, type RemoveParams, type UpstreamParams } from "./Api.js"
 import { ApiKeyAuth, ConsoleAuth, CurrentCaller, CurrentWidgetCaller, WidgetKeyAuth } from "./Authentication.js"
 import { HttpConfig } from "./HttpConfig.js"
-import * as Problem from "./Problem.js"
 import { RequestBodies } from "./internal/body.js"
 import { consoleGuard } from "./internal/consoleGuard.js"
 import { attachment } from "./internal/contentDisposition.js"
 import { internalError, mapCoreErrors } from "./internal/errors.js"
-import { inFlightLimit } from "./internal/inFlight.js"
 import { hostEnvironment, requestHost } from "./internal/hosts.js"
+import { inFlightLimit } from "./internal/inFlight.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { allowedMethods, routeTable } from "./internal/routes.js"
 import { deprecateWidgetSearch, limitWidgetSearch, widgetKeyOf } from "./internal/widget.js"
+import * as Problem from "./Problem.js"
 
 /** The most records one downstream request may carry. */
 export const maxRecords = 10_000
@@ -100,7 +100,9 @@ const widgetKeyAuthLayer = Layer.effect(
         Effect.gen(function*() {
           const environment = yield* hostOf(settings)
           const key = widgetKeyOf(Redacted.value(raw))
-          if (key === undefined) return yield* Problem.make(401, "the widget search requires Authorization: Basic <widget key>")
+          if (key === undefined) {
+            return yield* Problem.make(401, "the widget search requires Authorization: Basic <widget key>")
+          }
           const caller = yield* mapCoreErrors(widgets.authenticate(key))
           yield* sameEnvironment(caller.organisation.environment, environment)
           return caller
@@ -150,20 +152,28 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Ef
   Schema.decodeUnknown(schema, { errors: "all" })(body).pipe(
     Effect.mapError((error) => {
       const { issues, total } = Validation.collectIssues(error, { input: body, room: DownstreamError.maxIssues })
-      return Problem.make(422, "the request body does not match the expected shape", DownstreamError.listIssues(issues, total))
+      return Problem.make(
+        422,
+        "the request body does not match the expected shape",
+        DownstreamError.listIssues(issues, total)
+      )
     })
   )
 
 /** The longest `Idempotency-Key` accepted. */
 export const maxIdempotencyKeyLength = 255
 
-const idempotencyKey = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string | undefined, Problem.Problem> => {
+const idempotencyKey = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<string | undefined, Problem.Problem> => {
   const key = request.headers["idempotency-key"]
   return key === undefined || key.length <= maxIdempotencyKeyLength
     ? Effect.succeed(key)
-    : Effect.fail(Problem.make(400, `the Idempotency-Key header holds more than ${maxIdempotencyKeyLength} characters`, [
-      { path: "Idempotency-Key", message: `must be at most ${maxIdempotencyKeyLength} characters, got ${key.length}` }
-    ]))
+    : Effect.fail(
+      Problem.make(400, `the Idempotency-Key header holds more than ${maxIdempotencyKeyLength} characters`, [
+        { path: "Idempotency-Key", message: `must be at most ${maxIdempotencyKeyLength} characters, got ${key.length}` }
+      ])
+    )
 }
 
 const submit = (form: "array" | "any") =>
@@ -283,7 +293,11 @@ const listUpstream = Effect.gen(function*() {
         ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
       }))
       return HttpServerResponse.uint8Array(
-        jsonArrayBytes(page.data, `{"data":`, `,"next_cursor":${JSON.stringify(page.next_cursor)},"has_more":${page.has_more}}`),
+        jsonArrayBytes(
+          page.data,
+          `{"data":`,
+          `,"next_cursor":${JSON.stringify(page.next_cursor)},"has_more":${page.has_more}}`
+        ),
         { contentType: "application/json" }
       )
     })
@@ -304,19 +318,29 @@ const downstreamGroup = (api: typeof Api | typeof ApiV3) =>
     }))
 
 const upstreamGroup = (api: typeof Api | typeof ApiV3) =>
-  HttpApiBuilder.group(api as typeof Api, "upstream", (handlers) =>
-    Effect.map(listUpstream, (list) => handlers.handle("list", list)))
+  HttpApiBuilder.group(
+    api as typeof Api,
+    "upstream",
+    (handlers) => Effect.map(listUpstream, (list) => handlers.handle("list", list))
+  )
 
 const healthGroup = (api: typeof Api | typeof ApiV3) =>
-  HttpApiBuilder.group(api as typeof Api, "health", (handlers) =>
-    handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
+  HttpApiBuilder.group(
+    api as typeof Api,
+    "health",
+    (handlers) => handlers.handle("health", () => Effect.succeed({ status: "ok" as const }))
+  )
 
 const widgetGroup = (api: typeof Api | typeof ApiV3) =>
-  HttpApiBuilder.group(api as typeof Api, "widget", (handlers) =>
-    Effect.map(WidgetSearch.WidgetSearch, (widgets) =>
-      handlers.handle("search", ({ urlParams }) =>
-        Effect.flatMap(CurrentWidgetCaller, ({ organisation }) =>
-          mapCoreErrors(widgets.search(organisation.id, urlParams.query))))))
+  HttpApiBuilder.group(
+    api as typeof Api,
+    "widget",
+    (handlers) =>
+      Effect.map(WidgetSearch.WidgetSearch, (widgets) =>
+        handlers.handle("search", ({ urlParams }) =>
+          Effect.flatMap(CurrentWidgetCaller, ({ organisation }) =>
+            mapCoreErrors(widgets.search(organisation.id, urlParams.query)))))
+  )
 
 /**
  * Creates an automation: the service's rules plus, unless private destinations are allowed, the
@@ -340,7 +364,10 @@ const createAutomation = Effect.gen(function*() {
         ? [{ path: "/url", message: destination.left.message }]
         : []
       if (issues.length + refused.length > 0) {
-        return yield* Problem.make(422, "the automation does not satisfy the rules; nothing was stored", [...refused, ...issues])
+        return yield* Problem.make(422, "the automation does not satisfy the rules; nothing was stored", [
+          ...refused,
+          ...issues
+        ])
       }
       return yield* mapCoreErrors(automations.create(organisationId, input))
     })
@@ -390,14 +417,22 @@ const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handle("sendTest", ({ path }) => mapCoreErrors(deliveries.sendTest(path.id)))
       .handle("listDeliveries", ({ path, urlParams }) =>
         mapCoreErrors(deliveries.log(path.id, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
-      .handle("retryDelivery", ({ path }) => byNumericId(path.id, "delivery", (id) => mapCoreErrors(deliveries.retry(id))))
+      .handle("retryDelivery", ({ path }) =>
+        byNumericId(path.id, "delivery", (id) =>
+          mapCoreErrors(deliveries.retry(id))))
       .handle("listJobs", ({ path, urlParams }) =>
-        mapCoreErrors(jobs.list(path.id, urlParams.state, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
-      .handle("retryJob", ({ path }) => byNumericId(path.id, "job", (id) => mapCoreErrors(jobs.retry(id))))
+        mapCoreErrors(
+          jobs.list(path.id, urlParams.state, urlParams.limit === undefined ? undefined : Number(urlParams.limit))
+        ))
+      .handle("retryJob", ({ path }) =>
+        byNumericId(path.id, "job", (id) =>
+          mapCoreErrors(jobs.retry(id))))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
           const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
-          if (Option.isNone(organisation)) return yield* Problem.make(404, `no organisation with id ${JSON.stringify(path.id)}`)
+          if (Option.isNone(organisation)) {
+            return yield* Problem.make(404, `no organisation with id ${JSON.stringify(path.id)}`)
+          }
           const document = yield* mapCoreErrors(documents.download(path.id, path.reference))
           const encoded = yield* Schema.encode(ApiMessage.TradeflowDocument)(document).pipe(Effect.orDie)
           return HttpServerResponse.text(JSON.stringify(encoded), {
@@ -445,7 +480,10 @@ const problems = (prefix: string) => (app: PlatformHttpApp.Default) =>
           allowed.length === 0
             ? Problem.toResponse(Problem.make(404, `no resource at ${prefix}${path}`))
             : Problem.toResponse(
-              Problem.make(405, `${error.request.method} is not allowed on ${prefix}${path}; allowed: ${allowed.join(", ")}`),
+              Problem.make(
+                405,
+                `${error.request.method} is not allowed on ${prefix}${path}; allowed: ${allowed.join(", ")}`
+              ),
               { allow: allowed.join(", ") }
             )
         )
@@ -470,7 +508,9 @@ const readablePath = (url: string): boolean => {
 const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     /%00|\u0000/.test(request.url)
-      ? Effect.succeed(Problem.toResponse(Problem.make(400, "the URL holds the NUL character (%00) in its path or query")))
+      ? Effect.succeed(
+        Problem.toResponse(Problem.make(400, "the URL holds the NUL character (%00) in its path or query"))
+      )
       : readablePath(request.url)
       ? app
       : Effect.succeed(Problem.toResponse(Problem.make(400, "the URL path holds a malformed percent-encoding"))))
@@ -490,7 +530,9 @@ const problemMiddleware = (prefix: string) =>
   }))
 
 const openApiRoute = (document: OpenApi.OpenAPISpec) =>
-  HttpApiBuilder.Router.use((router) => router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document))))
+  HttpApiBuilder.Router.use((router) =>
+    router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
+  )
 
 const groups = Layer.mergeAll(
   downstreamGroup(Api),

@@ -58,7 +58,11 @@ describe("console automations", () => {
         assert.deepStrictEqual(Object.keys(body).sort(), ["enabled", "format", "id", "secret", "types", "url"])
         assert.deepStrictEqual(
           [body.url, body.format, body.types, body.enabled],
-          ["https://hooks.example.com/tracking", "message", ["SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE"], false]
+          ["https://hooks.example.com/tracking", "message", [
+            "SHIPMENT_CHANGE",
+            "CONTAINER_MILESTONE",
+            "LOCATION_UPDATE"
+          ], false]
         )
         assert.match(body.secret, /^whsec_[A-Za-z0-9+/]+=*$/)
         assert.strictEqual(Buffer.from(body.secret.slice(6), "base64").length, 32)
@@ -89,7 +93,15 @@ describe("console automations", () => {
     it.effect("a bad url is 422 naming /url; a missing url and a non-object body are 422 too", () =>
       Effect.gen(function*() {
         const org = yield* newOrganisation
-        for (const url of ["not a url", "ftp://h.example.com/x", "https://user:pw@h.example.com/x", "http://h.example.com/x", ""]) {
+        for (
+          const url of [
+            "not a url",
+            "ftp://h.example.com/x",
+            "https://user:pw@h.example.com/x",
+            "http://h.example.com/x",
+            ""
+          ]
+        ) {
           const body = problem(yield* create(org, { url }), 422)
           assert.deepStrictEqual(body.errors?.map((e) => e.path), ["/url"], url)
         }
@@ -106,9 +118,18 @@ describe("console automations", () => {
           const body = problem(yield* create(org, { url }), 422)
           assert.deepStrictEqual(body.errors?.map((e) => e.path), ["/url"], url)
         }
-        for (const url of ["https://hooks.example.com:22/x", "https://hooks.example.com:25/x", "https://hooks.example.com:1023/x"]) {
+        for (
+          const url of [
+            "https://hooks.example.com:22/x",
+            "https://hooks.example.com:25/x",
+            "https://hooks.example.com:1023/x"
+          ]
+        ) {
           const body = problem(yield* create(org, { url }), 422)
-          assert.deepStrictEqual(body.errors?.map((e) => [e.path, e.message]), [["/url", `port ${new URL(url).port} is not allowed; use 80, 443 or a port above 1023`]], url)
+          assert.deepStrictEqual(body.errors?.map((e) => [e.path, e.message]), [[
+            "/url",
+            `port ${new URL(url).port} is not allowed; use 80, 443 or a port above 1023`
+          ]], url)
         }
         for (const url of ["https://hooks.example.com:80/x", "https://hooks.example.com:8443/x"]) {
           assert.strictEqual((yield* create(org, { url })).status, 201, url)
@@ -119,7 +140,12 @@ describe("console automations", () => {
 
     it.effect.prop(
       "any IPv4 literal in 10/8 or 127/8 is refused, in dotted and decimal form",
-      [fc.constantFrom(10, 127), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 1, max: 254 })],
+      [
+        fc.constantFrom(10, 127),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 1, max: 254 })
+      ],
       ([a, b, c, d]) =>
         Effect.gen(function*() {
           const org = yield* newOrganisation
@@ -145,7 +171,17 @@ describe("console automations", () => {
         assert.notInclude(list.text, "secret")
         assert.deepStrictEqual(
           Object.keys(items[0]!).sort(),
-          ["created_at", "disabled_reason", "enabled", "failing_since", "format", "id", "organisation_id", "types", "url"]
+          [
+            "created_at",
+            "disabled_reason",
+            "enabled",
+            "failing_since",
+            "format",
+            "id",
+            "organisation_id",
+            "types",
+            "url"
+          ]
         )
         assert.strictEqual(items[0]!["organisation_id"], org)
 
@@ -189,7 +225,13 @@ describe("console automations", () => {
         const a = (yield* create(org, { url: "https://a.example.com/hook" })).body as Created
         for (const auth of [undefined, "Bearer wrong", "console-token-for-tests"]) {
           const sent = auth === undefined ? {} : { auth }
-          problem(yield* send("POST", `/console/organisations/${org}/automations`, { ...sent, json: { url: "https://x.example.com/" } }), 401)
+          problem(
+            yield* send("POST", `/console/organisations/${org}/automations`, {
+              ...sent,
+              json: { url: "https://x.example.com/" }
+            }),
+            401
+          )
           problem(yield* send("GET", `/console/organisations/${org}/automations`, sent), 401)
           problem(yield* send("POST", `/console/automations/${a.id}/enable`, sent), 401)
           problem(yield* send("POST", `/console/automations/${a.id}/disable`, sent), 401)
@@ -197,7 +239,10 @@ describe("console automations", () => {
           problem(yield* send("DELETE", `/console/automations/${a.id}`, sent), 401)
         }
         const list = yield* send("GET", `/console/organisations/${org}/automations`, { auth: consoleAuth })
-        assert.deepStrictEqual((list.body as ReadonlyArray<{ id: string; enabled: boolean }>).map((x) => [x.id, x.enabled]), [[a.id, false]])
+        assert.deepStrictEqual(
+          (list.body as ReadonlyArray<{ id: string; enabled: boolean }>).map((x) => [x.id, x.enabled]),
+          [[a.id, false]]
+        )
       }))
 
     it.effect("UAT destinations are configured on the (UAT) organisation's id", () =>
@@ -206,11 +251,18 @@ describe("console automations", () => {
         assert.notStrictEqual(key.organisation.id, key.organisationId)
         const r = yield* create(key.organisation.id, { url: "https://uat-hooks.example.com/in", enabled: true })
         assert.strictEqual(r.status, 201, r.text)
-        const list = yield* send("GET", `/console/organisations/${key.organisation.id}/automations`, { auth: consoleAuth })
-        assert.deepStrictEqual((list.body as ReadonlyArray<{ id: string; organisation_id: string }>).map((x) => [x.id, x.organisation_id]), [
-          [(r.body as Created).id, key.organisation.id]
-        ])
-        const live = yield* send("GET", `/console/organisations/${key.organisationId}/automations`, { auth: consoleAuth })
+        const list = yield* send("GET", `/console/organisations/${key.organisation.id}/automations`, {
+          auth: consoleAuth
+        })
+        assert.deepStrictEqual(
+          (list.body as ReadonlyArray<{ id: string; organisation_id: string }>).map((x) => [x.id, x.organisation_id]),
+          [
+            [(r.body as Created).id, key.organisation.id]
+          ]
+        )
+        const live = yield* send("GET", `/console/organisations/${key.organisationId}/automations`, {
+          auth: consoleAuth
+        })
         assert.deepStrictEqual(live.body, [])
       }))
 
@@ -225,28 +277,37 @@ describe("console automations", () => {
       }))
   })
 
-  layer(makeAppLayer({ webhookAllowPrivate: true }), { excludeTestServices: true })("private destinations allowed", (it) => {
-    it.effect("private literals and plain http are accepted when the server allows private destinations", () =>
-      Effect.gen(function*() {
-        const org = yield* newOrganisation
-        for (const url of [...privateUrls, "http://127.0.0.1:9999/hook", "http://hooks.example.com/x"]) {
-          const r = yield* create(org, { url })
-          assert.strictEqual(r.status, 201, `${url}: ${r.text}`)
-        }
-        const basic = problem(yield* create(org, { url: "http://127.0.0.1/x", types: ["BASIC_STATUS"] }), 422)
-        assert.deepStrictEqual(basic.errors?.map((e) => e.path), ["/types/0"])
-        problem(yield* create(org, { url: "https://u:p@127.0.0.1/x" }), 422)
-      }))
-  })
+  layer(makeAppLayer({ webhookAllowPrivate: true }), { excludeTestServices: true })(
+    "private destinations allowed",
+    (it) => {
+      it.effect("private literals and plain http are accepted when the server allows private destinations", () =>
+        Effect.gen(function*() {
+          const org = yield* newOrganisation
+          for (const url of [...privateUrls, "http://127.0.0.1:9999/hook", "http://hooks.example.com/x"]) {
+            const r = yield* create(org, { url })
+            assert.strictEqual(r.status, 201, `${url}: ${r.text}`)
+          }
+          const basic = problem(yield* create(org, { url: "http://127.0.0.1/x", types: ["BASIC_STATUS"] }), 422)
+          assert.deepStrictEqual(basic.errors?.map((e) => e.path), ["/types/0"])
+          problem(yield* create(org, { url: "https://u:p@127.0.0.1/x" }), 422)
+        }))
+    }
+  )
 
-  layer(makeAppLayer({ webhookHttpHosts: ["hooks.example.com"] }), { excludeTestServices: true })("http allowlist", (it) => {
-    it.effect("plain http is accepted only to the hosts of WEBHOOK_HTTP_ALLOWLIST", () =>
-      Effect.gen(function*() {
-        const org = yield* newOrganisation
-        const listed = yield* create(org, { url: "http://hooks.example.com/in" })
-        assert.strictEqual(listed.status, 201, listed.text)
-        assert.deepStrictEqual(problem(yield* create(org, { url: "http://other.example.com/in" }), 422).errors?.map((e) => e.path), ["/url"])
-        problem(yield* create(org, { url: "http://127.0.0.1/in" }), 422)
-      }))
-  })
+  layer(makeAppLayer({ webhookHttpHosts: ["hooks.example.com"] }), { excludeTestServices: true })(
+    "http allowlist",
+    (it) => {
+      it.effect("plain http is accepted only to the hosts of WEBHOOK_HTTP_ALLOWLIST", () =>
+        Effect.gen(function*() {
+          const org = yield* newOrganisation
+          const listed = yield* create(org, { url: "http://hooks.example.com/in" })
+          assert.strictEqual(listed.status, 201, listed.text)
+          assert.deepStrictEqual(
+            problem(yield* create(org, { url: "http://other.example.com/in" }), 422).errors?.map((e) => e.path),
+            ["/url"]
+          )
+          problem(yield* create(org, { url: "http://127.0.0.1/in" }), 422)
+        }))
+    }
+  )
 })

@@ -14,21 +14,33 @@ const problem = (r: Received, status: number) => {
   return r.body as { detail: string; errors: ReadonlyArray<Issue> }
 }
 
-const nested = (depth: number, open: string, close: string, inner: string) => open.repeat(depth) + inner + close.repeat(depth)
+const nested = (depth: number, open: string, close: string, inner: string) =>
+  open.repeat(depth) + inner + close.repeat(depth)
 
 /** The JSON bodies of the console and a body each takes. */
-const endpoints = (organisationId: string) => [
-  { path: "/console/organisations", valid: `"name":"Deep Freight"`, field: "name" },
-  { path: `/console/organisations/${organisationId}/api-keys`, valid: `"environment":"production"`, field: "environment" },
-  { path: `/console/organisations/${organisationId}/automations`, valid: `"url":"https://example.com/hook"`, field: "url" }
-] as const
+const endpoints = (organisationId: string) =>
+  [
+    { path: "/console/organisations", valid: `"name":"Deep Freight"`, field: "name" },
+    {
+      path: `/console/organisations/${organisationId}/api-keys`,
+      valid: `"environment":"production"`,
+      field: "environment"
+    },
+    {
+      path: `/console/organisations/${organisationId}/automations`,
+      valid: `"url":"https://example.com/hook"`,
+      field: "url"
+    }
+  ] as const
 
 const post = (path: string, text: string) => send("POST", path, { auth: consoleAuth, text })
 
 layer(makeAppLayer(), { excludeTestServices: true })("console bodies of any depth or size", (it) => {
   it.effect("the hostile test's request (seed 1795531812564): 100,000 nested arrays under a record, to an unknown organisation's api-keys, is a 422 naming the root", () =>
     Effect.gen(function*() {
-      const body = `[{"tradeflow_reference":"DEEP-1","booking_reference":"B","configuration":{"x":${nested(100_000, "[", "]", "")}}}]`
+      const body = `[{"tradeflow_reference":"DEEP-1","booking_reference":"B","configuration":{"x":${
+        nested(100_000, "[", "]", "")
+      }}}]`
       const r = problem(yield* post("/console/organisations/%ef%bf%82%e3%82%91/api-keys", body), 422)
       assert.deepStrictEqual(r.errors, [{ path: "", message: "value must be an object, got an array" }])
     }))
@@ -58,13 +70,19 @@ layer(makeAppLayer(), { excludeTestServices: true })("console bodies of any dept
     Effect.gen(function*() {
       const created = yield* post("/console/organisations", `{"name":"Many Types"}`)
       const organisationId = (created.body as { id: string }).id
-      const r = yield* post(`/console/organisations/${organisationId}/automations`, JSON.stringify({
-        url: "https://example.com/hook",
-        types: Array.from({ length: 1_000 }, (_, i) => i)
-      }))
+      const r = yield* post(
+        `/console/organisations/${organisationId}/automations`,
+        JSON.stringify({
+          url: "https://example.com/hook",
+          types: Array.from({ length: 1_000 }, (_, i) => i)
+        })
+      )
       assert.strictEqual(r.status, 422, r.text.slice(0, 2_000))
       const errors = (r.body as { errors: ReadonlyArray<Issue> }).errors
-      assert.deepStrictEqual([errors.length, errors[0], errors[100]], [101, { path: "/types/0", message: "types[0] must be a string, got a number" }, {
+      assert.deepStrictEqual([errors.length, errors[0], errors[100]], [101, {
+        path: "/types/0",
+        message: "types[0] must be a string, got a number"
+      }, {
         path: "",
         message: "and 900 more problems not listed"
       }])

@@ -33,7 +33,10 @@ interface LogEntry {
 /** A new organisation with one automation (disabled unless `enabled: true`); answers the automation's id. */
 const newAutomation = (json: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
-    const org = yield* send("POST", "/console/organisations", { auth: consoleAuth, json: { name: `org-${Math.random()}` } })
+    const org = yield* send("POST", "/console/organisations", {
+      auth: consoleAuth,
+      json: { name: `org-${Math.random()}` }
+    })
     const r = yield* send("POST", `/console/organisations/${(org.body as { id: string }).id}/automations`, {
       auth: consoleAuth,
       json: { url: "https://hooks.example.com/in", ...json }
@@ -52,7 +55,8 @@ const sendTest = (automationId: string) =>
 const deliveryLog = (automationId: string, query = "") =>
   send("GET", `/console/automations/${automationId}/deliveries${query}`, { auth: consoleAuth })
 
-const retry = (deliveryId: number | string) => send("POST", `/console/deliveries/${deliveryId}/retry`, { auth: consoleAuth })
+const retry = (deliveryId: number | string) =>
+  send("POST", `/console/deliveries/${deliveryId}/retry`, { auth: consoleAuth })
 
 /** Leases the delivery to a test worker (the store leases every due delivery; only this one is answered). */
 const claim = (deliveryId: number) =>
@@ -102,7 +106,14 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
         assert.strictEqual(list.length, 1)
         const delivery = list[0]!
         assert.deepStrictEqual(
-          [delivery.id, delivery.status, delivery.attempt, delivery.test, delivery.message_hash, delivery.tradeflow_reference],
+          [
+            delivery.id,
+            delivery.status,
+            delivery.attempt,
+            delivery.test,
+            delivery.message_hash,
+            delivery.tradeflow_reference
+          ],
           [sent.delivery_id, "pending", 0, true, sent.message_hash, sent.tradeflow_reference]
         )
         assert.isTrue(delivery.next_attempt_at <= (yield* Clock.currentTimeMillis))
@@ -124,7 +135,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
         const list = yield* Effect.flatMap(DeliveryStore.DeliveryStore, (store) => store.list(id, 10))
         assert.deepStrictEqual(list.map((d) => [d.id, d.test, d.status]), [[sent.delivery_id, true, "pending"]])
         const document = JSON.parse(list[0]!.body ?? "null") as Record<string, unknown>
-        assert.deepStrictEqual([document["version"], document["tradeflow_reference"]], ["3.0.0", sent.tradeflow_reference])
+        assert.deepStrictEqual([document["version"], document["tradeflow_reference"]], [
+          "3.0.0",
+          sent.tradeflow_reference
+        ])
         assert.containsAllKeys(document, ["metadata", "events", "locations", "containers", "shipment"])
       }))
 
@@ -141,7 +155,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
 
     it.effect("unknown automation is 404, also after delete", () =>
       Effect.gen(function*() {
-        assert.include(problem(yield* send("POST", "/console/automations/aut_nope/test", { auth: consoleAuth }), 404).detail, "aut_nope")
+        assert.include(
+          problem(yield* send("POST", "/console/automations/aut_nope/test", { auth: consoleAuth }), 404).detail,
+          "aut_nope"
+        )
         const id = yield* newAutomation()
         assert.strictEqual((yield* send("DELETE", `/console/automations/${id}`, { auth: consoleAuth })).status, 204)
         problem(yield* send("POST", `/console/automations/${id}/test`, { auth: consoleAuth }), 404)
@@ -199,7 +216,16 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
           entries.map((e) => [e.id, e.attempt, e.status, e.response_status, e.error, e.response_body, e.at, e.test]),
           [
             [sent.delivery_id, 2, "delivered", 204, null, null, new Date(now + 10_000).toISOString(), true],
-            [sent.delivery_id, 1, "failed", 500, "the receiver answered 500", "upstream exploded", new Date(now + 1_000).toISOString(), true]
+            [
+              sent.delivery_id,
+              1,
+              "failed",
+              500,
+              "the receiver answered 500",
+              "upstream exploded",
+              new Date(now + 1_000).toISOString(),
+              true
+            ]
           ]
         )
         assert.deepStrictEqual((yield* deliveryLog(id, "?limit=1")).body, [entries[0]])
@@ -229,7 +255,11 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
         const id = yield* newAutomation()
         const sent = yield* sendTest(id)
         const now = yield* Clock.currentTimeMillis
-        yield* attempt(yield* claim(sent.delivery_id), now, "dead", { status: 503, body: null, error: "the receiver answered 503" })
+        yield* attempt(yield* claim(sent.delivery_id), now, "dead", {
+          status: 503,
+          body: null,
+          error: "the receiver answered 503"
+        })
         assert.strictEqual((yield* stored(sent.delivery_id)).status, "dead")
 
         const r = yield* retry(sent.delivery_id)
@@ -238,7 +268,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
         assert.deepStrictEqual([retried.status, retried.retries, retried.schedule_started_at], ["pending", 0, null])
         assert.isTrue(retried.next_attempt_at <= (yield* Clock.currentTimeMillis))
         const claimed = yield* claim(sent.delivery_id)
-        assert.strictEqual(claimed.body, (yield* Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.list(id, 1)))[0]!.body)
+        assert.strictEqual(
+          claimed.body,
+          (yield* Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.list(id, 1)))[0]!.body
+        )
         const log = (yield* deliveryLog(id)).body as ReadonlyArray<LogEntry>
         assert.deepStrictEqual(log.map((e) => [e.id, e.status]), [[sent.delivery_id, "dead"]])
       }))
@@ -248,7 +281,11 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
         const id = yield* newAutomation()
         const sent = yield* sendTest(id)
         const now = yield* Clock.currentTimeMillis
-        yield* attempt(yield* claim(sent.delivery_id), now, "failed", { status: null, body: null, error: "connection reset" })
+        yield* attempt(yield* claim(sent.delivery_id), now, "failed", {
+          status: null,
+          body: null,
+          error: "connection reset"
+        })
         assert.isTrue((yield* stored(sent.delivery_id)).next_attempt_at > (yield* Clock.currentTimeMillis))
         assert.strictEqual((yield* retry(sent.delivery_id)).status, 202)
         const retried = yield* stored(sent.delivery_id)
@@ -305,7 +342,9 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
       interface Operation {
         readonly operationId: string
         readonly responses: Record<string, unknown>
-        readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string; readonly description?: string }>
+        readonly parameters?: ReadonlyArray<
+          { readonly name: string; readonly in: string; readonly description?: string }
+        >
       }
       const doc = (yield* send("GET", "/openapi.json")).body as { paths: Record<string, Record<string, Operation>> }
       const test = doc.paths["/console/automations/{id}/test"]?.["post"]
@@ -331,10 +370,19 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
       const automation = Option.getOrThrow(yield* store.get(id))
       const at = Date.UTC(2026, 0, 1)
       yield* store.put(Delivery.automationAfter(automation, {
-        delivery_id: 0, claim: 0, at, status: "failed", response_status: null, error: "HTTP 500",
-        response_body: null, retry_at: at + 5_000, disable: "every delivery has failed for 5 days"
+        delivery_id: 0,
+        claim: 0,
+        at,
+        status: "failed",
+        response_status: null,
+        error: "HTTP 500",
+        response_body: null,
+        retry_at: at + 5_000,
+        disable: "every delivery has failed for 5 days"
       }))
-      const listed = yield* send("GET", `/console/organisations/${automation.organisation_id}/automations`, { auth: consoleAuth })
+      const listed = yield* send("GET", `/console/organisations/${automation.organisation_id}/automations`, {
+        auth: consoleAuth
+      })
       assert.strictEqual(listed.status, 200, listed.text)
       const entry = (listed.body as ReadonlyArray<Record<string, unknown>>).find((a) => a["id"] === id)
       assert.deepStrictEqual(
@@ -343,7 +391,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
       )
       const enabled = yield* send("POST", `/console/automations/${id}/enable`, { auth: consoleAuth })
       assert.deepStrictEqual(
-        [(enabled.body as Record<string, unknown>)["disabled_reason"], (enabled.body as Record<string, unknown>)["failing_since"]],
+        [
+          (enabled.body as Record<string, unknown>)["disabled_reason"],
+          (enabled.body as Record<string, unknown>)["failing_since"]
+        ],
         [null, null]
       )
     }))

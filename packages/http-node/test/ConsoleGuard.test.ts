@@ -24,7 +24,10 @@ describe("FailureLimit", () => {
 
   it.prop(
     "a client is refused exactly while its window (from its first failure) holds `failures` failures, until it ends",
-    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 11 }), gap: fc.integer({ min: 0, max: 5_000 }) }), { maxLength: 400, size: "max" })],
+    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 11 }), gap: fc.integer({ min: 0, max: 5_000 }) }), {
+      maxLength: 400,
+      size: "max"
+    })],
     ([events]) => {
       // 12 clients, fewer than maxClients: none is forgotten, so every answer is checked against the model.
       const options = { failures: 4, windowMillis: 60_000, maxClients: 16 }
@@ -51,7 +54,10 @@ describe("FailureLimit", () => {
 
   it.prop(
     "memory stays within maxClients, however many clients fail",
-    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 30 }), gap: fc.integer({ min: 0, max: 20_000 }) }), { maxLength: 400, size: "max" })],
+    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 30 }), gap: fc.integer({ min: 0, max: 20_000 }) }), {
+      maxLength: 400,
+      size: "max"
+    })],
     ([events]) => {
       const options = { failures: 4, windowMillis: 60_000, maxClients: 16 }
       const limit = FailureLimit.make(options)
@@ -67,22 +73,28 @@ describe("FailureLimit", () => {
   )
 })
 
-layer(makeAppLayer({ trustProxy: true, consoleFailures: { failures: 3, windowMillis: 60_000 } }))("failed console authentications", (it) => {
-  it.effect("after 3 failures a client gets 429 with Retry-After, even with the right token; other clients do not", () =>
-    Effect.gen(function*() {
-      const attacker = { "x-forwarded-for": "198.51.100.7, 203.0.113.9" }
-      for (let i = 0; i < 3; i++) {
-        problem(yield* send("GET", "/console/organisations", { auth: `Bearer wrong-${i}`, headers: attacker }), 401)
-      }
-      const refused = yield* send("GET", "/console/organisations", { auth: consoleAuth, headers: attacker })
-      assert.match(problem(refused, 429).detail, /too many failed console authentications/)
-      assert.strictEqual(refused.headers["retry-after"], "60")
-      const other = yield* send("GET", "/console/organisations", { auth: consoleAuth, headers: { "x-forwarded-for": "198.51.100.7, 203.0.113.10" } })
-      assert.strictEqual(other.status, 200, other.text)
-      const api = yield* send("GET", "/health", { headers: attacker })
-      assert.strictEqual(api.status, 200)
-    }))
-})
+layer(makeAppLayer({ trustProxy: true, consoleFailures: { failures: 3, windowMillis: 60_000 } }))(
+  "failed console authentications",
+  (it) => {
+    it.effect("after 3 failures a client gets 429 with Retry-After, even with the right token; other clients do not", () =>
+      Effect.gen(function*() {
+        const attacker = { "x-forwarded-for": "198.51.100.7, 203.0.113.9" }
+        for (let i = 0; i < 3; i++) {
+          problem(yield* send("GET", "/console/organisations", { auth: `Bearer wrong-${i}`, headers: attacker }), 401)
+        }
+        const refused = yield* send("GET", "/console/organisations", { auth: consoleAuth, headers: attacker })
+        assert.match(problem(refused, 429).detail, /too many failed console authentications/)
+        assert.strictEqual(refused.headers["retry-after"], "60")
+        const other = yield* send("GET", "/console/organisations", {
+          auth: consoleAuth,
+          headers: { "x-forwarded-for": "198.51.100.7, 203.0.113.10" }
+        })
+        assert.strictEqual(other.status, 200, other.text)
+        const api = yield* send("GET", "/health", { headers: attacker })
+        assert.strictEqual(api.status, 200)
+      }))
+  }
+)
 
 layer(makeAppLayer({ consoleHosts: ["admin.internal"] }))("console hosts", (it) => {
   it.effect("the console answers only on its hosts: elsewhere every console path is 404, the API is unchanged", () =>

@@ -1,5 +1,5 @@
-import { assert, describe, layer } from "@effect/vitest"
 import { NodeHttpServer } from "@effect/platform-node"
+import { assert, describe, layer } from "@effect/vitest"
 import { JobQueue, Worker } from "@tradeflow/core"
 import { layer as serviceLayer } from "@tradeflow/core/testing"
 import { Effect, Fiber, Layer } from "effect"
@@ -30,10 +30,13 @@ const problem = (r: Received, status: number) => {
 }
 
 const jobs = (organisationId: string, state: string) =>
-  Effect.map(send("GET", `/console/organisations/${organisationId}/jobs?state=${state}`, { auth: consoleAuth }), (r) => {
-    assert.strictEqual(r.status, 200, r.text)
-    return r.body as ReadonlyArray<Listed>
-  })
+  Effect.map(
+    send("GET", `/console/organisations/${organisationId}/jobs?state=${state}`, { auth: consoleAuth }),
+    (r) => {
+      assert.strictEqual(r.status, 200, r.text)
+      return r.body as ReadonlyArray<Listed>
+    }
+  )
 
 const retry = (id: number | string) => send("POST", `/console/jobs/${id}/retry`, { auth: consoleAuth })
 
@@ -45,7 +48,9 @@ const post = (key: string, reference: string) =>
     const before = new Set((yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.pending(1_000_000))).map((j) => j.id))
     const r = yield* send("POST", "/downstream", { host: uat, auth: key, json: [oceanBasic(reference)] })
     assert.strictEqual(r.status, 202, r.text)
-    const queued = (yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.pending(1_000_000))).filter((j) => !before.has(j.id))
+    const queued = (yield* Effect.flatMap(JobQueue.JobQueue, (q) => q.pending(1_000_000))).filter((j) =>
+      !before.has(j.id)
+    )
     assert.strictEqual(queued.length, 1)
     return queued[0]!.id
   })
@@ -64,7 +69,11 @@ const crash = (organisationId: string, times: number) =>
 const drainDelete = (organisationId: string) =>
   Effect.gen(function*() {
     const queue = yield* JobQueue.JobQueue
-    while (!(yield* queue.pending(1_000_000)).some((j) => j.organisation_id === organisationId && j.payload._tag === "Delete")) {
+    while (
+      !(yield* queue.pending(1_000_000)).some((j) =>
+        j.organisation_id === organisationId && j.payload._tag === "Delete"
+      )
+    ) {
       yield* Effect.sleep("5 millis")
     }
     yield* drain
@@ -106,9 +115,12 @@ layer(appLayer, { excludeTestServices: true })("console jobs", (it) => {
         assert.include(problem(yield* retry(poison), 409).detail, `job ${poison} is not dead`)
         assert.include(problem(yield* retry(later), 409).detail, "not dead")
         assert.deepStrictEqual(yield* jobs(k.organisation.id, "dead"), [])
-        assert.deepStrictEqual((yield* jobs(k.organisation.id, "pending")).map((j) => [j.id, j.attempts, j.last_error]), [
-          [poison, 0, null]
-        ])
+        assert.deepStrictEqual(
+          (yield* jobs(k.organisation.id, "pending")).map((j) => [j.id, j.attempts, j.last_error]),
+          [
+            [poison, 0, null]
+          ]
+        )
         yield* drain
         assert.isTrue(yield* tradeflowExists(k.organisation.id, "PO-POISON"))
         assert.deepStrictEqual(yield* jobs(k.organisation.id, "pending"), [])
@@ -121,11 +133,15 @@ layer(appLayer, { excludeTestServices: true })("console jobs", (it) => {
         yield* drain
         const poison = yield* post(k.key, "PO-DEAD")
         yield* crash(k.organisation.id, Worker.defaultMaxAttempts)
-        const removal = yield* send("DELETE", "/downstream/tradeflows/PO-KEPT", { host: uat, auth: k.key }).pipe(Effect.fork)
+        const removal = yield* send("DELETE", "/downstream/tradeflows/PO-KEPT", { host: uat, auth: k.key }).pipe(
+          Effect.fork
+        )
         yield* drainDelete(k.organisation.id)
         const removed = yield* Fiber.join(removal)
         assert.deepStrictEqual([removed.status, removed.body], [200, { status: "deactivated", count: 1 }])
-        const all = yield* send("DELETE", "/downstream/tradeflows/*?hard=true", { host: uat, auth: k.key }).pipe(Effect.fork)
+        const all = yield* send("DELETE", "/downstream/tradeflows/*?hard=true", { host: uat, auth: k.key }).pipe(
+          Effect.fork
+        )
         yield* drainDelete(k.organisation.id)
         const wiped = yield* Fiber.join(all)
         assert.deepStrictEqual([wiped.status, wiped.body], [200, { status: "deleted", count: 1 }])
@@ -140,7 +156,10 @@ layer(appLayer, { excludeTestServices: true })("console jobs", (it) => {
         const k = yield* newKey("production")
         problem(yield* send("GET", "/console/organisations/nope/jobs?state=dead", { auth: consoleAuth }), 404)
         for (const query of ["", "?state=failed", "?state=dead&limit=0", "?state=dead&limit=1001"]) {
-          const body = problem(yield* send("GET", `/console/organisations/${k.organisation.id}/jobs${query}`, { auth: consoleAuth }), 400)
+          const body = problem(
+            yield* send("GET", `/console/organisations/${k.organisation.id}/jobs${query}`, { auth: consoleAuth }),
+            400
+          )
           assert.match(body.detail, query.includes("limit") ? /limit/ : /state/)
         }
         problem(yield* retry(2_000_000_000), 404)

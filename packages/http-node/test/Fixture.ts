@@ -17,10 +17,15 @@ export const uat = "uat.localhost"
  * Every test client shares one address, so failed console authentications are not limited unless
  * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes.
  */
-export const makeAppLayer = (options: Partial<HttpConfig.Options> = {}, schemes: Readonly<Record<string, Schemes.Scheme>> = {}) =>
+export const makeAppLayer = (
+  options: Partial<HttpConfig.Options> = {},
+  schemes: Readonly<Record<string, Schemes.Scheme>> = {}
+) =>
   HttpApp.layer.pipe(
     Layer.provide(Schemes.add(schemes)),
-    Layer.provide(HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })),
+    Layer.provide(
+      HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })
+    ),
     Layer.provideMerge(Service.layerMemory),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )
@@ -75,8 +80,14 @@ export const newKey = (environment: "production" | "uat", name = `org-${Math.ran
   Effect.gen(function*() {
     const org = yield* send("POST", "/console/organisations", { auth: consoleAuth, json: { name } })
     const id = (org.body as { id: string }).id
-    const key = yield* send("POST", `/console/organisations/${id}/api-keys`, { auth: consoleAuth, json: { environment } })
-    return { organisationId: id, ...(key.body as { id: string; key: string; organisation: { id: string; name: string } }) }
+    const key = yield* send("POST", `/console/organisations/${id}/api-keys`, {
+      auth: consoleAuth,
+      json: { environment }
+    })
+    return {
+      organisationId: id,
+      ...(key.body as { id: string; key: string; organisation: { id: string; name: string } })
+    }
   })
 
 /** An ocean_basic record (UAT mock tracking). */

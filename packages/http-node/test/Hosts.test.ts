@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Option, FastCheck as fc } from "effect"
+import { FastCheck as fc, Option } from "effect"
 import { make } from "../src/HttpConfig.js"
 import { hostEnvironment, normaliseHost, requestHost } from "../src/internal/hosts.js"
 import { allowedMethods, pathPattern } from "../src/internal/routes.js"
@@ -10,7 +10,11 @@ const randomCase = (s: string, flips: ReadonlyArray<boolean>) =>
   [...s].map((c, i) => (flips[i % Math.max(flips.length, 1)] ? c.toUpperCase() : c)).join("")
 
 describe("hosts", () => {
-  it.prop("a listed host is its environment with any port and any case", [hostname, fc.array(fc.boolean(), { minLength: 1 }), fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined })], ([host, flips, port]) => {
+  it.prop("a listed host is its environment with any port and any case", [
+    hostname,
+    fc.array(fc.boolean(), { minLength: 1 }),
+    fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined })
+  ], ([host, flips, port]) => {
     const settings = make({ consoleToken: "t", productionHosts: [host], uatHosts: [`uat.${host}`] })
     const header = randomCase(host, flips) + (port === undefined ? "" : `:${port}`)
     assert.deepStrictEqual(hostEnvironment(settings, header), Option.some("production"))
@@ -32,7 +36,10 @@ describe("hosts", () => {
 })
 
 describe("routes", () => {
-  it.prop("a :param segment matches exactly one non-empty segment", [label, fc.string({ minLength: 1 }).filter((s) => !s.includes("/"))], ([prefix, value]) => {
+  it.prop("a :param segment matches exactly one non-empty segment", [
+    label,
+    fc.string({ minLength: 1 }).filter((s) => !s.includes("/"))
+  ], ([prefix, value]) => {
     const pattern = pathPattern(`/${prefix}/:id/x`)
     assert.isTrue(pattern.test(`/${prefix}/${value}/x`))
     assert.isFalse(pattern.test(`/${prefix}//x`))

@@ -12,7 +12,9 @@ it.effect("layerConfig takes each option as a Config (omitted ones default), or 
         productionHosts: Config.string("hosts").pipe(Config.map(HttpConfig.parseHosts)),
         widgetSearchLimit: { perSecond: Config.integer("rate"), burst: Config.succeed(7) }
       })),
-      Effect.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ token, hosts: "api.example.com, 10.0.0.1", rate: 3 })))
+      Effect.provide(
+        Layer.setConfigProvider(ConfigProvider.fromJson({ token, hosts: "api.example.com, 10.0.0.1", rate: 3 }))
+      )
     )
     assert.strictEqual(Redacted.value(settings.consoleToken), token)
     assert.deepStrictEqual(settings.productionHosts, ["api.example.com", "10.0.0.1"])
@@ -28,10 +30,14 @@ it.effect("layerConfig takes each option as a Config (omitted ones default), or 
 it.effect("a console token shorter than 32 characters is a configuration error of layerConfig and a defect of layer", () =>
   Effect.gen(function*() {
     const configured = yield* Effect.exit(
-      HttpConfig.HttpConfig.pipe(Effect.provide(HttpConfig.layerConfig({ consoleToken: Config.succeed("x".repeat(31)) })))
+      HttpConfig.HttpConfig.pipe(
+        Effect.provide(HttpConfig.layerConfig({ consoleToken: Config.succeed("x".repeat(31)) }))
+      )
     )
     assert.isTrue(Exit.isFailure(configured) && Cause.isFailType(configured.cause), String(configured))
     assert.include(String(Exit.isFailure(configured) ? Cause.squash(configured.cause) : ""), "at least 32 characters")
-    const direct = yield* Effect.exit(HttpConfig.HttpConfig.pipe(Effect.provide(HttpConfig.layer({ consoleToken: "short" }))))
+    const direct = yield* Effect.exit(
+      HttpConfig.HttpConfig.pipe(Effect.provide(HttpConfig.layer({ consoleToken: "short" })))
+    )
     assert.isTrue(Exit.isFailure(direct) && Cause.isDie(direct.cause))
   }))

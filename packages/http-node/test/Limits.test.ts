@@ -35,9 +35,15 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
   it.effect("one record with 32,000 events of 1 (a 64 KB body): 422 naming the field, one issue", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      const r = yield* send("POST", "/downstream", { auth: k.key, json: [{ ...record, events: Array.from({ length: 32_000 }, () => 1) }] })
+      const r = yield* send("POST", "/downstream", {
+        auth: k.key,
+        json: [{ ...record, events: Array.from({ length: 32_000 }, () => 1) }]
+      })
       const body = problem(r, 422)
-      assert.deepStrictEqual(body.errors, [{ path: "/0/events", message: "events must hold at most 1,000 entries per record, got 32,000" }])
+      assert.deepStrictEqual(body.errors, [{
+        path: "/0/events",
+        message: "events must hold at most 1,000 entries per record, got 32,000"
+      }])
       assert.isBelow(r.text.length, 1_024)
     }))
 
@@ -65,9 +71,22 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
         Effect.gen(function*() {
           const k = yield* newKey("production")
           const list = (n: number) => Array.from({ length: n }, (_, i) => entry(i))
-          accepted(yield* send("POST", "/downstream", { auth: k.key, json: [{ ...record, tradeflow_reference: `AT-${key}`, [key]: list(max) }] }))
-          const over = problem(yield* send("POST", "/downstream/tradeflows", { auth: k.key, json: { ...record, [key]: list(max + 1) } }), 422)
-          assert.deepStrictEqual(over.errors, [{ path: `/${key}`, message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${(max + 1).toLocaleString("en")}` }])
+          accepted(
+            yield* send("POST", "/downstream", {
+              auth: k.key,
+              json: [{ ...record, tradeflow_reference: `AT-${key}`, [key]: list(max) }]
+            })
+          )
+          const over = problem(
+            yield* send("POST", "/downstream/tradeflows", { auth: k.key, json: { ...record, [key]: list(max + 1) } }),
+            422
+          )
+          assert.deepStrictEqual(over.errors, [{
+            path: `/${key}`,
+            message: `${key} must hold at most ${max.toLocaleString("en")} entries per record, got ${
+              (max + 1).toLocaleString("en")
+            }`
+          }])
         }))
     }
   })
@@ -78,11 +97,19 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
       const containers = (from: number, n: number) => Array.from({ length: n }, (_, i) => container(from + i))
       const events = (n: number) => Array.from({ length: n }, (_, i) => ({ message: `e${i}` }))
       const half = { ...record, container_reference: containers(0, 500), events: events(500) }
-      accepted(yield* send("POST", "/downstream", { auth: k.key, json: [half, { ...half, container_reference: containers(500, 500) }] }))
+      accepted(
+        yield* send("POST", "/downstream", {
+          auth: k.key,
+          json: [half, { ...half, container_reference: containers(500, 500) }]
+        })
+      )
       const over = problem(
         yield* send("POST", "/downstream", {
           auth: k.key,
-          json: [half, { ...record, tradeflow_reference: "PO-2" }, { ...half, container_reference: containers(500, 501) }]
+          json: [half, { ...record, tradeflow_reference: "PO-2" }, {
+            ...half,
+            container_reference: containers(500, 501)
+          }]
         }),
         422
       )
@@ -98,22 +125,39 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
   it.effect("a tradeflow reference * is 422 naming the field, as JSON, csv and dcsa-tnt", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      const json = problem(yield* send("POST", "/downstream", { auth: k.key, json: [record, { ...record, tradeflow_reference: "*" }] }), 422)
+      const json = problem(
+        yield* send("POST", "/downstream", { auth: k.key, json: [record, { ...record, tradeflow_reference: "*" }] }),
+        422
+      )
       assert.deepStrictEqual(json.errors?.map((e) => e.path), ["/1/tradeflow_reference"])
       const csv = problem(
-        yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: "tradeflow_reference,booking_reference\n*,BK", contentType: "text/csv" }),
+        yield* send("POST", "/downstream/scheme/csv", {
+          auth: k.key,
+          text: "tradeflow_reference,booking_reference\n*,BK",
+          contentType: "text/csv"
+        }),
         422
       )
       assert.deepStrictEqual(csv.errors?.map((e) => e.path), ["/rows/2/tradeflow_reference"])
-      const dcsa = problem(yield* send("POST", "/downstream/scheme/dcsa-tnt?reference=*", { auth: k.key, json: [dcsaEvent([])] }), 422)
+      const dcsa = problem(
+        yield* send("POST", "/downstream/scheme/dcsa-tnt?reference=*", { auth: k.key, json: [dcsaEvent([])] }),
+        422
+      )
       assert.deepStrictEqual(dcsa.errors?.map((e) => e.path), ["/0/tradeflow_reference"])
     }))
 
   it.effect("202 warnings: at most 100 listed, the rest counted", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      const unchecked = Array.from({ length: 400 }, (_, i) => `ABCU${String(i).padStart(7, "0")}`).filter((c) => !Iso6346.isValid(c))
-      const r = accepted(yield* send("POST", "/downstream", { auth: k.key, json: [{ ...record, container_reference: unchecked.slice(0, 250) }] }))
+      const unchecked = Array.from({ length: 400 }, (_, i) => `ABCU${String(i).padStart(7, "0")}`).filter((c) =>
+        !Iso6346.isValid(c)
+      )
+      const r = accepted(
+        yield* send("POST", "/downstream", {
+          auth: k.key,
+          json: [{ ...record, container_reference: unchecked.slice(0, 250) }]
+        })
+      )
       const warnings = r.tradeflows[0]!.warnings
       assert.strictEqual(warnings.length, 101)
       assert.strictEqual(warnings[100], "and 150 more warnings not listed")
@@ -122,7 +166,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
   it.effect("dcsa-tnt: 32,000 document references of 1 in an event are 422 naming the field; invalid UTF-8 is 400", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      const r = yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, json: [dcsaEvent(Array.from({ length: 32_000 }, () => 1))] })
+      const r = yield* send("POST", "/downstream/scheme/dcsa-tnt", {
+        auth: k.key,
+        json: [dcsaEvent(Array.from({ length: 32_000 }, () => 1))]
+      })
       assert.deepStrictEqual(problem(r, 422).errors, [{
         path: "/0/documentReferences",
         message: "event 0: documentReferences must hold at most 100 entries per event, got 32,000"
@@ -139,10 +186,22 @@ layer(makeAppLayer(), { excludeTestServices: true })("bounded ingest", (it) => {
   it.effect("an Idempotency-Key over 255 characters is 400 naming the header, downstream and through a scheme", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      accepted(yield* send("POST", "/downstream", { auth: k.key, json: [record], headers: { "idempotency-key": "k".repeat(255) } }))
+      accepted(
+        yield* send("POST", "/downstream", {
+          auth: k.key,
+          json: [record],
+          headers: { "idempotency-key": "k".repeat(255) }
+        })
+      )
       for (const url of ["/downstream", "/downstream/tradeflows"]) {
-        const r = problem(yield* send("POST", url, { auth: k.key, json: [record], headers: { "idempotency-key": "k".repeat(256) } }), 400)
-        assert.deepStrictEqual(r.errors, [{ path: "Idempotency-Key", message: "must be at most 255 characters, got 256" }])
+        const r = problem(
+          yield* send("POST", url, { auth: k.key, json: [record], headers: { "idempotency-key": "k".repeat(256) } }),
+          400
+        )
+        assert.deepStrictEqual(r.errors, [{
+          path: "Idempotency-Key",
+          message: "must be at most 255 characters, got 256"
+        }])
       }
       const csv = yield* send("POST", "/downstream/scheme/csv", {
         auth: k.key,

@@ -27,9 +27,17 @@ const stall = (port: number, path: string, headers: Record<string, string>, leng
       socket.on("error", () => resolve(text))
     })
     socket.on("connect", () => {
-      const head = [`POST ${path} HTTP/1.1`, "host: localhost", `content-length: ${length}`, "content-type: application/json"]
+      const head = [
+        `POST ${path} HTTP/1.1`,
+        "host: localhost",
+        `content-length: ${length}`,
+        "content-type: application/json"
+      ]
       for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`)
-      socket.write(head.join("\r\n") + "\r\n\r\n" + first, () => resume(Effect.succeed({ write: (b) => void socket.write(b), answer })))
+      socket.write(
+        head.join("\r\n") + "\r\n\r\n" + first,
+        () => resume(Effect.succeed({ write: (b) => void socket.write(b), answer }))
+      )
     })
   })
 
@@ -46,7 +54,13 @@ layer(makeAppLayer({ bodyTimeoutMillis: 30_000, maxBufferedBodyBytes: 1_000 }))(
       const b = yield* newKey("production")
       const port = yield* portOf
       const body = JSON.stringify([{ tradeflow_reference: "STALLED", booking_reference: "B".repeat(700) }])
-      const stalled = yield* stall(port, "/downstream/tradeflows", { authorization: a.key }, body.length, body.slice(0, 600))
+      const stalled = yield* stall(
+        port,
+        "/downstream/tradeflows",
+        { authorization: a.key },
+        body.length,
+        body.slice(0, 600)
+      )
       yield* settle
       const small = [{ tradeflow_reference: "OTHER", booking_reference: "B".repeat(500) }]
       assert.strictEqual((yield* send("POST", "/downstream/tradeflows", { auth: b.key, json: small })).status, 503)
@@ -68,17 +82,30 @@ layer(makeAppLayer({ maxBufferedBodyBytes: 1_000 }))("the budget of buffered bod
       const a = yield* newKey("production")
       const b = yield* newKey("production")
       const port = yield* portOf
-      const record = (ref: string, pad: number) => JSON.stringify([{ tradeflow_reference: ref, booking_reference: "B".repeat(pad) }])
+      const record = (ref: string, pad: number) =>
+        JSON.stringify([{ tradeflow_reference: ref, booking_reference: "B".repeat(pad) }])
       const big = record("HOLD", 700)
-      const stalled = yield* stall(port, "/downstream/tradeflows", { authorization: a.key }, Buffer.byteLength(big), big.slice(0, 600))
+      const stalled = yield* stall(
+        port,
+        "/downstream/tradeflows",
+        { authorization: a.key },
+        Buffer.byteLength(big),
+        big.slice(0, 600)
+      )
       yield* settle
-      const refused = yield* send("POST", "/downstream/tradeflows", { auth: b.key, json: JSON.parse(record("OTHER", 500)) })
+      const refused = yield* send("POST", "/downstream/tradeflows", {
+        auth: b.key,
+        json: JSON.parse(record("OTHER", 500))
+      })
       assert.strictEqual(refused.status, 503, refused.text)
       assert.strictEqual(refused.headers["retry-after"], "1")
       assert.match(refused.text, /holds too many request bodies/)
       stalled.write(big.slice(600))
       assert.strictEqual(status(yield* Effect.promise(() => stalled.answer)), 202)
-      const accepted = yield* send("POST", "/downstream/tradeflows", { auth: b.key, json: JSON.parse(record("OTHER", 500)) })
+      const accepted = yield* send("POST", "/downstream/tradeflows", {
+        auth: b.key,
+        json: JSON.parse(record("OTHER", 500))
+      })
       assert.strictEqual(accepted.status, 202, accepted.text)
     }))
 })
@@ -90,8 +117,20 @@ layer(makeAppLayer({ maxInFlightPerKey: 2 }))("requests in flight per key", (it)
       const b = yield* newKey("production")
       const port = yield* portOf
       const body = JSON.stringify([{ tradeflow_reference: "SLOW", booking_reference: "BK" }])
-      const first = yield* stall(port, "/downstream/tradeflows", { authorization: a.key }, body.length, body.slice(0, 5))
-      const second = yield* stall(port, "/downstream/tradeflows", { authorization: a.key }, body.length, body.slice(0, 5))
+      const first = yield* stall(
+        port,
+        "/downstream/tradeflows",
+        { authorization: a.key },
+        body.length,
+        body.slice(0, 5)
+      )
+      const second = yield* stall(
+        port,
+        "/downstream/tradeflows",
+        { authorization: a.key },
+        body.length,
+        body.slice(0, 5)
+      )
       yield* settle
       const third = yield* send("GET", "/upstream", { auth: a.key })
       assert.strictEqual(third.status, 429, third.text)
@@ -115,11 +154,21 @@ describe("inFlightLimit", () => {
       const gate = yield* Deferred.make<void>()
       const limited = inFlightLimit(settings)(Effect.as(Deferred.await(gate), HttpServerResponse.text("done")))
       const run = (path: string, key: string) =>
-        Effect.map(Effect.provideService(limited, HttpServerRequest.HttpServerRequest, request(path, key)), (r) => r.status)
+        Effect.map(
+          Effect.provideService(limited, HttpServerRequest.HttpServerRequest, request(path, key)),
+          (r) => r.status
+        )
       const held = yield* Effect.fork(run("/upstream?per_page=10", "k1"))
       yield* Effect.yieldNow()
       assert.strictEqual(yield* run("/v3/upstream", "k1"), 429)
-      assert.strictEqual(yield* run("/upstream", "k2").pipe(Effect.fork, Effect.tap(() => Deferred.succeed(gate, undefined)), Effect.flatMap(Fiber.join)), 200)
+      assert.strictEqual(
+        yield* run("/upstream", "k2").pipe(
+          Effect.fork,
+          Effect.tap(() => Deferred.succeed(gate, undefined)),
+          Effect.flatMap(Fiber.join)
+        ),
+        200
+      )
       assert.strictEqual(yield* Fiber.join(held), 200)
       assert.strictEqual(yield* run("/upstream", "k1"), 200)
     }))

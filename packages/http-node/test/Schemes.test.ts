@@ -35,12 +35,17 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
       const r = yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "text/csv" })
       assert.strictEqual(r.status, 202, r.text)
       assert.deepStrictEqual(
-        (r.body as { tradeflows: ReadonlyArray<{ tradeflow_reference: string }> }).tradeflows.map((t) => t.tradeflow_reference),
+        (r.body as { tradeflows: ReadonlyArray<{ tradeflow_reference: string }> }).tradeflows.map((t) =>
+          t.tradeflow_reference
+        ),
         ["PO-1", "PO-2"]
       )
       yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
       const stored = yield* Effect.flatMap(TradeflowStore.TradeflowStore, (s) => s.get(k.organisation.id, "PO-1"))
-      assert.deepStrictEqual(Option.map(stored, (t) => t.containers.map((c) => c.reference)), Option.some(["MSCU1234565", "TGHU0000001"]))
+      assert.deepStrictEqual(
+        Option.map(stored, (t) => t.containers.map((c) => c.reference)),
+        Option.some(["MSCU1234565", "TGHU0000001"])
+      )
       const v3 = yield* send("POST", "/v3/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "text/csv" })
       assert.strictEqual(v3.status, 202, v3.text)
     }))
@@ -55,7 +60,10 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
       })
       const body = problem(bad, 422)
       assert.isTrue(body.errors?.some((e) => e.path.startsWith("/rows/3/")), bad.text)
-      problem(yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "application/json" }), 415)
+      problem(
+        yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "application/json" }),
+        415
+      )
       const pending = yield* Effect.flatMap(TradeflowStore.TradeflowStore, (s) => s.list(k.organisation.id))
       assert.deepStrictEqual(pending, [])
     }))
@@ -66,11 +74,16 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
       const r = yield* send("POST", "/downstream/scheme/dcsa-tnt?reference=PO-9", { auth: k.key, json: dcsa })
       assert.strictEqual(r.status, 202, r.text)
       assert.deepStrictEqual(
-        (r.body as { tradeflows: ReadonlyArray<{ tradeflow_reference: string }> }).tradeflows.map((t) => t.tradeflow_reference),
+        (r.body as { tradeflows: ReadonlyArray<{ tradeflow_reference: string }> }).tradeflows.map((t) =>
+          t.tradeflow_reference
+        ),
         ["PO-9"]
       )
       problem(yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, json: [{ eventType: "NOPE" }] }), 422)
-      problem(yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, text: "[", contentType: "application/json" }), 400)
+      problem(
+        yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, text: "[", contentType: "application/json" }),
+        400
+      )
     }))
 
   it.effect("dcsa-tnt: 100,000 nested arrays or objects in any field of an event: accepted where ignored, else a 422 at the field, never a 500", () =>
@@ -87,7 +100,13 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
           assert.deepStrictEqual(errors.map((e) => e.path.split("/").slice(0, 3).join("/")), [`/0/${field}`], field)
         }
       }
-      const kind = problem(yield* send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, json: [{ ...dcsa[0], eventType: [[["EQUIPMENT"]]] }] }), 422)
+      const kind = problem(
+        yield* send("POST", "/downstream/scheme/dcsa-tnt", {
+          auth: k.key,
+          json: [{ ...dcsa[0], eventType: [[["EQUIPMENT"]]] }]
+        }),
+        422
+      )
       assert.deepStrictEqual(kind.errors, [{
         path: "/0/eventType",
         message: `event 0: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got an array`
@@ -97,17 +116,33 @@ layer(makeAppLayer())("POST /downstream/scheme/{scheme}", (it) => {
   it.effect("an unknown scheme is 404 naming the known ones; auth and idempotency apply", () =>
     Effect.gen(function*() {
       const k = yield* newKey("production")
-      const unknown = problem(yield* send("POST", "/downstream/scheme/edifact", { auth: k.key, text: "x", contentType: "text/plain" }), 404)
+      const unknown = problem(
+        yield* send("POST", "/downstream/scheme/edifact", { auth: k.key, text: "x", contentType: "text/plain" }),
+        404
+      )
       assert.include(unknown.detail, "csv")
       problem(yield* send("POST", "/downstream/scheme/csv", { text: csv, contentType: "text/csv" }), 401)
       const headers = { "idempotency-key": "csv-1" }
-      const first = yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "text/csv", headers })
-      const again = yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: csv, contentType: "text/csv", headers })
+      const first = yield* send("POST", "/downstream/scheme/csv", {
+        auth: k.key,
+        text: csv,
+        contentType: "text/csv",
+        headers
+      })
+      const again = yield* send("POST", "/downstream/scheme/csv", {
+        auth: k.key,
+        text: csv,
+        contentType: "text/csv",
+        headers
+      })
       assert.strictEqual(first.status, 202)
       assert.strictEqual(again.status, 202)
       assert.deepStrictEqual(again.body, first.body)
       const other = csv.replace("PO-2", "PO-3")
-      problem(yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: other, contentType: "text/csv", headers }), 422)
+      problem(
+        yield* send("POST", "/downstream/scheme/csv", { auth: k.key, text: other, contentType: "text/csv", headers }),
+        422
+      )
     }))
 
   it.effect("more than 10,000 csv rows is 413", () =>

@@ -27,7 +27,10 @@ describe("POST /downstream/scheme/dcsa-tnt with a large hostile body", () => {
         const done = yield* Ref.make<ReadonlyArray<string>>([])
         const finished = (name: string) => Ref.update(done, (names) => [...names, name])
         const big = yield* Effect.fork(
-          Effect.tap(send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, text: hostile }), () => finished("dcsa-tnt"))
+          Effect.tap(
+            send("POST", "/downstream/scheme/dcsa-tnt", { auth: k.key, text: hostile }),
+            () => finished("dcsa-tnt")
+          )
         )
         yield* Deferred.await(started)
         const health = yield* send("GET", "/health")

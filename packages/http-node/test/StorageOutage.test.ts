@@ -1,5 +1,5 @@
-import { assert, layer } from "@effect/vitest"
 import { NodeHttpServer } from "@effect/platform-node"
+import { assert, layer } from "@effect/vitest"
 import { JobQueue, Locations, Service, Storage, StorageError, TrackingConfig } from "@tradeflow/core"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
@@ -11,15 +11,18 @@ const outage = Layer.effect(
   Effect.map(JobQueue.JobQueue, (queue) =>
     JobQueue.JobQueue.of(JobQueue.withEnqueue({
       ...queue,
-      enqueueAll: () => Effect.fail(new StorageError.StorageError({ operation: "JobQueue.enqueueAll", cause: "connection terminated" }))
+      enqueueAll: () =>
+        Effect.fail(new StorageError.StorageError({ operation: "JobQueue.enqueueAll", cause: "connection terminated" }))
     })))
 ).pipe(Layer.provideMerge(Storage.layerMemory))
 
 const appLayer = HttpApp.layer.pipe(
   Layer.provide(HttpConfig.layer({ consoleToken })),
-  Layer.provideMerge(Service.layer({ background: false }).pipe(
-    Layer.provideMerge(Layer.mergeAll(outage, Locations.layerBuiltin, TrackingConfig.layer()))
-  )),
+  Layer.provideMerge(
+    Service.layer({ background: false }).pipe(
+      Layer.provideMerge(Layer.mergeAll(outage, Locations.layerBuiltin, TrackingConfig.layer()))
+    )
+  ),
   Layer.provideMerge(NodeHttpServer.layerTest)
 )
 
@@ -27,7 +30,11 @@ layer(appLayer, { excludeTestServices: true })("a storage outage", (it) => {
   it.effect("answers 503 with Retry-After and a problem, never a 500, and queues nothing", () =>
     Effect.gen(function*() {
       const key = yield* newKey("uat")
-      const r = yield* send("POST", "/v3/downstream/tradeflows", { host: uat, auth: key.key, json: [oceanBasic("OUT-1")] })
+      const r = yield* send("POST", "/v3/downstream/tradeflows", {
+        host: uat,
+        auth: key.key,
+        json: [oceanBasic("OUT-1")]
+      })
       assert.strictEqual(r.status, 503, r.text)
       assert.strictEqual(r.headers["retry-after"], "1")
       assert.match(r.headers["content-type"] ?? "", /^application\/problem\+json/)
@@ -42,7 +49,8 @@ layer(appLayer, { excludeTestServices: true })("a storage outage", (it) => {
         paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
       }
       const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
-        Object.entries(methods).map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses)] as const))
+        Object.entries(methods).map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses)] as const)
+      )
       assert.isAbove(operations.length, 10)
       for (const [name, statuses] of operations.filter(([name]) => !name.endsWith("/health"))) {
         assert.include(statuses, "503", name)

@@ -16,9 +16,11 @@ const maxBytes = 3_000
 
 const appLayer = HttpApp.layer.pipe(
   Layer.provide(HttpConfig.layer({ consoleToken })),
-  Layer.provideMerge(Service.layer({ background: false, upstream: { maxBytes } }).pipe(
-    Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
-  )),
+  Layer.provideMerge(
+    Service.layer({ background: false, upstream: { maxBytes } }).pipe(
+      Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+    )
+  ),
   Layer.provideMerge(NodeHttpServer.layerTest)
 )
 
@@ -45,16 +47,31 @@ const fitting = (bodies: ReadonlyArray<string>, limit: number) => {
 layer(appLayer, { excludeTestServices: true })("GET /upstream byte cap", (it) => {
   it.effect("pages hold what fits, has_more is exact, cursors continue right after the last message included", () =>
     Effect.gen(function*() {
-      const samples = fc.sample(fc.record({
-        sizes: fc.array(fc.tuple(fc.integer({ min: 0, max: 4_500 }), fc.constantFrom("a", "é", "€", "😀")), { maxLength: 30 }),
-        perPage: fc.integer({ min: 1, max: 10 })
-      }), { numRuns: 40, seed: 12 })
+      const samples = fc.sample(
+        fc.record({
+          sizes: fc.array(fc.tuple(fc.integer({ min: 0, max: 4_500 }), fc.constantFrom("a", "é", "€", "😀")), {
+            maxLength: 30
+          }),
+          perPage: fc.integer({ min: 1, max: 10 })
+        }),
+        { numRuns: 40, seed: 12 }
+      )
       for (const { perPage, sizes } of samples) {
         const { key, organisation } = yield* newKey("uat")
-        const bodies = sizes.map(([size, unit], n) => JSON.stringify({ n, text: unit.repeat(Math.floor(size / bytes(unit))) }))
-        yield* commitMessages(organisation.id, bodies.map((body, n) => ({
-          hash: `h${n}`, type: "BASIC_STATUS", tradeflow_reference: "TF-1", container_reference: null, generated_at: Date.now(), body
-        })))
+        const bodies = sizes.map(([size, unit], n) =>
+          JSON.stringify({ n, text: unit.repeat(Math.floor(size / bytes(unit))) })
+        )
+        yield* commitMessages(
+          organisation.id,
+          bodies.map((body, n) => ({
+            hash: `h${n}`,
+            type: "BASIC_STATUS",
+            tradeflow_reference: "TF-1",
+            container_reference: null,
+            generated_at: Date.now(),
+            body
+          }))
+        )
         const seen: Array<number> = []
         let cursor = ""
         while (true) {
@@ -62,19 +79,26 @@ layer(appLayer, { excludeTestServices: true })("GET /upstream byte cap", (it) =>
           assert.strictEqual(r.status, 200, r.text)
           const page = r.body as Page
           const expected = fitting(bodies.slice(seen.length), perPage)
-          assert.deepStrictEqual(page.data.map((m) => m.n), bodies.slice(seen.length, seen.length + expected).map((_, i) => seen.length + i))
+          assert.deepStrictEqual(
+            page.data.map((m) => m.n),
+            bodies.slice(seen.length, seen.length + expected).map((_, i) => seen.length + i)
+          )
           seen.push(...page.data.map((m) => m.n))
           assert.strictEqual(page.has_more, seen.length < bodies.length)
           cursor = `&cursor=${page.next_cursor}`
           if (!page.has_more) break
         }
         assert.deepStrictEqual(seen, bodies.map((_, n) => n))
-        const after = (yield* send("GET", `/v3/upstream?per_page=${perPage}${cursor}`, { host: uat, auth: key })).body as Page
+        const after = (yield* send("GET", `/v3/upstream?per_page=${perPage}${cursor}`, { host: uat, auth: key }))
+          .body as Page
         assert.deepStrictEqual([after.data, after.has_more], [[], false])
 
         const list = yield* send("GET", "/v3/upstream", { host: uat, auth: key })
         const recent = fitting([...bodies].reverse(), 500)
-        assert.deepStrictEqual((list.body as Array<{ n: number }>).map((m) => m.n), bodies.map((_, n) => n).slice(bodies.length - recent))
+        assert.deepStrictEqual(
+          (list.body as Array<{ n: number }>).map((m) => m.n),
+          bodies.map((_, n) => n).slice(bodies.length - recent)
+        )
       }
     }))
 })

@@ -24,10 +24,12 @@ const secret = "upstream-bytes-secret"
 
 const appLayer = HttpApp.layer.pipe(
   Layer.provide(HttpConfig.layer({ consoleToken })),
-  Layer.provide(Layer.fresh(Upstream.layer()).pipe(
-    Layer.provide(Layer.succeed(MessageStore.MessageStore, store)),
-    Layer.provide(Cursor.layerSecret(secret))
-  )),
+  Layer.provide(
+    Layer.fresh(Upstream.layer()).pipe(
+      Layer.provide(Layer.succeed(MessageStore.MessageStore, store)),
+      Layer.provide(Cursor.layerSecret(secret))
+    )
+  ),
   Layer.provideMerge(Service.layerMemory),
   Layer.provideMerge(NodeHttpServer.layerTest)
 )

@@ -51,10 +51,12 @@ const walk = (key: string, query: string, cursor?: string) =>
     let next = cursor
     let pages = 0
     while (true) {
-      const page = asPage(yield* send("GET", `/upstream?${query}${next === undefined ? "" : `&cursor=${next}`}`, {
-        host: uat,
-        auth: key
-      }))
+      const page = asPage(
+        yield* send("GET", `/upstream?${query}${next === undefined ? "" : `&cursor=${next}`}`, {
+          host: uat,
+          auth: key
+        })
+      )
       pages++
       messages.push(...page.data)
       next = page.next_cursor
@@ -98,9 +100,15 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /upstream with per_pag
       const query = "type=CONTAINER_MILESTONE,BASIC_STATUS&tradeflow=F-2"
       const expected = yield* list(key, query)
       assert.isAbove(expected.length, 2)
-      const firstPage = asPage(yield* send("GET", `/upstream?${query}&per_page=2&excludes=shipment`, { host: uat, auth: key }))
+      const firstPage = asPage(
+        yield* send("GET", `/upstream?${query}&per_page=2&excludes=shipment`, { host: uat, auth: key })
+      )
       for (const m of firstPage.data) assert.notProperty(m.payload, "shipment")
-      const rest = yield* walk(key, `type=BASIC_STATUS,CONTAINER_MILESTONE&tradeflow=F-2&per_page=7`, firstPage.next_cursor)
+      const rest = yield* walk(
+        key,
+        `type=BASIC_STATUS,CONTAINER_MILESTONE&tradeflow=F-2&per_page=7`,
+        firstPage.next_cursor
+      )
       const walked = [...firstPage.data, ...rest.messages]
       assert.deepStrictEqual(walked.map((m) => m.hash), expected.map((m) => m.hash))
       for (const m of walked) {
@@ -137,25 +145,51 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /upstream with per_pag
       const cursor = page.next_cursor
       assert.match(cursor, /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
       const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1)
-      for (const bad of [flip(cursor, 5), flip(cursor, cursor.length - 1), cursor.slice(0, -3), "garbage", "v2" + cursor.slice(2), ""]) {
-        cursorProblem(yield* send("GET", `/upstream?per_page=2&type=BASIC_STATUS&cursor=${encodeURIComponent(bad)}`, {
-          host: uat,
-          auth: mine.key
-        }))
+      for (
+        const bad of [
+          flip(cursor, 5),
+          flip(cursor, cursor.length - 1),
+          cursor.slice(0, -3),
+          "garbage",
+          "v2" + cursor.slice(2),
+          ""
+        ]
+      ) {
+        cursorProblem(
+          yield* send("GET", `/upstream?per_page=2&type=BASIC_STATUS&cursor=${encodeURIComponent(bad)}`, {
+            host: uat,
+            auth: mine.key
+          })
+        )
       }
-      const foreign = cursorProblem(yield* send("GET", `/upstream?per_page=2&type=BASIC_STATUS&cursor=${cursor}`, {
-        host: uat,
-        auth: theirs.key
-      }))
+      const foreign = cursorProblem(
+        yield* send("GET", `/upstream?per_page=2&type=BASIC_STATUS&cursor=${cursor}`, {
+          host: uat,
+          auth: theirs.key
+        })
+      )
       assert.include(foreign.detail, "organisation")
-      for (const other of ["type=CONTAINER_MILESTONE", "", "type=BASIC_STATUS&tradeflow=C-1", "type=BASIC_STATUS&latest=true"]) {
-        const problem = cursorProblem(yield* send("GET", `/upstream?per_page=2&${other}&cursor=${cursor}`, { host: uat, auth: mine.key }))
+      for (
+        const other of [
+          "type=CONTAINER_MILESTONE",
+          "",
+          "type=BASIC_STATUS&tradeflow=C-1",
+          "type=BASIC_STATUS&latest=true"
+        ]
+      ) {
+        const problem = cursorProblem(
+          yield* send("GET", `/upstream?per_page=2&${other}&cursor=${cursor}`, { host: uat, auth: mine.key })
+        )
         assert.include(problem.detail, "filters")
       }
-      const same = yield* send("GET", `/v3/upstream?per_page=9&type=BASIC_STATUS,BASIC_STATUS&latest=false&excludes=shipment&cursor=${cursor}`, {
-        host: uat,
-        auth: mine.key
-      })
+      const same = yield* send(
+        "GET",
+        `/v3/upstream?per_page=9&type=BASIC_STATUS,BASIC_STATUS&latest=false&excludes=shipment&cursor=${cursor}`,
+        {
+          host: uat,
+          auth: mine.key
+        }
+      )
       asPage(same)
     }))
 
@@ -165,7 +199,8 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /upstream with per_pag
       const text = JSON.stringify((doc.body as { paths: Record<string, unknown> }).paths["/upstream"])
       assert.include(text, "#/components/schemas/UpstreamPage")
       assert.include(text, "#/components/schemas/APIMessage")
-      const schemas = (doc.body as { components: { schemas: Record<string, { required?: Array<string> }> } }).components.schemas
+      const schemas =
+        (doc.body as { components: { schemas: Record<string, { required?: Array<string> }> } }).components.schemas
       assert.deepStrictEqual([...(schemas["UpstreamPage"]?.required ?? [])].sort(), ["data", "has_more", "next_cursor"])
       assert.include(text, "per_page")
     }))

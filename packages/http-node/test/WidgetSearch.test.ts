@@ -1,10 +1,10 @@
-import { assert, describe, it, layer } from "@effect/vitest"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { ApiMessage, Worker } from "@tradeflow/core"
 import { Effect, Schema, TestClock } from "effect"
 import { HttpConfig } from "../src/index.js"
-import { deprecateWidgetSearch, widgetKeyOf } from "../src/internal/widget.js"
 import { openApiDocument } from "../src/internal/openapi.js"
+import { deprecateWidgetSearch, widgetKeyOf } from "../src/internal/widget.js"
 import { consoleAuth, makeAppLayer, newKey, oceanBasic, type Received, send, uat } from "./Fixture.js"
 
 const drain = Effect.flatMap(Worker.Worker, (w) => w.drain)
@@ -40,7 +40,12 @@ const uatFixture = (reference: string) =>
     const posted = yield* send("POST", "/v3/downstream/tradeflows", {
       host: uat,
       auth: k.key,
-      json: { ...oceanBasic(reference), booking_reference: `BK-${reference}`, bill_of_lading_reference: `BL-${reference}`, carrier_name: "Maersk" }
+      json: {
+        ...oceanBasic(reference),
+        booking_reference: `BK-${reference}`,
+        bill_of_lading_reference: `BL-${reference}`,
+        carrier_name: "Maersk"
+      }
     })
     assert.strictEqual(posted.status, 202, posted.text)
     yield* drain
@@ -78,17 +83,25 @@ describe("deprecateWidgetSearch", () => {
       yield* TestClock.setTime(sunset.getTime() - 1)
       const before = yield* run("/api/v2/widget-search?query=x")
       assert.deepStrictEqual([before.status, before.headers["deprecation"], before.headers["sunset"]], [
-        200, "true", "Wed, 30 Jun 2027 12:00:00 GMT"
+        200,
+        "true",
+        "Wed, 30 Jun 2027 12:00:00 GMT"
       ])
       yield* TestClock.adjust("1 millis")
       for (const url of ["/api/v2/widget-search?query=x", "/v3/api/v2/widget-search", "/api/v2/widget-search/"]) {
         const after = yield* run(url)
         assert.deepStrictEqual([after.status, after.headers["deprecation"], after.headers["sunset"]], [
-          410, "true", "Wed, 30 Jun 2027 12:00:00 GMT"
+          410,
+          "true",
+          "Wed, 30 Jun 2027 12:00:00 GMT"
         ], url)
       }
       const other = yield* run("/upstream")
-      assert.deepStrictEqual([other.status, other.headers["deprecation"], other.headers["sunset"]], [200, undefined, undefined])
+      assert.deepStrictEqual([other.status, other.headers["deprecation"], other.headers["sunset"]], [
+        200,
+        undefined,
+        undefined
+      ])
     }))
 })
 
@@ -104,18 +117,41 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /api/v2/widget-search"
       assert.isUndefined(r.headers["sunset"])
       const result = Schema.decodeUnknownSync(ApiMessage.WidgetSearchResult, { onExcessProperty: "error" })(r.body)
       assert.deepStrictEqual(Object.keys(r.body as object), [
-        "carrier", "booking_reference", "bill_of_lading_reference", "departure", "arrival", "containers"
+        "carrier",
+        "booking_reference",
+        "bill_of_lading_reference",
+        "departure",
+        "arrival",
+        "containers"
       ])
-      assert.deepStrictEqual([result.carrier, result.booking_reference, result.bill_of_lading_reference], ["Maersk", "BK-WS-1", "BL-WS-1"])
+      assert.deepStrictEqual([result.carrier, result.booking_reference, result.bill_of_lading_reference], [
+        "Maersk",
+        "BK-WS-1",
+        "BL-WS-1"
+      ])
       assert.deepStrictEqual(
-        [result.departure?.location, result.departure?.actual, result.arrival?.location.unlocode, result.arrival?.actual],
+        [
+          result.departure?.location,
+          result.departure?.actual,
+          result.arrival?.location.unlocode,
+          result.arrival?.actual
+        ],
         [{ name: "Shanghai", unlocode: "CNSHA", timezone: "Asia/Shanghai", country: "China" }, true, "NLRTM", false]
       )
       assert.notStrictEqual(result.departure?.vessel.name, "")
       const [container] = result.containers
-      assert.deepStrictEqual(container?.details, { type_code: "45G1", type_group: "GP", type_reefer: false, length: 40 })
+      assert.deepStrictEqual(container?.details, {
+        type_code: "45G1",
+        type_group: "GP",
+        type_reefer: false,
+        length: 40
+      })
       assert.deepStrictEqual(
-        [container?.reference, container?.latest_actual_milestone?.status_code, container?.latest_actual_milestone?.actual],
+        [
+          container?.reference,
+          container?.latest_actual_milestone?.status_code,
+          container?.latest_actual_milestone?.actual
+        ],
         ["MSCU1234565", "AE", true]
       )
       for (const query of ["BK-WS-1", "bl-ws-1", "mscu 123456-5"]) {
@@ -130,14 +166,22 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /api/v2/widget-search"
       const f = yield* uatFixture("WS-2")
       const live = yield* createWidgetKey(f.organisationId)
       const prod = yield* newKey("production")
-      yield* send("POST", "/downstream/tradeflows", { auth: prod.key, json: { tradeflow_reference: "WS-2", booking_reference: "P" } })
+      yield* send("POST", "/downstream/tradeflows", {
+        auth: prod.key,
+        json: { tradeflow_reference: "WS-2", booking_reference: "P" }
+      })
       yield* drain
       assertProblem(yield* widget("WS-2", { auth: `Basic ${live.key}` }), 404)
       const own = yield* createWidgetKey(prod.organisationId)
       const r = yield* widget("WS-2", { auth: `Basic ${own.key}` })
       assert.strictEqual(r.status, 200, r.text)
       assert.deepStrictEqual(r.body, {
-        carrier: "", booking_reference: "P", bill_of_lading_reference: null, departure: null, arrival: null, containers: []
+        carrier: "",
+        booking_reference: "P",
+        bill_of_lading_reference: null,
+        departure: null,
+        arrival: null,
+        containers: []
       })
     }))
 
@@ -153,7 +197,9 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /api/v2/widget-search"
   it.effect("401 problems without a Basic widget key, with an unknown one or with an API key", () =>
     Effect.gen(function*() {
       const f = yield* uatFixture("WS-4")
-      for (const auth of [undefined, f.widget.key, `Bearer ${f.widget.key}`, "Basic wk_unknown", `Basic ${f.key}`, f.key]) {
+      for (
+        const auth of [undefined, f.widget.key, `Bearer ${f.widget.key}`, "Basic wk_unknown", `Basic ${f.key}`, f.key]
+      ) {
         const r = yield* widget("WS-4", { host: uat, ...(auth === undefined ? {} : { auth }) })
         assertProblem(r, 401)
         assert.strictEqual(r.headers["deprecation"], "true")
@@ -209,7 +255,10 @@ layer(makeAppLayer(), { excludeTestServices: true })("GET /api/v2/widget-search"
     }))
 
   it("the OpenAPI document lists the widget search (deprecated, root and /v3) and the console's widget keys", () => {
-    const paths = openApiDocument().paths as Record<string, Record<string, { deprecated?: boolean; security?: unknown }>>
+    const paths = openApiDocument().paths as Record<
+      string,
+      Record<string, { deprecated?: boolean; security?: unknown }>
+    >
     for (const path of ["/api/v2/widget-search", "/v3/api/v2/widget-search"]) {
       assert.isTrue(paths[path]?.["get"]?.deprecated, path)
       assert.deepStrictEqual(paths[path]?.["get"]?.security, [{ widgetKey: [] }])
@@ -225,8 +274,16 @@ layer(makeAppLayer({ widgetSunset: new Date(Date.UTC(2100, 0, 1)) }), { excludeT
     it.effect("every response carries Deprecation and Sunset", () =>
       Effect.gen(function*() {
         const f = yield* uatFixture("WS-8")
-        for (const r of [yield* widget("WS-8", { auth: `Basic ${f.widget.key}`, host: uat }), yield* widget("WS-8", { host: uat })]) {
-          assert.deepStrictEqual([r.headers["deprecation"], r.headers["sunset"]], ["true", "Fri, 01 Jan 2100 00:00:00 GMT"])
+        for (
+          const r of [
+            yield* widget("WS-8", { auth: `Basic ${f.widget.key}`, host: uat }),
+            yield* widget("WS-8", { host: uat })
+          ]
+        ) {
+          assert.deepStrictEqual([r.headers["deprecation"], r.headers["sunset"]], [
+            "true",
+            "Fri, 01 Jan 2100 00:00:00 GMT"
+          ])
         }
       }))
   }
@@ -238,13 +295,18 @@ layer(makeAppLayer({ widgetSunset: new Date(Date.UTC(2020, 0, 1)) }), { excludeT
     it.effect("410 naming GET /upstream, with or without a key, at the root and under /v3; other routes keep working", () =>
       Effect.gen(function*() {
         const f = yield* uatFixture("WS-9")
-        for (const r of [
-          yield* widget("WS-9", { auth: `Basic ${f.widget.key}`, host: uat }),
-          yield* widget(undefined, { host: uat, prefix: "/v3" })
-        ]) {
+        for (
+          const r of [
+            yield* widget("WS-9", { auth: `Basic ${f.widget.key}`, host: uat }),
+            yield* widget(undefined, { host: uat, prefix: "/v3" })
+          ]
+        ) {
           assertProblem(r, 410)
           assert.include(detail(r), "GET /upstream")
-          assert.deepStrictEqual([r.headers["deprecation"], r.headers["sunset"]], ["true", "Wed, 01 Jan 2020 00:00:00 GMT"])
+          assert.deepStrictEqual([r.headers["deprecation"], r.headers["sunset"]], [
+            "true",
+            "Wed, 01 Jan 2020 00:00:00 GMT"
+          ])
         }
         const upstream = yield* send("GET", "/upstream", { host: uat, auth: f.key })
         assert.strictEqual(upstream.status, 200, upstream.text)

@@ -24,7 +24,10 @@ describe("TokenBucket", () => {
 
   it.prop(
     "no client gets more than burst + perSecond × duration through in any stretch of time",
-    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 12 }), gap: fc.integer({ min: 0, max: 100 }) }), { maxLength: 500, size: "max" })],
+    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 12 }), gap: fc.integer({ min: 0, max: 100 }) }), {
+      maxLength: 500,
+      size: "max"
+    })],
     ([requests]) => {
       // 13 clients, fewer than maxClients: none is forgotten (a forgotten client starts again with a full bucket).
       const options = { perSecond: 5, burst: 3, maxClients: 16 }
@@ -50,7 +53,10 @@ describe("TokenBucket", () => {
 
   it.prop(
     "memory stays within maxClients, however many clients come",
-    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 40 }), gap: fc.integer({ min: 0, max: 400 }) }), { maxLength: 500, size: "max" })],
+    [fc.array(fc.record({ client: fc.integer({ min: 0, max: 40 }), gap: fc.integer({ min: 0, max: 400 }) }), {
+      maxLength: 500,
+      size: "max"
+    })],
     ([requests]) => {
       const buckets = TokenBucket.make({ perSecond: 5, burst: 3, maxClients: 16 })
       let now = 0
@@ -72,14 +78,18 @@ describe("TokenBucket", () => {
 })
 
 describe("limitWidgetSearch", () => {
-  const limit = limitWidgetSearch(HttpConfig.make({ consoleToken: "t", widgetSearchLimit: { perSecond: 10, burst: 2 } }))
+  const limit = limitWidgetSearch(
+    HttpConfig.make({ consoleToken: "t", widgetSearchLimit: { perSecond: 10, burst: 2 } })
+  )
   const app = limit(Effect.succeed(HttpServerResponse.text("ok")))
   const run = (url: string, authorization?: string) =>
     app.pipe(Effect.provideService(
       HttpServerRequest.HttpServerRequest,
-      HttpServerRequest.fromWeb(new Request(`http://localhost${url}`, {
-        headers: authorization === undefined ? {} : { authorization }
-      }))
+      HttpServerRequest.fromWeb(
+        new Request(`http://localhost${url}`, {
+          headers: authorization === undefined ? {} : { authorization }
+        })
+      )
     ))
   const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
 
@@ -101,26 +111,36 @@ describe("limitWidgetSearch", () => {
     }))
 })
 
-layer(makeAppLayer({ widgetSearchLimit: { perSecond: 1, burst: 3 } }))("GET /api/v2/widget-search, limited per key", (it) => {
-  it.effect("beyond the burst a key gets 429 with Retry-After and Deprecation until a token is back; another key is served", () =>
-    Effect.gen(function*() {
-      const k = yield* newKey("production")
-      const posted = yield* send("POST", "/downstream/tradeflows", { auth: k.key, json: { tradeflow_reference: "WL-1", booking_reference: "B" } })
-      assert.strictEqual(posted.status, 202, posted.text)
-      yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
-      const keys = yield* Effect.forEach([1, 2], () =>
-        Effect.map(send("POST", `/console/organisations/${k.organisationId}/widget-keys`, { auth: consoleAuth }), (r) =>
-          `Basic ${(r.body as { key: string }).key}`))
-      const search = (auth: string) => send("GET", "/api/v2/widget-search?query=WL-1", { auth })
-      for (let i = 0; i < 3; i++) assert.strictEqual((yield* search(keys[0]!)).status, 200)
-      const refused = yield* search(keys[0]!)
-      assert.strictEqual(refused.status, 429, refused.text)
-      assert.match(refused.headers["content-type"] ?? "", /^application\/problem\+json/)
-      assert.deepStrictEqual([refused.headers["retry-after"], refused.headers["deprecation"]], ["1", "true"])
-      assert.match((refused.body as { detail: string }).detail, /at most 1 widget searches a second \(bursts of 3\)/)
-      assert.strictEqual((yield* search(keys[1]!)).status, 200)
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual((yield* search(keys[0]!)).status, 200)
-      assert.strictEqual((yield* search(keys[0]!)).status, 429)
-    }))
-})
+layer(makeAppLayer({ widgetSearchLimit: { perSecond: 1, burst: 3 } }))(
+  "GET /api/v2/widget-search, limited per key",
+  (it) => {
+    it.effect("beyond the burst a key gets 429 with Retry-After and Deprecation until a token is back; another key is served", () =>
+      Effect.gen(function*() {
+        const k = yield* newKey("production")
+        const posted = yield* send("POST", "/downstream/tradeflows", {
+          auth: k.key,
+          json: { tradeflow_reference: "WL-1", booking_reference: "B" }
+        })
+        assert.strictEqual(posted.status, 202, posted.text)
+        yield* Effect.flatMap(Worker.Worker, (w) => w.drain)
+        const keys = yield* Effect.forEach([1, 2], () =>
+          Effect.map(
+            send("POST", `/console/organisations/${k.organisationId}/widget-keys`, { auth: consoleAuth }),
+            (r) => `Basic ${(r.body as { key: string }).key}`
+          ))
+        const search = (auth: string) => send("GET", "/api/v2/widget-search?query=WL-1", { auth })
+        for (let i = 0; i < 3; i++) {
+          assert.strictEqual((yield* search(keys[0]!)).status, 200)
+        }
+        const refused = yield* search(keys[0]!)
+        assert.strictEqual(refused.status, 429, refused.text)
+        assert.match(refused.headers["content-type"] ?? "", /^application\/problem\+json/)
+        assert.deepStrictEqual([refused.headers["retry-after"], refused.headers["deprecation"]], ["1", "true"])
+        assert.match((refused.body as { detail: string }).detail, /at most 1 widget searches a second \(bursts of 3\)/)
+        assert.strictEqual((yield* search(keys[1]!)).status, 200)
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* search(keys[0]!)).status, 200)
+        assert.strictEqual((yield* search(keys[0]!)).status, 429)
+      }))
+  }
+)

@@ -34,12 +34,12 @@ import {
   MessageStore,
   type Organisation,
   OrganisationStore,
+  RetentionStore,
   Storage,
   StorageError,
   StorageRows,
   type StoredMessage,
   type Tradeflow,
-  RetentionStore,
   TradeflowStore
 } from "@tradeflow/core"
 import {
@@ -54,8 +54,8 @@ import {
   PubSub,
   Redacted,
   Schedule,
-  type Scope,
   Schema,
+  type Scope,
   Stream
 } from "effect"
 import { loader, migrationsTable } from "./internal/migrations.js"
@@ -187,7 +187,9 @@ export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.S
       created_at timestamptz NOT NULL DEFAULT now(),
       name text NOT NULL)`
   }))
-  yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(Effect.catchAllDefect((defect) => Effect.fail(defect)))
+  yield* Migrator.make({})({ loader, table: migrationsTable }).pipe(
+    Effect.catchAllDefect((defect) => Effect.fail(defect))
+  )
 }).pipe(storageError("PgStorage.migrate"), Effect.withSpan("PgStorage.migrate"))
 
 /**
@@ -266,7 +268,8 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
           VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
           ON CONFLICT (live_organisation_id) DO NOTHING`
-        const stored = (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
+        const stored =
+          (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
         return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
       }, storageError("OrganisationStore.ensureCompanion")),
       insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
@@ -284,13 +287,18 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         const parts = chunks([...new Set(organisationIds)], 1000)
         const rows: Array<Organisation.ApiKeyRecord> = []
         for (const ids of parts) {
-          rows.push(...yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
-            ORDER BY created_at, position`))
+          rows.push(
+            ...yield* decodeApiKeys(
+              yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
+            ORDER BY created_at, position`
+            )
+          )
         }
         return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
       }, storageError("OrganisationStore.listApiKeys")),
       revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
-        const rows = yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        const rows =
+          yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
         return rows.length > 0
       }, storageError("OrganisationStore.revokeApiKey")),
       insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
@@ -304,36 +312,43 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return Option.fromNullable(rows[0])
       }, storageError("OrganisationStore.findWidgetKeyByHash")),
       revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
-        const rows = yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        const rows =
+          yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
         return rows.length > 0
       }, storageError("OrganisationStore.revokeWidgetKey"))
     })
 
     const jobColumns = sql`id::float8 AS id, organisation_id, environment, payload, received_at`
-    const leaseUntil = (leaseMillis: number) => sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'`
+    const leaseUntil = (leaseMillis: number) =>
+      sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'`
 
     const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
       Effect.gen(function*() {
         const payload = yield* encodePayload(job.payload)
         if (idempotency !== undefined) {
-          const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+          const claimed =
+            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
             VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
               ${job.received_at})
             ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
           if (claimed.length === 0) {
-            const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
-              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
+            const seen = (yield* decodeIdempotency(
+              yield* sql`SELECT request_hash, response FROM idempotency_keys
+              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
+            ))[0]
             if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
             return seen.request_hash === idempotency.request_hash
               ? { _tag: "Replayed" as const, response: seen.response }
               : { _tag: "KeyReused" as const }
           }
         }
-        const inserted = (yield* decodeIds(yield* sql`
+        const inserted = (yield* decodeIds(
+          yield* sql`
           INSERT INTO jobs (organisation_id, environment, payload, received_at, kind, payload_bytes)
           VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, ${job.payload._tag},
             ${Buffer.byteLength(payload)})
-          RETURNING id::float8 AS id`))[0]
+          RETURNING id::float8 AS id`
+        ))[0]
         if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
         return { _tag: "Enqueued" as const, id: inserted.id }
       })
@@ -351,8 +366,10 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }))
       }, storageError("JobQueue.enqueueAll")),
       pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
-        return yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
+        return yield* decodeJobs(
+          yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
       }, storageError("JobQueue.pending")),
       claim: Effect.fn("JobQueue.claim")(function*(options: {
         readonly worker: string
@@ -362,15 +379,18 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }) {
         const limit = Math.max(0, Math.floor(options.limit))
         const max = JobQueue.attemptLimit(options.maxAttempts)
-        const dead = yield* decodeDead(yield* sql`
+        const dead = yield* decodeDead(
+          yield* sql`
           UPDATE jobs SET status = 'dead', leased_by = NULL, lease_until = NULL,
             error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
           WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND lease_until IS NOT NULL
             AND lease_until <= now() AND attempt >= ${max} FOR UPDATE SKIP LOCKED)
-          RETURNING id::float8 AS id, organisation_id, attempt, error`)
+          RETURNING id::float8 AS id, organisation_id, attempt, error`
+        )
         // `held` reads the statement's snapshot; the row lock re-checks only the locked row's newest version, so
         // the lease is checked on that row too, or a head leased since the snapshot is claimed a second time.
-        const leased = limit === 0 ? [] : yield* decodeLeased(yield* sql`
+        const leased = limit === 0 ? [] : yield* decodeLeased(
+          yield* sql`
           WITH RECURSIVE heads AS (
             (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)
             UNION ALL
@@ -395,9 +415,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           UPDATE jobs SET attempt = jobs.attempt + 1, leased_by = ${options.worker},
             lease_until = ${leaseUntil(options.leaseMillis)}
           FROM claimable WHERE jobs.id = claimable.id
-          RETURNING jobs.id::float8 AS id, jobs.attempt`)
-        const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`)
+          RETURNING jobs.id::float8 AS id, jobs.attempt`
+        )
+        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
+          yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
+        )
         return claimOf(leased, jobs, dead)
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
@@ -434,15 +457,19 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         readonly state: JobQueue.JobState
         readonly limit: number
       }) {
-        return yield* decodeSummaries(yield* sql`SELECT id::float8 AS id, organisation_id, environment, kind,
+        return yield* decodeSummaries(
+          yield* sql`SELECT id::float8 AS id, organisation_id, environment, kind,
             payload_bytes::float8 AS payload_bytes, received_at, attempt, error
           FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
-          ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`)
+          ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`
+        )
       }, storageError("JobQueue.list")),
       retry: Effect.fn("JobQueue.retry")(function*(id: number) {
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const organisation = (yield* decodeValues(yield* sql`SELECT organisation_id AS value FROM jobs
-            WHERE id = ${id}`))[0]?.value
+          const organisation = (yield* decodeValues(
+            yield* sql`SELECT organisation_id AS value FROM jobs
+            WHERE id = ${id}`
+          ))[0]?.value
           if (organisation === undefined) return "not-found" as const
           yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending' FOR UPDATE`
           const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
@@ -478,7 +505,9 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           for (const part of chunks(references, 1000)) {
             yield* sql`DELETE FROM tradeflow_containers
               WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", part)
+            }`
           }
         }
         for (const part of chunks(containers, 1000)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
@@ -491,15 +520,21 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
      */
     const appendMessages = (org: string, batch: ReadonlyArray<StoredMessage.NewMessage>) =>
       Effect.gen(function*() {
-        const locked = (yield* decodeLastSeq(yield* sql`INSERT INTO message_sequences (organisation_id, last_seq)
+        const locked = (yield* decodeLastSeq(
+          yield* sql`INSERT INTO message_sequences (organisation_id, last_seq)
           VALUES (${org}, 0)
           ON CONFLICT (organisation_id) DO UPDATE SET last_seq = message_sequences.last_seq
-          RETURNING last_seq::float8 AS last_seq`))[0]
+          RETURNING last_seq::float8 AS last_seq`
+        ))[0]
         if (locked === undefined) return yield* Effect.fail("message_sequences answered no row")
         const existing = new Set<string>()
         for (const part of chunks([...new Set(batch.map((m) => m.hash))], 1000)) {
-          for (const row of yield* decodeHashes(yield* sql`SELECT hash FROM messages
-            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`)) existing.add(row.hash)
+          for (
+            const row of yield* decodeHashes(
+              yield* sql`SELECT hash FROM messages
+            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
+            )
+          ) existing.add(row.hash)
         }
         const append = numberMessages(org, batch, existing, locked.last_seq)
         for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
@@ -521,20 +556,28 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
 
     const tradeflows = TradeflowStore.TradeflowStore.of({
       get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
-        const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
-          WHERE organisation_id = ${organisationId} AND reference = ${reference}`)
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} AND reference = ${reference}`
+        )
         return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
       }, storageError("TradeflowStore.get")),
       list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
-        const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
-          WHERE organisation_id = ${organisationId} ORDER BY reference`)
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} ORDER BY reference`
+        )
         return rows.map((r) => r.doc)
       }, storageError("TradeflowStore.list")),
       sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
         const sizes = new Map<string, TradeflowStore.TradeflowSize>()
         for (const part of chunks([...new Set(references)], 1000)) {
-          for (const [reference, size] of yield* decodeSizes(yield* sql`SELECT reference, container_count, event_count
-            FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`)) {
+          for (
+            const [reference, size] of yield* decodeSizes(
+              yield* sql`SELECT reference, container_count, event_count
+            FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+            )
+          ) {
             sizes.set(reference, size)
           }
         }
@@ -544,8 +587,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         if (keys.length === 0) return []
         const found = new Map<string, TradeflowStore.Candidate>()
         for (const part of chunks([...new Set(keys)], 1000)) {
-          for (const c of yield* decodeCandidates(yield* sql`SELECT tradeflow_reference AS reference, created_at, updated_at
-            FROM tradeflow_keys WHERE organisation_id = ${organisationId} AND ${sql.in("key", part)}`)) found.set(c.reference, c)
+          for (
+            const c of yield* decodeCandidates(
+              yield* sql`SELECT tradeflow_reference AS reference, created_at, updated_at
+            FROM tradeflow_keys WHERE organisation_id = ${organisationId} AND ${sql.in("key", part)}`
+            )
+          ) found.set(c.reference, c)
         }
         return [...found.values()]
       }, storageError("TradeflowStore.lookup")),
@@ -556,54 +603,78 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       ) {
         const containers: Array<string> = []
         for (const part of chunks([...new Set(identities.containers)], 1000)) {
-          for (const r of yield* decodeContainers(yield* sql`SELECT container_reference FROM tradeflow_containers
+          for (
+            const r of yield* decodeContainers(
+              yield* sql`SELECT container_reference FROM tradeflow_containers
             WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
-            AND ${sql.in("container_reference", part)}`)) containers.push(r.container_reference)
+            AND ${sql.in("container_reference", part)}`
+            )
+          ) containers.push(r.container_reference)
         }
         const events: Array<string> = []
         for (const part of chunks([...new Set(identities.events)], 1000)) {
-          for (const r of yield* decodeValues(yield* sql`SELECT DISTINCT e ->> 'key' AS value
+          for (
+            const r of yield* decodeValues(
+              yield* sql`SELECT DISTINCT e ->> 'key' AS value
             FROM tradeflows t, json_array_elements(t.doc::json -> 'events') e
             WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}
-            AND (e ->> 'key') IN ${sql.in(part)}`)) events.push(r.value)
+            AND (e ->> 'key') IN ${sql.in(part)}`
+            )
+          ) events.push(r.value)
         }
         return { containers, events }
       }, storageError("TradeflowStore.held")),
       containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
-        const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
-          FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
+        const rows = yield* decodeContainers(
+          yield* sql`SELECT DISTINCT container_reference
+          FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`
+        )
         return rows.map((r) => r.container_reference)
       }, storageError("TradeflowStore.containers")),
       due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
-        return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM (
+        return yield* decodeDue(
+          yield* sql`SELECT organisation_id, reference FROM (
             SELECT organisation_id, reference, next_position_at,
               ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
             FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
           ) due
-          ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
+          ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
       }, storageError("TradeflowStore.due")),
       commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
         const result = yield* encodeResult(commit.result)
-        const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
+        const upserts = yield* Effect.forEach(
+          commit.upserts,
+          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
+        )
         const org = commit.organisation_id
         const fence = commit.attempt === undefined ? sql`TRUE` : sql`attempt = ${commit.attempt}`
         const targets = [...new Set(commit.outbox?.automations.map((a) => a.id))].sort()
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+          const claimed =
+            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
             WHERE id = ${commit.job_id} AND status = 'pending' AND ${fence} RETURNING id`
           if (claimed.length === 0) return false
           const existing = new Set<string>()
           if (commit.messages.length > 0) {
             for (const part of chunks(targets, 1000)) {
-              for (const row of yield* decodeTextIds(yield* sql`SELECT id FROM automations
-                WHERE ${sql.in("id", part)} ORDER BY id FOR KEY SHARE`)) existing.add(row.id)
+              for (
+                const row of yield* decodeTextIds(
+                  yield* sql`SELECT id FROM automations
+                WHERE ${sql.in("id", part)} ORDER BY id FOR KEY SHARE`
+                )
+              ) existing.add(row.id)
             }
           }
           for (const references of chunks([...new Set(commit.deletes)], 1000)) {
             yield* sql`DELETE FROM deliveries
               WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)} AND NOT test`
-            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
-            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
+            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
             yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
           }
           yield* writeTradeflows(upserts)
@@ -626,17 +697,30 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
      * merged, not sorted). What the walked index does not take is read off the rows (`x || ''`,
      * `x + 0`: so the planner never trades the seq order for another index and a sort).
      */
-    const matching = (query: StoredMessage.MessageQuery, walked: Statement.Fragment, columns: Statement.Fragment, n: number) => {
+    const matching = (
+      query: StoredMessage.MessageQuery,
+      walked: Statement.Fragment,
+      columns: Statement.Fragment,
+      n: number
+    ) => {
       const walk = messageWalk(query)
       const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
       const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
       const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
       if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
       if (query.tradeflow_reference !== undefined) {
-        where.push(sql`${walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")} = ${query.tradeflow_reference}`)
+        where.push(
+          sql`${
+            walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")
+          } = ${query.tradeflow_reference}`
+        )
       }
       if (query.container_reference !== undefined) {
-        where.push(sql`${walk.container ? on("container_reference") : read("container_reference")} = ${query.container_reference}`)
+        where.push(
+          sql`${
+            walk.container ? on("container_reference") : read("container_reference")
+          } = ${query.container_reference}`
+        )
       }
       if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
       if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
@@ -649,47 +733,65 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")
       const walkOf = (type: string | undefined) =>
         sql`SELECT ${on("seq")} AS seq, ${walked} FROM ${from}
-          WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])} ORDER BY ${on("seq")} ${direction}`
+          WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])} ORDER BY ${
+          on("seq")
+        } ${direction}`
       const walking = walk.walks.length === 1
         ? sql`${walkOf(walk.walks[0])} LIMIT ${n}`
-        : sql`${sql.join(" UNION ALL ", false)(walk.walks.map((type) => sql`(${walkOf(type)})`))} ORDER BY seq ${direction} LIMIT ${n}`
+        : sql`${
+          sql.join(" UNION ALL ", false)(walk.walks.map((type) => sql`(${walkOf(type)})`))
+        } ORDER BY seq ${direction} LIMIT ${n}`
       return sql`SELECT ${columns} FROM (${walking}) u`
     }
     const messageColumns = sql`m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
       m.generated_at, m.body`
-    const ascending = <A extends { readonly seq: number }>(rows: ReadonlyArray<A>) => [...rows].sort((a, b) => a.seq - b.seq)
+    const ascending = <A extends { readonly seq: number }>(rows: ReadonlyArray<A>) =>
+      [...rows].sort((a, b) => a.seq - b.seq)
 
     const messages = MessageStore.MessageStore.of({
       list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
         if (query.types !== undefined && query.types.length === 0) return []
-        return ascending(yield* decodeMessages(yield* matching(
-          query,
-          sql`m.hash, m.type, m.tradeflow_reference, m.container_reference, m.generated_at, m.body`,
-          sql`u.seq::float8 AS seq, u.hash, u.type, u.tradeflow_reference, u.container_reference, u.generated_at, u.body`,
-          Math.max(0, Math.floor(query.limit))
-        )))
+        return ascending(
+          yield* decodeMessages(
+            yield* matching(
+              query,
+              sql`m.hash, m.type, m.tradeflow_reference, m.container_reference, m.generated_at, m.body`,
+              sql`u.seq::float8 AS seq, u.hash, u.type, u.tradeflow_reference, u.container_reference, u.generated_at, u.body`,
+              Math.max(0, Math.floor(query.limit))
+            )
+          )
+        )
       }, storageError("MessageStore.list")),
       read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
         return yield* readRun(
           query,
           (n) =>
             Effect.flatMap(
-              matching(query, sql`octet_length(m.body) AS bytes`, sql`u.seq::float8 AS seq, u.bytes::float8 AS bytes`, n),
+              matching(
+                query,
+                sql`octet_length(m.body) AS bytes`,
+                sql`u.seq::float8 AS seq, u.bytes::float8 AS bytes`,
+                n
+              ),
               decodeBodySizes
             ),
           (seqs) =>
             Effect.flatMap(
-              sql`SELECT ${messageColumns} FROM messages m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`,
+              sql`SELECT ${messageColumns} FROM messages m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${
+                sql.in(seqs)
+              }`,
               decodeMessages
             )
         )
       }, storageError("MessageStore.read")),
       startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
-        const rows = yield* decodeLastSeq(yield* sql`SELECT COALESCE(
+        const rows = yield* decodeLastSeq(
+          yield* sql`SELECT COALESCE(
           (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
             ORDER BY generated_at, seq LIMIT 1),
           (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
-          0)::float8 AS last_seq`)
+          0)::float8 AS last_seq`
+        )
         return rows[0]?.last_seq ?? 0
       }, storageError("MessageStore.startOf"))
     })
@@ -724,13 +826,17 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
       }, storageError("AutomationStore.get")),
       list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
-        const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
-          WHERE organisation_id = ${organisationId} ORDER BY created_at, position`)
+        const rows = yield* decodeAutomations(
+          yield* sql`${selectAutomation}
+          WHERE organisation_id = ${organisationId} ORDER BY created_at, position`
+        )
         return rows.map((r) => r.doc)
       }, storageError("AutomationStore.list")),
       enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
-        const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
-          WHERE organisation_id = ${organisationId} AND enabled ORDER BY created_at, position`)
+        const rows = yield* decodeAutomations(
+          yield* sql`${selectAutomation}
+          WHERE organisation_id = ${organisationId} AND enabled ORDER BY created_at, position`
+        )
         return rows.map((r) => r.doc)
       }, storageError("AutomationStore.enabled")),
       remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
@@ -753,16 +859,24 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
     const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => {
       const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
       return sql.withTransaction(Effect.gen(function*() {
-        const owners = (yield* decodeTextIds(yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
-          WHERE ${sql.in("id", ids)} AND NOT test`)).map((r) => r.id).sort()
+        const owners = (yield* decodeTextIds(
+          yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
+          WHERE ${sql.in("id", ids)} AND NOT test`
+        )).map((r) => r.id).sort()
         const automations = new Map<string, Automation.Automation>()
         if (owners.length > 0) {
-          for (const row of yield* decodeAutomations(yield* sql`SELECT doc FROM automations
-            WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`)) automations.set(row.doc.id, row.doc)
+          for (
+            const row of yield* decodeAutomations(
+              yield* sql`SELECT doc FROM automations
+            WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`
+            )
+          ) automations.set(row.doc.id, row.doc)
         }
-        const rows = yield* decodeFencedDeliveries(yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
+        const rows = yield* decodeFencedDeliveries(
+          yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
           WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
-          ORDER BY d.id FOR UPDATE`)
+          ORDER BY d.id FOR UPDATE`
+        )
         const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
         const claims = new Map(rows.map((d) => [d.id, d.claim]))
         const written = new Map<number, Delivery.Delivery>()
@@ -804,7 +918,9 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
             WHERE a.delivery_id = k.delivery_id AND a.attempt <= k.up_to AND a.response_body IS NOT NULL`
         }
         for (const a of changed.values()) {
-          yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(a)} WHERE id = ${a.id}`
+          yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(
+            a
+          )} WHERE id = ${a.id}`
         }
         return answers
       }))
@@ -820,7 +936,8 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         const limit = Math.max(0, Math.floor(options.limit))
         if (limit === 0) return []
         const now = options.now
-        return yield* decodeClaimedDeliveries(yield* sql`
+        return yield* decodeClaimedDeliveries(
+          yield* sql`
           WITH claimable AS (
             SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
             WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
@@ -840,16 +957,19 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
           )
           SELECT ${columns("c")}, c.claim, COALESCE(c.body, m.body) AS body FROM claimed c
           LEFT JOIN messages m ON m.organisation_id = c.organisation_id AND m.seq = c.seq
-          ORDER BY c.id`)
+          ORDER BY c.id`
+        )
       }, storageError("DeliveryStore.claim")),
       record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
         return yield* DeliveryStore.recordIndependently(recordBatch)(results)
       }, storageError("DeliveryStore.record")),
       enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries AS d
+          const row = (yield* decodeDeliveries(
+            yield* sql`INSERT INTO deliveries AS d
             ${sql.insert({ ...delivery, next_attempt_at: delivery.created_at })}
-            RETURNING ${columns("d")}`))[0]
+            RETURNING ${columns("d")}`
+          ))[0]
           if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
           yield* notifyDeliveries
           return row
@@ -859,8 +979,10 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         return Option.fromNullable((yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id}`))[0])
       }, storageError("DeliveryStore.get")),
       list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
-        return yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.automation_id = ${automationId}
-          ORDER BY d.id LIMIT ${Math.max(0, Math.floor(limit))}`)
+        return yield* decodeDeliveries(
+          yield* sql`${selectDelivery} WHERE d.automation_id = ${automationId}
+          ORDER BY d.id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
       }, storageError("DeliveryStore.list")),
       retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
         return yield* sql.withTransaction(Effect.gen(function*() {
@@ -873,46 +995,52 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
         }))
       }, storageError("DeliveryStore.retry")),
       log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
-        return yield* decodeDeliveryLog(yield* sql`SELECT d.id, d.message_hash, a.attempt, a.status, a.response_status,
+        return yield* decodeDeliveryLog(
+          yield* sql`SELECT d.id, d.message_hash, a.attempt, a.status, a.response_status,
             a.error, a.response_body, a.at, d.test
           FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
           WHERE a.automation_id = ${automationId}
-          ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`)
+          ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
       }, storageError("DeliveryStore.log")),
       wakeups: Stream.fromPubSub(deliveryHub)
     })
 
-
     const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.NumberFromString })))
     const retention = RetentionStore.RetentionStore.of({
-      prune: Effect.fn("RetentionStore.prune")(function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
-        const n = Math.max(0, Math.floor(limit))
-        switch (kind) {
-          case "idempotency_keys":
-            return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
+      prune: Effect.fn("RetentionStore.prune")(
+        function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
+          const n = Math.max(0, Math.floor(limit))
+          switch (kind) {
+            case "idempotency_keys":
+              return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
                 SELECT organisation_id, key FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${n}
               ) RETURNING 1 AS id`).length
-          case "done_jobs":
-          case "dead_jobs":
-            return (yield* sql`DELETE FROM jobs WHERE id IN (
+            case "done_jobs":
+            case "dead_jobs":
+              return (yield* sql`DELETE FROM jobs WHERE id IN (
                 SELECT id FROM jobs WHERE status = ${kind === "done_jobs" ? "done" : "dead"} AND received_at < ${before}
                 ORDER BY id LIMIT ${n}
               ) RETURNING id`).length
-          case "delivery_attempts":
-            return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
+            case "delivery_attempts":
+              return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
                 SELECT delivery_id, attempt FROM delivery_attempts WHERE at < ${before} ORDER BY at LIMIT ${n}
               ) RETURNING 1 AS id`).length
-          case "dead_deliveries":
-            return yield* sql.withTransaction(Effect.gen(function*() {
-              const ids = (yield* gone(yield* sql`SELECT id FROM deliveries
-                WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`)).map((r) => r.id)
-              if (ids.length === 0) return 0
-              yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
-              yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
-              return ids.length
-            }))
-        }
-      }, storageError("RetentionStore.prune"))
+            case "dead_deliveries":
+              return yield* sql.withTransaction(Effect.gen(function*() {
+                const ids = (yield* gone(
+                  yield* sql`SELECT id FROM deliveries
+                WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`
+                )).map((r) => r.id)
+                if (ids.length === 0) return 0
+                yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
+                yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
+                return ids.length
+              }))
+          }
+        },
+        storageError("RetentionStore.prune")
+      )
     })
 
     return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
@@ -946,7 +1074,10 @@ export const layer = (
     const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
     const schema = options.schema
     if (schema !== undefined && !validSchema.test(schema)) {
-      return yield* new StorageError.StorageError({ operation: "PgStorage.open", cause: `invalid schema name: ${schema}` })
+      return yield* new StorageError.StorageError({
+        operation: "PgStorage.open",
+        cause: `invalid schema name: ${schema}`
+      })
     }
     const url = yield* Effect.try({
       try: () => schema === undefined ? raw : urlWithSchema(raw, schema),

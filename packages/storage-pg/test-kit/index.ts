@@ -33,7 +33,9 @@ export interface TestSchema {
 }
 
 /** Tag of the schema a {@link layerTest} runs on, for tests that open more connections to it. */
-export class TestDatabase extends Context.Tag("@tradeflow/storage-pg/test-kit/TestDatabase")<TestDatabase, TestSchema>() {}
+export class TestDatabase
+  extends Context.Tag("@tradeflow/storage-pg/test-kit/TestDatabase")<TestDatabase, TestSchema>()
+{}
 
 /** Connects to the test server as an administrator, failing with a readable message when it is down. */
 const admin = (url: string) =>

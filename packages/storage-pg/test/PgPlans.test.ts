@@ -8,8 +8,8 @@
  * tradeflow when there is one, else the container and the type). The statements are the ones the
  * adapter really sends, captured at the driver.
  */
-import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
 import { Upstream } from "@tradeflow/core"
 import { commitMessages } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
@@ -24,22 +24,27 @@ const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     (spy) =>
       Effect.map(effect, () =>
         spy.mock.calls.flatMap(([text, values]) =>
-          typeof text === "string" ? [{ text, values: Array.isArray(values) ? values : [] }] : [])),
-    (spy) => Effect.sync(() => spy.mockRestore())
+          typeof text === "string" ? [{ text, values: Array.isArray(values) ? values : [] }] : []
+        )),
+    (spy) =>
+      Effect.sync(() =>
+        spy.mockRestore()
+      )
   )
 
-const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"].flatMap((tradeflow) =>
-  [undefined, "MSCU1234565"].flatMap((container) =>
-    [undefined, ["CONTAINER_MILESTONE"], ["CONTAINER_MILESTONE", "BASIC_STATUS"]].flatMap((types) =>
-      [false, true].map((latest) => ({
-        ...(tradeflow === undefined ? {} : { tradeflow }),
-        ...(container === undefined ? {} : { container }),
-        ...(types === undefined ? {} : { types }),
-        latest
-      }))
+const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"]
+  .flatMap((tradeflow) =>
+    [undefined, "MSCU1234565"].flatMap((container) =>
+      [undefined, ["CONTAINER_MILESTONE"], ["CONTAINER_MILESTONE", "BASIC_STATUS"]].flatMap((types) =>
+        [false, true].map((latest) => ({
+          ...(tradeflow === undefined ? {} : { tradeflow }),
+          ...(container === undefined ? {} : { container }),
+          ...(types === undefined ? {} : { types }),
+          latest
+        }))
+      )
     )
   )
-)
 
 interface PlanNode {
   readonly "Node Type": string
@@ -76,7 +81,8 @@ const problems = (plan: PlanNode, filters: Omit<Upstream.UpstreamFilters, "organ
     const condition = node["Index Cond"] ?? ""
     if (!condition.includes("(seq >")) return []
     const onHeads = table === "message_heads"
-    return onHeads === (filters.latest === true) && indexed(filters).every((column) => condition.includes(`(${column} = `))
+    return onHeads === (filters.latest === true) &&
+        indexed(filters).every((column) => condition.includes(`(${column} = `))
       ? []
       : [`walk on ${table} by ${node["Index Name"]} (${condition})`]
   })
@@ -85,18 +91,29 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
   it.effect("each statement of every filter combination and request form has an index path in seq order", () =>
     Effect.gen(function*() {
       const organisation_id = "org-plans"
-      yield* commitMessages(organisation_id, ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"].flatMap((type, t) =>
-        [1, 2, 3].map((n) => ({
-          hash: `h-${t}-${n}`, type, tradeflow_reference: `TF-${n}`, container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
-          generated_at: Date.now() - n * 1000, body: JSON.stringify({ t, n })
-        }))))
+      yield* commitMessages(
+        organisation_id,
+        ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"].flatMap((type, t) =>
+          [1, 2, 3].map((n) => ({
+            hash: `h-${t}-${n}`,
+            type,
+            tradeflow_reference: `TF-${n}`,
+            container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
+            generated_at: Date.now() - n * 1000,
+            body: JSON.stringify({ t, n })
+          }))
+        )
+      )
       const sql = yield* SqlClient.SqlClient
       const upstream = yield* Effect.provide(Upstream.Upstream, Upstream.layer())
       const explain = (text: string, values: ReadonlyArray<unknown>) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL enable_seqscan = off`
           yield* sql`SET LOCAL enable_sort = off`
-          const rows = yield* sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`, values)
+          const rows = yield* sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
+            `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
+            values
+          )
           return rows[0]!["QUERY PLAN"][0]!.Plan
         }))
       const wrong: Array<string> = []
@@ -115,7 +132,9 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
           planned++
           const plan = yield* explain(text, values)
           const found = problems(plan, filters)
-          if (found.length > 0) wrong.push(`${JSON.stringify(filters)}: ${found.join(", ")}\n${text}\n${JSON.stringify(plan)}`)
+          if (found.length > 0) {
+            wrong.push(`${JSON.stringify(filters)}: ${found.join(", ")}\n${text}\n${JSON.stringify(plan)}`)
+          }
         }
       }
       expect(planned).toBeGreaterThanOrEqual(filterCombinations.length * 5 * 2)

@@ -38,5 +38,6 @@ const measure = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<[A, Dri
 }
 
 layer(layerTest, { excludeTestServices: true })("PostgreSQL MessageStore.read", (it) => {
-  it.effect("the driver hands over the bodies of the messages returned and no other", () => checkReadFetchesOnlyWhatItReturns(measure))
+  it.effect("the driver hands over the bodies of the messages returned and no other", () =>
+    checkReadFetchesOnlyWhatItReturns(measure))
 })

@@ -6,7 +6,10 @@ import { makeTestSchema } from "./TestDatabase.js"
 
 secretsContract(
   "postgres",
-  Effect.map(makeTestSchema(), (test) => PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 4 })),
+  Effect.map(
+    makeTestSchema(),
+    (test) => PgStorage.layer({ url: test.baseUrl, schema: test.schema, maxConnections: 4 })
+  ),
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const docs = yield* sql<{ readonly doc: string }>`SELECT doc::text AS doc FROM automations`

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "@effect/vitest"
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
 import { Tradeflow, TradeflowKey, WidgetSearch } from "@tradeflow/core"
 import { makeTradeflow } from "@tradeflow/core/test-kit"
 import { Effect, Redacted, Schema } from "effect"

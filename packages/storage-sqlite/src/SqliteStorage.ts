@@ -19,15 +19,27 @@ import {
   MessageStore,
   type Organisation,
   OrganisationStore,
+  RetentionStore,
   Storage,
   StorageError,
   StorageRows,
   type StoredMessage,
   type Tradeflow,
-  RetentionStore,
   TradeflowStore
 } from "@tradeflow/core"
-import { Clock, Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
+import {
+  Clock,
+  Config,
+  type ConfigError,
+  Context,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  PubSub,
+  Schema,
+  Stream
+} from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { lookupStatement } from "./internal/lookup.js"
@@ -74,7 +86,9 @@ const {
 
 const decodeSynchronous = Schema.decodeUnknown(Schema.Array(Schema.Struct({ synchronous: Schema.Number })))
 
-const decodeFenced = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number })))
+const decodeFenced = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number }))
+)
 
 /** The columns `record` writes back to a delivery. */
 const stateOf = (d: Delivery.Delivery) => ({
@@ -109,174 +123,195 @@ export interface SqliteStorage {
 }
 
 /** Runs the migrations of this package (idempotent). */
-export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.SqlClient> =
-  Migrator.make({})({ loader, table: migrationsTable }).pipe(
-    Effect.catchAllDefect((defect) => Effect.fail(defect)),
-    Effect.asVoid,
-    storageError("SqliteStorage.migrate"),
-    Effect.withSpan("SqliteStorage.migrate")
-  )
+export const migrate: Effect.Effect<void, StorageError.StorageError, SqlClient.SqlClient> = Migrator.make({})({
+  loader,
+  table: migrationsTable
+}).pipe(
+  Effect.catchAllDefect((defect) => Effect.fail(defect)),
+  Effect.asVoid,
+  storageError("SqliteStorage.migrate"),
+  Effect.withSpan("SqliteStorage.migrate")
+)
 
 /**
  * Migrates the database behind the `SqlClient` and builds every adapter on it. The client
  * should be SQLite (the statements use SQLite's dialect).
  */
-export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlClient.SqlClient> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* migrate
-  const synchronous = (yield* sql`PRAGMA synchronous`.pipe(Effect.flatMap(decodeSynchronous), storageError("SqliteStorage.open")))[0]
-    ?.synchronous ?? 2
+export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const synchronous =
+      (yield* sql`PRAGMA synchronous`.pipe(Effect.flatMap(decodeSynchronous), storageError("SqliteStorage.open")))[0]
+        ?.synchronous ?? 2
 
-  /**
-   * Runs `effect` on the connection with `synchronous = NORMAL` (no fsync at its commits), holding
-   * the connection so nothing else runs meanwhile, then restores the configured level. For writes
-   * of lease state only: if an OS crash loses them, every process on the file died with them, and
-   * the first durable commit after them makes them durable too (WAL frames are synced in order).
-   */
-  const withoutSync = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    synchronous <= 1 ? effect : Effect.scoped(Effect.flatMap(sql.reserve, (connection) =>
-      Effect.acquireUseRelease(
-        connection.executeRaw("PRAGMA synchronous = NORMAL", []),
-        () => Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0]),
-        () => Effect.orDie(connection.executeRaw(`PRAGMA synchronous = ${synchronous}`, []))
-      )))
+    /**
+     * Runs `effect` on the connection with `synchronous = NORMAL` (no fsync at its commits), holding
+     * the connection so nothing else runs meanwhile, then restores the configured level. For writes
+     * of lease state only: if an OS crash loses them, every process on the file died with them, and
+     * the first durable commit after them makes them durable too (WAL frames are synced in order).
+     */
+    const withoutSync = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      synchronous <= 1 ? effect : Effect.scoped(Effect.flatMap(sql.reserve, (connection) =>
+        Effect.acquireUseRelease(
+          connection.executeRaw("PRAGMA synchronous = NORMAL", []),
+          () => Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0]),
+          () => Effect.orDie(connection.executeRaw(`PRAGMA synchronous = ${synchronous}`, []))
+        )))
 
-  const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
-  const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
-  const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
-  const upsertOrganisation = (o: Organisation.Organisation) =>
-    sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+    const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
+    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
+    const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
+    const upsertOrganisation = (o: Organisation.Organisation) =>
+      sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
       VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, environment = excluded.environment,
         live_organisation_id = excluded.live_organisation_id, created_at = excluded.created_at`
 
-  const organisations = OrganisationStore.OrganisationStore.of({
-    insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
-      yield* upsertOrganisation(organisation)
-    }, storageError("OrganisationStore.insert")),
-    get: Effect.fn("OrganisationStore.get")(function*(id: string) {
-      const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.get")),
-    list: sql`${selectOrganisation} ORDER BY created_at, rowid`.pipe(
-      Effect.flatMap(decodeOrganisations),
-      storageError("OrganisationStore.list"),
-      Effect.withSpan("OrganisationStore.list")
-    ),
-    ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
-      const live = companion.live_organisation_id
-      if (live === null) {
-        yield* upsertOrganisation(companion)
-        return companion
-      }
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+    const organisations = OrganisationStore.OrganisationStore.of({
+      insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
+        yield* upsertOrganisation(organisation)
+      }, storageError("OrganisationStore.insert")),
+      get: Effect.fn("OrganisationStore.get")(function*(id: string) {
+        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.get")),
+      list: sql`${selectOrganisation} ORDER BY created_at, rowid`.pipe(
+        Effect.flatMap(decodeOrganisations),
+        storageError("OrganisationStore.list"),
+        Effect.withSpan("OrganisationStore.list")
+      ),
+      ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
+        const live = companion.live_organisation_id
+        if (live === null) {
+          yield* upsertOrganisation(companion)
+          return companion
+        }
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
           VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
           ON CONFLICT (live_organisation_id) DO NOTHING`
-        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`)
-        const stored = rows[0]
-        return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
-      }))
-    }, storageError("OrganisationStore.ensureCompanion")),
-    insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
-      yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
+          const rows = yield* decodeOrganisations(
+            yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`
+          )
+          const stored = rows[0]
+          return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
+        }))
+      }, storageError("OrganisationStore.ensureCompanion")),
+      insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
+        yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
         VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
           key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-    }, storageError("OrganisationStore.insertApiKey")),
-    findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
-      const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.findApiKeyByHash")),
-    listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
-      if (organisationIds.length === 0) return []
-      const parts = chunks([...new Set(organisationIds)], 500)
-      const rows: Array<Organisation.ApiKeyRecord> = []
-      for (const ids of parts) {
-        rows.push(...yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
-          ORDER BY created_at, rowid`))
-      }
-      return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
-    }, storageError("OrganisationStore.listApiKeys")),
-    revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
-      const rows = yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-      return rows.length > 0
-    }, storageError("OrganisationStore.revokeApiKey")),
-    insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
-      yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
+      }, storageError("OrganisationStore.insertApiKey")),
+      findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
+        const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.findApiKeyByHash")),
+      listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
+        if (organisationIds.length === 0) return []
+        const parts = chunks([...new Set(organisationIds)], 500)
+        const rows: Array<Organisation.ApiKeyRecord> = []
+        for (const ids of parts) {
+          rows.push(
+            ...yield* decodeApiKeys(
+              yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
+          ORDER BY created_at, rowid`
+            )
+          )
+        }
+        return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
+      }, storageError("OrganisationStore.listApiKeys")),
+      revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
+        const rows =
+          yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("OrganisationStore.revokeApiKey")),
+      insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
+        yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
         VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, key_hash = excluded.key_hash,
           created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-    }, storageError("OrganisationStore.insertWidgetKey")),
-    findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
-      const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.findWidgetKeyByHash")),
-    revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
-      const rows = yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-      return rows.length > 0
-    }, storageError("OrganisationStore.revokeWidgetKey"))
-  })
+      }, storageError("OrganisationStore.insertWidgetKey")),
+      findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
+        const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.findWidgetKeyByHash")),
+      revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
+        const rows =
+          yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("OrganisationStore.revokeWidgetKey"))
+    })
 
-  const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
-    Effect.gen(function*() {
-      const payload = yield* encodePayload(job.payload)
-      if (idempotency !== undefined) {
-        const claimed = yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
+      Effect.gen(function*() {
+        const payload = yield* encodePayload(job.payload)
+        if (idempotency !== undefined) {
+          const claimed =
+            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
           VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
           ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-        if (claimed.length === 0) {
-          const seen = (yield* decodeIdempotency(yield* sql`SELECT request_hash, response FROM idempotency_keys
-            WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`))[0]
-          if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-          return seen.request_hash === idempotency.request_hash
-            ? { _tag: "Replayed" as const, response: seen.response }
-            : { _tag: "KeyReused" as const }
+          if (claimed.length === 0) {
+            const seen = (yield* decodeIdempotency(
+              yield* sql`SELECT request_hash, response FROM idempotency_keys
+            WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
+            ))[0]
+            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+            return seen.request_hash === idempotency.request_hash
+              ? { _tag: "Replayed" as const, response: seen.response }
+              : { _tag: "KeyReused" as const }
+          }
         }
-      }
-      const inserted = (yield* decodeIds(yield* sql`
+        const inserted = (yield* decodeIds(
+          yield* sql`
         INSERT INTO jobs (organisation_id, environment, payload, received_at, status, kind, payload_bytes)
         VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending',
           ${job.payload._tag}, ${Buffer.byteLength(payload)})
-        RETURNING id`))[0]
-      if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-      return { _tag: "Enqueued" as const, id: inserted.id }
-    })
+        RETURNING id`
+        ))[0]
+        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+        return { _tag: "Enqueued" as const, id: inserted.id }
+      })
 
-  const wakeups = yield* PubSub.sliding<void>(1)
-  const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
-    enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
-      const outcomes = yield* sql.withTransaction(Effect.forEach(entries, enqueueOne))
-      if (outcomes.some((o) => o._tag === "Enqueued")) yield* PubSub.publish(wakeups, undefined)
-      return outcomes
-    }, storageError("JobQueue.enqueueAll")),
-    pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
-      return yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
-        WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
-    }, storageError("JobQueue.pending")),
-    outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
-      const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
-      if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
-      if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
-      if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
-      return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
-    }, storageError("JobQueue.outcome")),
-    claim: Effect.fn("JobQueue.claim")(function*(options: {
-      readonly worker: string
-      readonly limit: number
-      readonly leaseMillis: number
-      readonly maxAttempts?: number
-    }) {
-      const limit = Math.max(0, Math.floor(options.limit))
-      const max = JobQueue.attemptLimit(options.maxAttempts)
-      const now = yield* Clock.currentTimeMillis
-      const [dead, leased] = yield* withoutSync(Effect.all([
-        sql`UPDATE jobs INDEXED BY jobs_leased SET status = 'dead', leased_by = NULL, lease_until = NULL,
+    const wakeups = yield* PubSub.sliding<void>(1)
+    const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
+      enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
+        const outcomes = yield* sql.withTransaction(Effect.forEach(entries, enqueueOne))
+        if (outcomes.some((o) => o._tag === "Enqueued")) yield* PubSub.publish(wakeups, undefined)
+        return outcomes
+      }, storageError("JobQueue.enqueueAll")),
+      pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
+        return yield* decodeJobs(
+          yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
+        WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("JobQueue.pending")),
+      outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
+        const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
+        if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
+        if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+        if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
+        return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
+      }, storageError("JobQueue.outcome")),
+      claim: Effect.fn("JobQueue.claim")(function*(options: {
+        readonly worker: string
+        readonly limit: number
+        readonly leaseMillis: number
+        readonly maxAttempts?: number
+      }) {
+        const limit = Math.max(0, Math.floor(options.limit))
+        const max = JobQueue.attemptLimit(options.maxAttempts)
+        const now = yield* Clock.currentTimeMillis
+        const [dead, leased] = yield* withoutSync(Effect.all([
+          sql`UPDATE jobs INDEXED BY jobs_leased SET status = 'dead', leased_by = NULL, lease_until = NULL,
             error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
           WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ${now} AND attempt >= ${max}
           RETURNING id, organisation_id, attempt, error`.pipe(Effect.flatMap(decodeDead)),
-        limit === 0 ? Effect.succeed([]) : sql`
-          UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
+          limit === 0 ? Effect.succeed([]) : sql`
+          UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${
+            now + options.leaseMillis
+          }
           WHERE id IN (
             WITH candidates AS MATERIALIZED (
               SELECT head.id, head.attempt FROM (
@@ -289,417 +324,508 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
             ), suspect AS (SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1)
             SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect))
           RETURNING id, attempt`.pipe(Effect.flatMap(decodeLeased))
-      ]))
-      const jobs = leased.length === 0 ? [] : yield* decodeJobs(yield* sql`SELECT id, organisation_id, environment,
-        payload, received_at FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`)
-      return claimOf(leased, jobs, dead)
-    }, storageError("JobQueue.claim")),
-    heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
-      readonly worker: string
-      readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
-      readonly leaseMillis: number
-    }) {
-      if (options.jobs.length === 0) return
-      const until = (yield* Clock.currentTimeMillis) + options.leaseMillis
-      yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
-        sql`UPDATE jobs SET lease_until = ${until}
-          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`,
-        { discard: true }))
-    }, storageError("JobQueue.heartbeat")),
-    fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
-      const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
-      const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
+        ]))
+        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
+          yield* sql`SELECT id, organisation_id, environment,
+        payload, received_at FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
+        )
+        return claimOf(leased, jobs, dead)
+      }, storageError("JobQueue.claim")),
+      heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
+        readonly worker: string
+        readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
+        readonly leaseMillis: number
+      }) {
+        if (options.jobs.length === 0) return
+        const until = (yield* Clock.currentTimeMillis) + options.leaseMillis
+        yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
+          sql`UPDATE jobs SET lease_until = ${until}
+          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`, {
+          discard: true
+        }))
+      }, storageError("JobQueue.heartbeat")),
+      fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
+        const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
+        const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
         WHERE id = ${id} AND status = 'pending'${fenced} RETURNING id`
-      return rows.length > 0
-    }, storageError("JobQueue.fail")),
-    recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
-      const rows = yield* sql`UPDATE jobs SET error = ${error}
+        return rows.length > 0
+      }, storageError("JobQueue.fail")),
+      recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
+        const rows = yield* sql`UPDATE jobs SET error = ${error}
         WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
-      return rows.length > 0
-    }, storageError("JobQueue.recordFailure")),
-    list: Effect.fn("JobQueue.list")(function*(options: {
-      readonly organisation_id: string
-      readonly state: JobQueue.JobState
-      readonly limit: number
-    }) {
-      return yield* decodeSummaries(yield* sql`SELECT id, organisation_id, environment, kind, payload_bytes, received_at,
+        return rows.length > 0
+      }, storageError("JobQueue.recordFailure")),
+      list: Effect.fn("JobQueue.list")(function*(options: {
+        readonly organisation_id: string
+        readonly state: JobQueue.JobState
+        readonly limit: number
+      }) {
+        return yield* decodeSummaries(
+          yield* sql`SELECT id, organisation_id, environment, kind, payload_bytes, received_at,
           attempt, error
         FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
-        ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`)
-    }, storageError("JobQueue.list")),
-    retry: Effect.fn("JobQueue.retry")(function*(id: number) {
-      const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
+        ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`
+        )
+      }, storageError("JobQueue.list")),
+      retry: Effect.fn("JobQueue.retry")(function*(id: number) {
+        const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
           lease_until = NULL
         WHERE id = ${id} AND status = 'dead' RETURNING id`
-      if (rows.length > 0) {
-        yield* PubSub.publish(wakeups, undefined)
-        return "retried" as const
-      }
-      return (yield* sql`SELECT id FROM jobs WHERE id = ${id}`).length > 0 ? "not-dead" as const : "not-found" as const
-    }, storageError("JobQueue.retry")),
-    wakeups: Stream.fromPubSub(wakeups)
-  }))
+        if (rows.length > 0) {
+          yield* PubSub.publish(wakeups, undefined)
+          return "retried" as const
+        }
+        return (yield* sql`SELECT id FROM jobs WHERE id = ${id}`).length > 0
+          ? "not-dead" as const
+          : "not-found" as const
+      }, storageError("JobQueue.retry")),
+      wakeups: Stream.fromPubSub(wakeups)
+    }))
 
-  const deliveryWakeups = yield* PubSub.sliding<void>(1)
-  const deliveryRow = (d: Delivery.NewDelivery) => ({
-    automation_id: d.automation_id,
-    organisation_id: d.organisation_id,
-    tradeflow_reference: d.tradeflow_reference,
-    message_hash: d.message_hash,
-    seq: d.seq,
-    body: d.body,
-    test: d.test ? 1 : 0,
-    created_at: d.created_at,
-    next_attempt_at: d.created_at
-  })
-  /** Inserts the deliveries whose automation still exists; answers how many. */
-  const insertDeliveries = (planned: ReadonlyArray<Delivery.NewDelivery>) => Effect.gen(function*() {
-    if (planned.length === 0) return 0
-    const existing = new Set<string>()
-    for (const ids of chunks([...new Set(planned.map((d) => d.automation_id))], 500)) {
-      for (const r of yield* decodeValues(yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", ids)}`)) {
-        existing.add(r.value)
-      }
-    }
-    const rows = planned.filter((d) => existing.has(d.automation_id)).map(deliveryRow)
-    for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
-    return rows.length
-  })
+    const deliveryWakeups = yield* PubSub.sliding<void>(1)
+    const deliveryRow = (d: Delivery.NewDelivery) => ({
+      automation_id: d.automation_id,
+      organisation_id: d.organisation_id,
+      tradeflow_reference: d.tradeflow_reference,
+      message_hash: d.message_hash,
+      seq: d.seq,
+      body: d.body,
+      test: d.test ? 1 : 0,
+      created_at: d.created_at,
+      next_attempt_at: d.created_at
+    })
+    /** Inserts the deliveries whose automation still exists; answers how many. */
+    const insertDeliveries = (planned: ReadonlyArray<Delivery.NewDelivery>) =>
+      Effect.gen(function*() {
+        if (planned.length === 0) return 0
+        const existing = new Set<string>()
+        for (const ids of chunks([...new Set(planned.map((d) => d.automation_id))], 500)) {
+          for (
+            const r of yield* decodeValues(yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", ids)}`)
+          ) {
+            existing.add(r.value)
+          }
+        }
+        const rows = planned.filter((d) => existing.has(d.automation_id)).map(deliveryRow)
+        for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
+        return rows.length
+      })
 
-  /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
-  const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) => Effect.gen(function*() {
-    const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
-    for (const part of chunks(latest, 200)) {
-      yield* sql`INSERT INTO tradeflows ${sql.insert(part.map(([t, doc]) => ({
-        organisation_id: t.organisation_id,
-        reference: t.reference,
-        active: t.active ? 1 : 0,
-        doc,
-        next_position_at: t.next_position_at,
-        ...sizeColumns(t)
-      })))} ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
+    /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
+    const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
+      Effect.gen(function*() {
+        const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
+        for (const part of chunks(latest, 200)) {
+          yield* sql`INSERT INTO tradeflows ${
+            sql.insert(part.map(([t, doc]) => ({
+              organisation_id: t.organisation_id,
+              reference: t.reference,
+              active: t.active ? 1 : 0,
+              doc,
+              next_position_at: t.next_position_at,
+              ...sizeColumns(t)
+            })))
+          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
         next_position_at = excluded.next_position_at, container_count = excluded.container_count,
         event_count = excluded.event_count`
-    }
-    for (const [org, references] of byOrganisation) {
-      for (const part of chunks(references, 500)) {
-        yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
-        yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
-      }
-    }
-    for (const part of chunks(containers, 300)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
-    for (const part of chunks(keys, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
-  })
+        }
+        for (const [org, references] of byOrganisation) {
+          for (const part of chunks(references, 500)) {
+            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", part)
+            }`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", part)
+            }`
+          }
+        }
+        for (const part of chunks(containers, 300)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
+        for (const part of chunks(keys, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
+      })
 
-  /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
-  const upsertHeads = (heads: ReadonlyArray<StorageRows.HeadRow>) =>
-    Effect.gen(function*() {
-      for (const part of chunks(heads.filter((h) => h.container_reference !== null), 500)) {
-        yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+    /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
+    const upsertHeads = (heads: ReadonlyArray<StorageRows.HeadRow>) =>
+      Effect.gen(function*() {
+        for (const part of chunks(heads.filter((h) => h.container_reference !== null), 500)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
           ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
           DO UPDATE SET seq = excluded.seq`
-      }
-      for (const part of chunks(heads.filter((h) => h.container_reference === null), 500)) {
-        yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+        }
+        for (const part of chunks(heads.filter((h) => h.container_reference === null), 500)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
           ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
           DO UPDATE SET seq = excluded.seq`
-      }
-    })
+        }
+      })
 
-  const tradeflows = TradeflowStore.TradeflowStore.of({
-    get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
-      const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
-        WHERE organisation_id = ${organisationId} AND reference = ${reference}`)
-      return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
-    }, storageError("TradeflowStore.get")),
-    list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
-      const rows = yield* decodeTradeflows(yield* sql`SELECT doc FROM tradeflows
-        WHERE organisation_id = ${organisationId} ORDER BY reference`)
-      return rows.map((r) => r.doc)
-    }, storageError("TradeflowStore.list")),
-    sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
-      const sizes = new Map<string, TradeflowStore.TradeflowSize>()
-      for (const part of chunks([...new Set(references)], 500)) {
-        for (const [reference, size] of yield* decodeSizes(yield* sql`SELECT reference, container_count, event_count
-          FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`)) sizes.set(reference, size)
-      }
-      return sizes
-    }, storageError("TradeflowStore.sizes")),
-    lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
-      if (keys.length === 0) return []
-      const found = new Map<string, TradeflowStore.Candidate>()
-      for (const part of chunks([...new Set(keys)], 500)) {
-        for (const c of yield* decodeCandidates(yield* lookupStatement(sql, organisationId, part))) found.set(c.reference, c)
-      }
-      return [...found.values()]
-    }, storageError("TradeflowStore.lookup")),
-    held: Effect.fn("TradeflowStore.held")(function*(
-      organisationId: string,
-      reference: string,
-      identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
-    ) {
-      const containers: Array<string> = []
-      for (const part of chunks([...new Set(identities.containers)], 500)) {
-        for (const r of yield* decodeContainers(yield* sql`SELECT container_reference FROM tradeflow_containers
+    const tradeflows = TradeflowStore.TradeflowStore.of({
+      get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+        WHERE organisation_id = ${organisationId} AND reference = ${reference}`
+        )
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+      }, storageError("TradeflowStore.get")),
+      list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+        WHERE organisation_id = ${organisationId} ORDER BY reference`
+        )
+        return rows.map((r) => r.doc)
+      }, storageError("TradeflowStore.list")),
+      sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
+        const sizes = new Map<string, TradeflowStore.TradeflowSize>()
+        for (const part of chunks([...new Set(references)], 500)) {
+          for (
+            const [reference, size] of yield* decodeSizes(
+              yield* sql`SELECT reference, container_count, event_count
+          FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+            )
+          ) sizes.set(reference, size)
+        }
+        return sizes
+      }, storageError("TradeflowStore.sizes")),
+      lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
+        if (keys.length === 0) return []
+        const found = new Map<string, TradeflowStore.Candidate>()
+        for (const part of chunks([...new Set(keys)], 500)) {
+          for (const c of yield* decodeCandidates(yield* lookupStatement(sql, organisationId, part))) {
+            found.set(c.reference, c)
+          }
+        }
+        return [...found.values()]
+      }, storageError("TradeflowStore.lookup")),
+      held: Effect.fn("TradeflowStore.held")(function*(
+        organisationId: string,
+        reference: string,
+        identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+      ) {
+        const containers: Array<string> = []
+        for (const part of chunks([...new Set(identities.containers)], 500)) {
+          for (
+            const r of yield* decodeContainers(
+              yield* sql`SELECT container_reference FROM tradeflow_containers
           WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
-          AND ${sql.in("container_reference", part)}`)) containers.push(r.container_reference)
-      }
-      const wanted = new Set(identities.events)
-      const events = wanted.size === 0 ? [] : (yield* decodeValues(yield* sql`SELECT json_extract(e.value, '$.key') AS value
+          AND ${sql.in("container_reference", part)}`
+            )
+          ) containers.push(r.container_reference)
+        }
+        const wanted = new Set(identities.events)
+        const events = wanted.size === 0 ?
+          [] :
+          (yield* decodeValues(
+            yield* sql`SELECT json_extract(e.value, '$.key') AS value
         FROM tradeflows t, json_each(t.doc, '$.events') e
-        WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}`)).map((r) => r.value).filter((k) => wanted.has(k))
-      return { containers, events: [...new Set(events)] }
-    }, storageError("TradeflowStore.held")),
-    containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
-      const rows = yield* decodeContainers(yield* sql`SELECT DISTINCT container_reference
-        FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`)
-      return rows.map((r) => r.container_reference)
-    }, storageError("TradeflowStore.containers")),
-    due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
-      return yield* decodeDue(yield* sql`SELECT organisation_id, reference FROM (
+        WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}`
+          )).map((r) => r.value).filter((k) => wanted.has(k))
+        return { containers, events: [...new Set(events)] }
+      }, storageError("TradeflowStore.held")),
+      containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
+        const rows = yield* decodeContainers(
+          yield* sql`SELECT DISTINCT container_reference
+        FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`
+        )
+        return rows.map((r) => r.container_reference)
+      }, storageError("TradeflowStore.containers")),
+      due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
+        return yield* decodeDue(
+          yield* sql`SELECT organisation_id, reference FROM (
           SELECT organisation_id, reference, next_position_at,
             ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
           FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
         ) due
-        ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`)
-    }, storageError("TradeflowStore.due")),
-    commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
-      const result = yield* encodeResult(commit.result)
-      const upserts = yield* Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
-      const org = commit.organisation_id
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
-        const claimed = yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+        ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("TradeflowStore.due")),
+      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
+        const result = yield* encodeResult(commit.result)
+        const upserts = yield* Effect.forEach(
+          commit.upserts,
+          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
+        )
+        const org = commit.organisation_id
+        const written = yield* sql.withTransaction(Effect.gen(function*() {
+          const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
+          const claimed =
+            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
           WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
-        if (claimed.length === 0) return undefined
-        for (const references of chunks([...new Set(commit.deletes)], 500)) {
-          const ofTradeflows = sql`SELECT id FROM deliveries
+          if (claimed.length === 0) return undefined
+          for (const references of chunks([...new Set(commit.deletes)], 500)) {
+            const ofTradeflows = sql`SELECT id FROM deliveries
             WHERE organisation_id = ${org} AND test = 0 AND ${sql.in("tradeflow_reference", references)}`
-          yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
-          yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
-          yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
-          yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
-          yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
-          yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)}`
-          yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
-        }
-        yield* writeTradeflows(upserts)
-        if (commit.messages.length === 0) return 0
-        const first = (yield* decodeLastSeq(yield* sql`SELECT last_seq FROM message_sequences
-          WHERE organisation_id = ${org}`))[0]?.last_seq ?? 0
-        const stored = new Set<string>()
-        for (const part of chunks([...new Set(commit.messages.map((m) => m.hash))], 500)) {
-          for (const row of yield* decodeHashes(yield* sql`SELECT hash FROM messages
-            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`)) stored.add(row.hash)
-        }
-        const append = numberMessages(org, commit.messages, stored, first)
-        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
-        yield* upsertHeads(append.heads)
-        if (append.lastSeq !== first) {
-          yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${append.lastSeq})
+            yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
+            yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
+            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+          }
+          yield* writeTradeflows(upserts)
+          if (commit.messages.length === 0) return 0
+          const first = (yield* decodeLastSeq(
+            yield* sql`SELECT last_seq FROM message_sequences
+          WHERE organisation_id = ${org}`
+          ))[0]?.last_seq ?? 0
+          const stored = new Set<string>()
+          for (const part of chunks([...new Set(commit.messages.map((m) => m.hash))], 500)) {
+            for (
+              const row of yield* decodeHashes(
+                yield* sql`SELECT hash FROM messages
+            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
+              )
+            ) stored.add(row.hash)
+          }
+          const append = numberMessages(org, commit.messages, stored, first)
+          for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+          yield* upsertHeads(append.heads)
+          if (append.lastSeq !== first) {
+            yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${append.lastSeq})
             ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
-        }
-        return yield* insertDeliveries(Delivery.plan(org, commit.outbox, append.inserted))
-      }))
-      if (written === undefined) return false
-      if (written > 0) yield* PubSub.publish(deliveryWakeups, undefined)
-      return true
-    }, storageError("TradeflowStore.commit"))
-  })
+          }
+          return yield* insertDeliveries(Delivery.plan(org, commit.outbox, append.inserted))
+        }))
+        if (written === undefined) return false
+        if (written > 0) yield* PubSub.publish(deliveryWakeups, undefined)
+        return true
+      }, storageError("TradeflowStore.commit"))
+    })
 
-  /**
-   * The statement that selects `seq` and `columns` of the first `n` matching messages in the
-   * order of `take`, as {@link StorageRows.messageWalk} plans it. What the walked index does not
-   * take is read off the rows (`x || ''`, `x + 0`: so the planner never trades the seq order for
-   * another index and a sort).
-   */
-  const matching = (query: StoredMessage.MessageQuery, columns: Statement.Fragment, n: number) => {
-    const walk = messageWalk(query)
-    const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
-    const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
-    const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
-    if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
-    if (query.tradeflow_reference !== undefined) {
-      where.push(sql`${walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")} = ${query.tradeflow_reference}`)
-    }
-    if (query.container_reference !== undefined) {
-      where.push(sql`${walk.container ? on("container_reference") : read("container_reference")} = ${query.container_reference}`)
-    }
-    if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
-    if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-      where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
-    }
-    if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
-    const from = walk.heads
-      ? sql`message_heads AS h JOIN messages AS m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
-      : sql`messages AS m`
-    const walkOf = (type: string | undefined) =>
-      sql`SELECT ${on("seq")} AS seq, ${columns} FROM ${from}
+    /**
+     * The statement that selects `seq` and `columns` of the first `n` matching messages in the
+     * order of `take`, as {@link StorageRows.messageWalk} plans it. What the walked index does not
+     * take is read off the rows (`x || ''`, `x + 0`: so the planner never trades the seq order for
+     * another index and a sort).
+     */
+    const matching = (query: StoredMessage.MessageQuery, columns: Statement.Fragment, n: number) => {
+      const walk = messageWalk(query)
+      const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
+      const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
+      const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
+      if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
+      if (query.tradeflow_reference !== undefined) {
+        where.push(
+          sql`${
+            walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")
+          } = ${query.tradeflow_reference}`
+        )
+      }
+      if (query.container_reference !== undefined) {
+        where.push(
+          sql`${
+            walk.container ? on("container_reference") : read("container_reference")
+          } = ${query.container_reference}`
+        )
+      }
+      if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
+      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
+        where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
+      }
+      if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
+      const from = walk.heads
+        ? sql`message_heads AS h JOIN messages AS m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
+        : sql`messages AS m`
+      const walkOf = (type: string | undefined) =>
+        sql`SELECT ${on("seq")} AS seq, ${columns} FROM ${from}
         WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])}`
-    return sql`${sql.join(" UNION ALL ", false)(walk.walks.map(walkOf))} ORDER BY seq ${sql.literal(query.take === "oldest" ? "ASC" : "DESC")}
+      return sql`${sql.join(" UNION ALL ", false)(walk.walks.map(walkOf))} ORDER BY seq ${
+        sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+      }
       LIMIT ${n}`
-  }
-  const messageColumns = sql`m.hash AS hash, m.type AS type, m.tradeflow_reference AS tradeflow_reference,
+    }
+    const messageColumns = sql`m.hash AS hash, m.type AS type, m.tradeflow_reference AS tradeflow_reference,
     m.container_reference AS container_reference, m.generated_at AS generated_at, m.body AS body`
 
-  const messages = MessageStore.MessageStore.of({
-    list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
-      if (query.types !== undefined && query.types.length === 0) return []
-      const rows = yield* decodeMessages(yield* matching(query, messageColumns, Math.max(0, Math.floor(query.limit))))
-      return query.take === "oldest" ? rows : [...rows].reverse()
-    }, storageError("MessageStore.list")),
-    read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
-      return yield* readRun(
-        query,
-        (n) => Effect.flatMap(matching(query, sql`octet_length(m.body) AS bytes`, n), decodeBodySizes),
-        (seqs) =>
-          Effect.flatMap(
-            sql`SELECT m.seq AS seq, ${messageColumns} FROM messages AS m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${sql.in(seqs)}`,
-            decodeMessages
-          )
-      )
-    }, storageError("MessageStore.read")),
-    startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
-      const rows = yield* decodeLastSeq(yield* sql`SELECT COALESCE(
+    const messages = MessageStore.MessageStore.of({
+      list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
+        if (query.types !== undefined && query.types.length === 0) return []
+        const rows = yield* decodeMessages(yield* matching(query, messageColumns, Math.max(0, Math.floor(query.limit))))
+        return query.take === "oldest" ? rows : [...rows].reverse()
+      }, storageError("MessageStore.list")),
+      read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
+        return yield* readRun(
+          query,
+          (n) => Effect.flatMap(matching(query, sql`octet_length(m.body) AS bytes`, n), decodeBodySizes),
+          (seqs) =>
+            Effect.flatMap(
+              sql`SELECT m.seq AS seq, ${messageColumns} FROM messages AS m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${
+                sql.in(seqs)
+              }`,
+              decodeMessages
+            )
+        )
+      }, storageError("MessageStore.read")),
+      startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
+        const rows = yield* decodeLastSeq(
+          yield* sql`SELECT COALESCE(
         (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
           ORDER BY generated_at, seq LIMIT 1),
         (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
-        0) AS last_seq`)
-      return rows[0]?.last_seq ?? 0
-    }, storageError("MessageStore.startOf"))
-  })
+        0) AS last_seq`
+        )
+        return rows[0]?.last_seq ?? 0
+      }, storageError("MessageStore.startOf"))
+    })
 
-  const settings = Storage.Settings.of({
-    getOrCreate: Effect.fn("Settings.getOrCreate")(function*(name: string, initial: string) {
-      yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
-      const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
-      return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
-    }, storageError("Settings.getOrCreate")),
-    get: Effect.fn("Settings.get")(function*(name: string) {
-      const rows = yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`)
-      return Option.map(Option.fromNullable(rows[0]), (r) => r.value)
-    }, storageError("Settings.get")),
-    set: Effect.fn("Settings.set")(function*(name: string, value: string) {
-      yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${value})
+    const settings = Storage.Settings.of({
+      getOrCreate: Effect.fn("Settings.getOrCreate")(function*(name: string, initial: string) {
+        yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
+        const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
+        return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
+      }, storageError("Settings.getOrCreate")),
+      get: Effect.fn("Settings.get")(function*(name: string) {
+        const rows = yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`)
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.value)
+      }, storageError("Settings.get")),
+      set: Effect.fn("Settings.set")(function*(name: string, value: string) {
+        yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${value})
         ON CONFLICT (name) DO UPDATE SET value = excluded.value`
-    }, storageError("Settings.set"))
-  })
+      }, storageError("Settings.set"))
+    })
 
-  const selectAutomation = sql`SELECT doc FROM automations`
-  const automations = AutomationStore.AutomationStore.of({
-    put: Effect.fn("AutomationStore.put")(function*(automation: Automation.Automation) {
-      const doc = yield* encodeAutomation(automation)
-      yield* sql`INSERT INTO automations (id, organisation_id, enabled, created_at, doc)
-        VALUES (${automation.id}, ${automation.organisation_id}, ${automation.enabled ? 1 : 0}, ${automation.created_at}, ${doc})
+    const selectAutomation = sql`SELECT doc FROM automations`
+    const automations = AutomationStore.AutomationStore.of({
+      put: Effect.fn("AutomationStore.put")(function*(automation: Automation.Automation) {
+        const doc = yield* encodeAutomation(automation)
+        yield* sql`INSERT INTO automations (id, organisation_id, enabled, created_at, doc)
+        VALUES (${automation.id}, ${automation.organisation_id}, ${
+          automation.enabled ? 1 : 0
+        }, ${automation.created_at}, ${doc})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, enabled = excluded.enabled,
           created_at = excluded.created_at, doc = excluded.doc`
-    }, storageError("AutomationStore.put")),
-    get: Effect.fn("AutomationStore.get")(function*(id: string) {
-      const rows = yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${id}`)
-      return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
-    }, storageError("AutomationStore.get")),
-    list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
-      const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
-        WHERE organisation_id = ${organisationId} ORDER BY created_at, rowid`)
-      return rows.map((r) => r.doc)
-    }, storageError("AutomationStore.list")),
-    enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
-      const rows = yield* decodeAutomations(yield* sql`${selectAutomation}
-        WHERE organisation_id = ${organisationId} AND enabled = 1 ORDER BY created_at, rowid`)
-      return rows.map((r) => r.doc)
-    }, storageError("AutomationStore.enabled")),
-    remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`DELETE FROM delivery_attempts WHERE automation_id = ${id}`
-        yield* sql`DELETE FROM deliveries WHERE automation_id = ${id}`
-        const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
-        return rows.length > 0
-      }))
-    }, storageError("AutomationStore.remove"))
-  })
+      }, storageError("AutomationStore.put")),
+      get: Effect.fn("AutomationStore.get")(function*(id: string) {
+        const rows = yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${id}`)
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+      }, storageError("AutomationStore.get")),
+      list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
+        const rows = yield* decodeAutomations(
+          yield* sql`${selectAutomation}
+        WHERE organisation_id = ${organisationId} ORDER BY created_at, rowid`
+        )
+        return rows.map((r) => r.doc)
+      }, storageError("AutomationStore.list")),
+      enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
+        const rows = yield* decodeAutomations(
+          yield* sql`${selectAutomation}
+        WHERE organisation_id = ${organisationId} AND enabled = 1 ORDER BY created_at, rowid`
+        )
+        return rows.map((r) => r.doc)
+      }, storageError("AutomationStore.enabled")),
+      remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`DELETE FROM delivery_attempts WHERE automation_id = ${id}`
+          yield* sql`DELETE FROM deliveries WHERE automation_id = ${id}`
+          const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
+          return rows.length > 0
+        }))
+      }, storageError("AutomationStore.remove"))
+    })
 
-  const stateColumns = sql`id, automation_id, organisation_id, tradeflow_reference, message_hash, seq, test, created_at,
+    const stateColumns =
+      sql`id, automation_id, organisation_id, tradeflow_reference, message_hash, seq, test, created_at,
     status, attempt, retries, schedule_started_at, next_attempt_at`
-  const deliveryColumns = sql`${stateColumns}, body`
-  const selectDelivery = sql`SELECT ${deliveryColumns} FROM deliveries`
-  const getDelivery = (id: number) =>
-    Effect.map(Effect.flatMap(sql`${selectDelivery} WHERE id = ${id}`, decodeDeliveries), (rows) => Option.fromNullable(rows[0]))
-  const writeDelivery = (d: Delivery.Delivery) =>
-    sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
+    const deliveryColumns = sql`${stateColumns}, body`
+    const selectDelivery = sql`SELECT ${deliveryColumns} FROM deliveries`
+    const getDelivery = (id: number) =>
+      Effect.map(
+        Effect.flatMap(sql`${selectDelivery} WHERE id = ${id}`, decodeDeliveries),
+        (rows) => Option.fromNullable(rows[0])
+      )
+    const writeDelivery = (d: Delivery.Delivery) =>
+      sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
       schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at} WHERE id = ${d.id}`
-  /**
-   * Records a batch as `record` one result after the other would: a result records only if its
-   * delivery is leased at its claim and no earlier result of the batch recorded it; each
-   * automation follows the fold of `Delivery.automationAfter` over its recorded results in order.
-   */
-  const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => Effect.gen(function*() {
-    const leased = new Map<number, Delivery.Delivery & { readonly claim: number }>()
-    for (const ids of chunks([...new Set(results.map((r) => r.delivery_id))], 500)) {
-      for (const d of yield* decodeFenced(yield* sql`SELECT ${stateColumns}, NULL AS body, claim FROM deliveries
-        WHERE ${sql.in("id", ids)} AND status = 'pending' AND lease_until IS NOT NULL`)) leased.set(d.id, d)
-    }
-    const answers: Array<boolean> = []
-    const updates: Array<Delivery.Delivery> = []
-    const attempts: Array<Record<string, string | number | null>> = []
-    const health = new Map<string, Array<Delivery.AttemptResult>>()
-    for (const r of results) {
-      const d = leased.get(r.delivery_id)
-      answers.push(d !== undefined && d.claim === r.claim)
-      if (d === undefined || d.claim !== r.claim) continue
-      leased.delete(d.id)
-      const next = Delivery.afterAttempt(d, r)
-      updates.push(next)
-      attempts.push({
-        delivery_id: d.id,
-        attempt: next.attempt,
-        automation_id: d.automation_id,
-        at: r.at,
-        status: r.status,
-        response_status: r.response_status,
-        error: r.error,
-        response_body: r.response_body
-      })
-      if (d.test) continue
-      const own = health.get(d.automation_id)
-      if (own === undefined) health.set(d.automation_id, [r])
-      else own.push(r)
-    }
-    if (updates.length === 0) return answers
-    yield* sql`UPDATE deliveries SET status = j.value ->> 'status', attempt = j.value ->> 'attempt',
+    /**
+     * Records a batch as `record` one result after the other would: a result records only if its
+     * delivery is leased at its claim and no earlier result of the batch recorded it; each
+     * automation follows the fold of `Delivery.automationAfter` over its recorded results in order.
+     */
+    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) =>
+      Effect.gen(function*() {
+        const leased = new Map<number, Delivery.Delivery & { readonly claim: number }>()
+        for (const ids of chunks([...new Set(results.map((r) => r.delivery_id))], 500)) {
+          for (
+            const d of yield* decodeFenced(
+              yield* sql`SELECT ${stateColumns}, NULL AS body, claim FROM deliveries
+        WHERE ${sql.in("id", ids)} AND status = 'pending' AND lease_until IS NOT NULL`
+            )
+          ) leased.set(d.id, d)
+        }
+        const answers: Array<boolean> = []
+        const updates: Array<Delivery.Delivery> = []
+        const attempts: Array<Record<string, string | number | null>> = []
+        const health = new Map<string, Array<Delivery.AttemptResult>>()
+        for (const r of results) {
+          const d = leased.get(r.delivery_id)
+          answers.push(d !== undefined && d.claim === r.claim)
+          if (d === undefined || d.claim !== r.claim) continue
+          leased.delete(d.id)
+          const next = Delivery.afterAttempt(d, r)
+          updates.push(next)
+          attempts.push({
+            delivery_id: d.id,
+            attempt: next.attempt,
+            automation_id: d.automation_id,
+            at: r.at,
+            status: r.status,
+            response_status: r.response_status,
+            error: r.error,
+            response_body: r.response_body
+          })
+          if (d.test) continue
+          const own = health.get(d.automation_id)
+          if (own === undefined) health.set(d.automation_id, [r])
+          else own.push(r)
+        }
+        if (updates.length === 0) return answers
+        yield* sql`UPDATE deliveries SET status = j.value ->> 'status', attempt = j.value ->> 'attempt',
       retries = j.value ->> 'retries', schedule_started_at = j.value ->> 'schedule_started_at',
       next_attempt_at = j.value ->> 'next_attempt_at', leased_by = NULL, lease_until = NULL
       FROM json_each(${JSON.stringify(updates.map(stateOf))}) AS j WHERE deliveries.id = j.value ->> 'id'`
-    for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
-    const expired = Delivery.expiredBodies(updates)
-    if (expired.length > 0) {
-      yield* sql`UPDATE delivery_attempts SET response_body = NULL FROM json_each(${JSON.stringify(expired)}) AS j
+        for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
+        const expired = Delivery.expiredBodies(updates)
+        if (expired.length > 0) {
+          yield* sql`UPDATE delivery_attempts SET response_body = NULL FROM json_each(${JSON.stringify(expired)}) AS j
         WHERE delivery_attempts.delivery_id = j.value ->> 'delivery_id' AND delivery_attempts.attempt <= j.value ->> 'up_to'
           AND delivery_attempts.response_body IS NOT NULL`
-    }
-    for (const ids of chunks([...health.keys()], 500)) {
-      for (const { doc } of yield* decodeAutomations(yield* sql`${selectAutomation} WHERE ${sql.in("id", ids)}`)) {
-        const after = (health.get(doc.id) ?? []).reduce(Delivery.automationAfter, doc)
-        if (after !== doc) {
-          yield* sql`UPDATE automations SET enabled = ${after.enabled ? 1 : 0}, doc = ${yield* encodeAutomation(after)}
-            WHERE id = ${after.id}`
         }
-      }
-    }
-    return answers
-  })
+        for (const ids of chunks([...health.keys()], 500)) {
+          for (const { doc } of yield* decodeAutomations(yield* sql`${selectAutomation} WHERE ${sql.in("id", ids)}`)) {
+            const after = (health.get(doc.id) ?? []).reduce(Delivery.automationAfter, doc)
+            if (after !== doc) {
+              yield* sql`UPDATE automations SET enabled = ${after.enabled ? 1 : 0}, doc = ${yield* encodeAutomation(
+                after
+              )}
+            WHERE id = ${after.id}`
+            }
+          }
+        }
+        return answers
+      })
 
-  const deliveries = DeliveryStore.DeliveryStore.of({
-    claim: Effect.fn("DeliveryStore.claim")(function*(options: {
-      readonly worker: string
-      readonly limit: number
-      readonly leaseMillis: number
-      readonly now: number
-    }) {
-      const limit = Math.max(0, Math.floor(options.limit))
-      if (limit === 0) return []
-      const now = options.now
-      const claimed = yield* decodeClaimedDeliveries(yield* sql`
-        UPDATE deliveries SET claim = claim + 1, leased_by = ${options.worker}, lease_until = ${now + options.leaseMillis}
+    const deliveries = DeliveryStore.DeliveryStore.of({
+      claim: Effect.fn("DeliveryStore.claim")(function*(options: {
+        readonly worker: string
+        readonly limit: number
+        readonly leaseMillis: number
+        readonly now: number
+      }) {
+        const limit = Math.max(0, Math.floor(options.limit))
+        if (limit === 0) return []
+        const now = options.now
+        const claimed = yield* decodeClaimedDeliveries(
+          yield* sql`
+        UPDATE deliveries SET claim = claim + 1, leased_by = ${options.worker}, lease_until = ${
+            now + options.leaseMillis
+          }
         WHERE id IN (
           SELECT d.id FROM deliveries AS d JOIN automations AS a ON a.id = d.automation_id
           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
@@ -713,82 +839,94 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
                 AND earlier.tradeflow_reference = d.tradeflow_reference AND earlier.id < d.id)
           ORDER BY d.id LIMIT ${limit})
         RETURNING ${stateColumns}, claim, COALESCE(body, (SELECT m.body FROM messages AS m
-          WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`)
-      return [...claimed].sort((a, b) => a.id - b.id)
-    }, storageError("DeliveryStore.claim")),
-    record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
-      return yield* DeliveryStore.recordIndependently((batch) => sql.withTransaction(recordBatch(batch)))(results)
-    }, storageError("DeliveryStore.record")),
-    enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
-      const row = (yield* decodeDeliveries(yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRow(delivery))}
-        RETURNING ${deliveryColumns}`))[0]
-      if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-      yield* PubSub.publish(deliveryWakeups, undefined)
-      return row
-    }, storageError("DeliveryStore.enqueue")),
-    get: Effect.fn("DeliveryStore.get")(function*(id: number) {
-      return yield* getDelivery(id)
-    }, storageError("DeliveryStore.get")),
-    list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
-      return yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE automation_id = ${automationId}
-        ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`)
-    }, storageError("DeliveryStore.list")),
-    retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
-      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-        const found = yield* getDelivery(id)
-        if (Option.isNone(found)) return "not-found" as const
-        if (!Delivery.retryable(found.value)) return "not-retryable" as const
-        yield* writeDelivery(Delivery.retried(found.value, now))
-        return "retried" as const
-      }))
-      if (outcome === "retried") yield* PubSub.publish(deliveryWakeups, undefined)
-      return outcome
-    }, storageError("DeliveryStore.retry")),
-    log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
-      return yield* decodeDeliveryLog(yield* sql`SELECT a.delivery_id AS id, d.message_hash, a.attempt, a.status,
+          WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`
+        )
+        return [...claimed].sort((a, b) => a.id - b.id)
+      }, storageError("DeliveryStore.claim")),
+      record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
+        return yield* DeliveryStore.recordIndependently((batch) => sql.withTransaction(recordBatch(batch)))(results)
+      }, storageError("DeliveryStore.record")),
+      enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
+        const row = (yield* decodeDeliveries(
+          yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRow(delivery))}
+        RETURNING ${deliveryColumns}`
+        ))[0]
+        if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+        yield* PubSub.publish(deliveryWakeups, undefined)
+        return row
+      }, storageError("DeliveryStore.enqueue")),
+      get: Effect.fn("DeliveryStore.get")(function*(id: number) {
+        return yield* getDelivery(id)
+      }, storageError("DeliveryStore.get")),
+      list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
+        return yield* decodeDeliveries(
+          yield* sql`${selectDelivery} WHERE automation_id = ${automationId}
+        ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("DeliveryStore.list")),
+      retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
+        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+          const found = yield* getDelivery(id)
+          if (Option.isNone(found)) return "not-found" as const
+          if (!Delivery.retryable(found.value)) return "not-retryable" as const
+          yield* writeDelivery(Delivery.retried(found.value, now))
+          return "retried" as const
+        }))
+        if (outcome === "retried") yield* PubSub.publish(deliveryWakeups, undefined)
+        return outcome
+      }, storageError("DeliveryStore.retry")),
+      log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
+        return yield* decodeDeliveryLog(
+          yield* sql`SELECT a.delivery_id AS id, d.message_hash, a.attempt, a.status,
           a.response_status, a.error, a.response_body, a.at, d.test
         FROM delivery_attempts AS a JOIN deliveries AS d ON d.id = a.delivery_id
         WHERE a.automation_id = ${automationId}
-        ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`)
-    }, storageError("DeliveryStore.log")),
-    wakeups: Stream.fromPubSub(deliveryWakeups)
-  })
+        ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("DeliveryStore.log")),
+      wakeups: Stream.fromPubSub(deliveryWakeups)
+    })
 
-
-  const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
-  const retention = RetentionStore.RetentionStore.of({
-    prune: Effect.fn("RetentionStore.prune")(function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
-      const n = Math.max(0, Math.floor(limit))
-      switch (kind) {
-        case "idempotency_keys":
-          return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
+    const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
+    const retention = RetentionStore.RetentionStore.of({
+      prune: Effect.fn("RetentionStore.prune")(
+        function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
+          const n = Math.max(0, Math.floor(limit))
+          switch (kind) {
+            case "idempotency_keys":
+              return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
               SELECT organisation_id, key FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${n}
             ) RETURNING 1 AS id`).length
-        case "done_jobs":
-        case "dead_jobs":
-          return (yield* sql`DELETE FROM jobs WHERE id IN (
+            case "done_jobs":
+            case "dead_jobs":
+              return (yield* sql`DELETE FROM jobs WHERE id IN (
               SELECT id FROM jobs WHERE status = ${kind === "done_jobs" ? "done" : "dead"} AND received_at < ${before}
               ORDER BY id LIMIT ${n}
             ) RETURNING id`).length
-        case "delivery_attempts":
-          return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
+            case "delivery_attempts":
+              return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
               SELECT delivery_id, attempt FROM delivery_attempts WHERE at < ${before} ORDER BY at LIMIT ${n}
             ) RETURNING 1 AS id`).length
-        case "dead_deliveries":
-          return yield* sql.withTransaction(Effect.gen(function*() {
-            const ids = (yield* gone(yield* sql`SELECT id FROM deliveries
-              WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`)).map((r) => r.id)
-            if (ids.length === 0) return 0
-            yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
-            yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
-            return ids.length
-          }))
-      }
-    }, storageError("RetentionStore.prune"))
-  })
+            case "dead_deliveries":
+              return yield* sql.withTransaction(Effect.gen(function*() {
+                const ids = (yield* gone(
+                  yield* sql`SELECT id FROM deliveries
+              WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`
+                )).map((r) => r.id)
+                if (ids.length === 0) return 0
+                yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
+                yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
+                return ids.length
+              }))
+          }
+        },
+        storageError("RetentionStore.prune")
+      )
+    })
 
-  return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
-})
+    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
+  }
+)
 
 /** The storage ports as a context, from adapters built by {@link make}. */
 export const toContext = (storage: SqliteStorage): Context.Context<Storage.Storage> =>
@@ -803,8 +941,8 @@ export const toContext = (storage: SqliteStorage): Context.Context<Storage.Stora
   )
 
 /** Every storage port on an existing (SQLite) `SqlClient`; migrates on build. */
-export const layerFromClient: Layer.Layer<Storage.Storage, StorageError.StorageError, SqlClient.SqlClient> =
-  Layer.effectContext(Effect.map(make, toContext))
+export const layerFromClient: Layer.Layer<Storage.Storage, StorageError.StorageError, SqlClient.SqlClient> = Layer
+  .effectContext(Effect.map(make, toContext))
 
 const ensureDirectory = (filename: string) =>
   filename === "" || filename === ":memory:" || filename.startsWith("file:")

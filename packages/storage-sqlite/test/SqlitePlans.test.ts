@@ -38,22 +38,26 @@ const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     }),
     (spy) =>
       Effect.map(effect, () =>
-        spy.mock.contexts.map((statement, i) => ({ source: (statement as Statement).source, args: spy.mock.calls[i] ?? [] }))),
+        spy.mock.contexts.map((statement, i) => ({
+          source: (statement as Statement).source,
+          args: spy.mock.calls[i] ?? []
+        }))),
     (spy) => Effect.sync(() => spy.mockRestore())
   )
 
-const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"].flatMap((tradeflow) =>
-  [undefined, "MSCU1234565"].flatMap((container) =>
-    [undefined, ["CONTAINER_MILESTONE"], ["CONTAINER_MILESTONE", "BASIC_STATUS"]].flatMap((types) =>
-      [false, true].map((latest) => ({
-        ...(tradeflow === undefined ? {} : { tradeflow }),
-        ...(container === undefined ? {} : { container }),
-        ...(types === undefined ? {} : { types }),
-        latest
-      }))
+const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"]
+  .flatMap((tradeflow) =>
+    [undefined, "MSCU1234565"].flatMap((container) =>
+      [undefined, ["CONTAINER_MILESTONE"], ["CONTAINER_MILESTONE", "BASIC_STATUS"]].flatMap((types) =>
+        [false, true].map((latest) => ({
+          ...(tradeflow === undefined ? {} : { tradeflow }),
+          ...(container === undefined ? {} : { container }),
+          ...(types === undefined ? {} : { types }),
+          latest
+        }))
+      )
     )
   )
-)
 
 /**
  * The columns the walked index must take as equalities for `filters`: every filter on messages;
@@ -84,40 +88,55 @@ const problems = (plan: ReadonlyArray<string>, filters: Omit<Upstream.UpstreamFi
       !indexed(filters).every((column) => taken.includes(`${column}=?`))
   })
 
-layer(Layer.provideMerge(Upstream.layer(), SqliteStorage.layer({ filename })), { excludeTestServices: true })("SQLite upstream plans", (it) => {
-  it.effect("each statement of every filter combination and request form walks the index of its filters and sorts nothing", () =>
-    Effect.gen(function*() {
-      const organisation_id = "org-plans"
-      yield* commitMessages(organisation_id, ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"].flatMap((type, t) =>
-        [1, 2, 3].map((n) => ({
-          hash: `h-${t}-${n}`, type, tradeflow_reference: `TF-${n}`, container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
-          generated_at: Date.now() - n * 1000, body: JSON.stringify({ t, n })
-        }))))
-      const upstream = yield* Upstream.Upstream
-      const db = new Database(filename, { readonly: true })
-      const wrong: Array<string> = []
-      let planned = 0
-      try {
-        for (const filters of filterCombinations) {
-          const query = { organisation_id, ...filters }
-          const { next_cursor } = yield* upstream.page({ ...query, per_page: 1 })
-          const statements = yield* captured(Effect.all([
-            upstream.page({ ...query, per_page: 2 }),
-            upstream.page({ ...query, per_page: 2, cursor: next_cursor }),
-            upstream.page({ ...query, per_page: 2, since: Date.now() - 2500 }),
-            upstream.list(query),
-            upstream.list({ ...query, since: Date.now() - 1500 })
-          ]))
-          for (const { args, source } of statements.filter((s) => /\b(messages|message_heads)\b/.test(s.source))) {
-            planned++
-            const plan = (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
-            if (problems(plan, filters).length > 0) wrong.push(`${JSON.stringify(filters)}: ${source}\n  ${plan.join("\n  ")}`)
+layer(Layer.provideMerge(Upstream.layer(), SqliteStorage.layer({ filename })), { excludeTestServices: true })(
+  "SQLite upstream plans",
+  (it) => {
+    it.effect("each statement of every filter combination and request form walks the index of its filters and sorts nothing", () =>
+      Effect.gen(function*() {
+        const organisation_id = "org-plans"
+        yield* commitMessages(
+          organisation_id,
+          ["BASIC_STATUS", "CONTAINER_MILESTONE", "SHIPMENT_CHANGE", "LOCATION_UPDATE"].flatMap((type, t) =>
+            [1, 2, 3].map((n) => ({
+              hash: `h-${t}-${n}`,
+              type,
+              tradeflow_reference: `TF-${n}`,
+              container_reference: type === "CONTAINER_MILESTONE" ? "MSCU1234565" : null,
+              generated_at: Date.now() - n * 1000,
+              body: JSON.stringify({ t, n })
+            }))
+          )
+        )
+        const upstream = yield* Upstream.Upstream
+        const db = new Database(filename, { readonly: true })
+        const wrong: Array<string> = []
+        let planned = 0
+        try {
+          for (const filters of filterCombinations) {
+            const query = { organisation_id, ...filters }
+            const { next_cursor } = yield* upstream.page({ ...query, per_page: 1 })
+            const statements = yield* captured(Effect.all([
+              upstream.page({ ...query, per_page: 2 }),
+              upstream.page({ ...query, per_page: 2, cursor: next_cursor }),
+              upstream.page({ ...query, per_page: 2, since: Date.now() - 2500 }),
+              upstream.list(query),
+              upstream.list({ ...query, since: Date.now() - 1500 })
+            ]))
+            for (const { args, source } of statements.filter((s) => /\b(messages|message_heads)\b/.test(s.source))) {
+              planned++
+              const plan = (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((
+                r
+              ) => r.detail)
+              if (problems(plan, filters).length > 0) {
+                wrong.push(`${JSON.stringify(filters)}: ${source}\n  ${plan.join("\n  ")}`)
+              }
+            }
           }
+        } finally {
+          db.close()
         }
-      } finally {
-        db.close()
-      }
-      expect(planned).toBeGreaterThanOrEqual(filterCombinations.length * 5 * 2)
-      expect(wrong).toEqual([])
-    }))
-})
+        expect(planned).toBeGreaterThanOrEqual(filterCombinations.length * 5 * 2)
+        expect(wrong).toEqual([])
+      }))
+  }
+)

@@ -31,6 +31,10 @@ const measure = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<[A, Dri
     (spy) => Effect.sync(() => spy.mockRestore())
   )
 
-layer(SqliteStorage.layer({ filename: join(root, "reads.sqlite") }), { excludeTestServices: true })("SQLite MessageStore.read", (it) => {
-  it.effect("the driver hands over the bodies of the messages returned and no other", () => checkReadFetchesOnlyWhatItReturns(measure))
-})
+layer(SqliteStorage.layer({ filename: join(root, "reads.sqlite") }), { excludeTestServices: true })(
+  "SQLite MessageStore.read",
+  (it) => {
+    it.effect("the driver hands over the bodies of the messages returned and no other", () =>
+      checkReadFetchesOnlyWhatItReturns(measure))
+  }
+)

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "@effect/vitest"
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
+import { describe, expect, it } from "@effect/vitest"
 import { Tradeflow, TradeflowKey, TradeflowStore, WidgetSearch } from "@tradeflow/core"
 import { makeTradeflow } from "@tradeflow/core/test-kit"
 import { Effect, Schema } from "effect"

@@ -10,7 +10,14 @@
  *
  * @module
  */
-import { type Automation, AutomationStore, type Delivery, DeliveryStore, type StorageError, Worker } from "@tradeflow/core"
+import {
+  type Automation,
+  AutomationStore,
+  type Delivery,
+  DeliveryStore,
+  type StorageError,
+  Worker
+} from "@tradeflow/core"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Queue } from "effect"
 import * as Outcome from "./Outcome.js"
 import * as RetrySchedule from "./RetrySchedule.js"
@@ -93,128 +100,161 @@ const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
 export const layer = (
   options: DeliveryWorkerOptions = {}
 ): Layer.Layer<DeliveryWorker, never, DeliveryStore.DeliveryStore | AutomationStore.AutomationStore | WebhookClient> =>
-  Layer.scoped(DeliveryWorker, Effect.gen(function*() {
-    const outbox = yield* DeliveryStore.DeliveryStore
-    const automations = yield* AutomationStore.AutomationStore
-    const client = yield* WebhookClient
-    const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
-    const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
-    const pollInterval = options.pollInterval ?? Duration.seconds(1)
-    const destinations = {
-      allowPrivate: options.allowPrivate ?? false,
-      allowHttp: options.allowHttp ?? false,
-      httpHosts: (options.httpHosts ?? []).map((h) => h.toLowerCase())
-    }
-    const worker = `webhook-${globalThis.crypto.randomUUID()}`
-    const lock = yield* Effect.makeSemaphore(1)
-
-    /** What one round checks once per automation: the destination, and the valid secrets. */
-    const targetOf = (automation: Automation.Automation): Target => ({
-      automation,
-      url: Ssrf.checkUrl(automation.url, destinations),
-      secrets: automation.secrets.filter((s) => Signing.isValidSecret(s.secret))
-    })
-
-    const post = (d: Delivery.ClaimedDelivery, target: Target, now: number): Effect.Effect<Response> => {
-      if (Either.isLeft(target.url)) return Effect.succeed({ ...refusal(target.url.left), body: "" })
-      const [current, ...previous] = target.secrets
-        .filter((s) => s.expires_at === null || s.expires_at > now)
-        .map((s) => s.secret)
-      if (current === undefined) {
-        return Effect.succeed({ _tag: "Error", error: new Error("the automation has no valid signing secret"), body: "" })
+  Layer.scoped(
+    DeliveryWorker,
+    Effect.gen(function*() {
+      const outbox = yield* DeliveryStore.DeliveryStore
+      const automations = yield* AutomationStore.AutomationStore
+      const client = yield* WebhookClient
+      const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
+      const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
+      const pollInterval = options.pollInterval ?? Duration.seconds(1)
+      const destinations = {
+        allowPrivate: options.allowPrivate ?? false,
+        allowHttp: options.allowHttp ?? false,
+        httpHosts: (options.httpHosts ?? []).map((h) => h.toLowerCase())
       }
-      const headers = Signing.headers({ secrets: [current, ...previous], id: d.message_hash, timestamp: now / 1000, body: d.body })
-      return client.post({ url: target.url.right, headers, body: d.body })
-    }
+      const worker = `webhook-${globalThis.crypto.randomUUID()}`
+      const lock = yield* Effect.makeSemaphore(1)
 
-    const attempt = (d: Delivery.ClaimedDelivery, target: Target): Effect.Effect<Delivery.AttemptResult> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(post(d, target, now), (response) =>
-          Effect.flatMap(Clock.currentTimeMillis, (at) => {
-            const base = {
-              delivery_id: d.id,
-              claim: d.claim,
-              at,
-              response_status: response._tag === "Response" ? response.status : null,
-              response_body: response._tag === "Response" ? response.body : null
-            }
-            return Outcome.Outcome.$match(Outcome.classify(response, at), {
-              Delivered: () => Effect.succeed({ ...base, status: "delivered" as const, error: null, retry_at: null, disable: null }),
-              Failed: ({ error, retryAfter }) => failed(d, target.automation, base, error, retryAfter, null),
-              Gone: ({ error }) => failed(d, target.automation, base, error, Option.none(), "the receiver answered 410 Gone")
-            })
-          })))
+      /** What one round checks once per automation: the destination, and the valid secrets. */
+      const targetOf = (automation: Automation.Automation): Target => ({
+        automation,
+        url: Ssrf.checkUrl(automation.url, destinations),
+        secrets: automation.secrets.filter((s) => Signing.isValidSecret(s.secret))
+      })
 
-    const failed = (
-      d: Delivery.ClaimedDelivery,
-      automation: Automation.Automation,
-      base: Pick<Delivery.AttemptResult, "delivery_id" | "claim" | "at" | "response_status" | "response_body">,
-      error: string,
-      retryAfter: Option.Option<Duration.Duration>,
-      gone: string | null
-    ) =>
-      Effect.gen(function*() {
-        const at = base.at
-        const started = d.schedule_started_at ?? at
-        const delay = yield* RetrySchedule.nextDelay(d.retries + 1, started, at, retryAfter)
-        const failingFor = automation.failing_since === null ? 0 : at - automation.failing_since
-        const disable = gone ?? (!d.test && failingFor >= Duration.toMillis(failingLimit) ? failingReason : null)
-        return {
-          ...base,
-          status: Option.isSome(delay) ? "failed" as const : "dead" as const,
-          error,
-          retry_at: Option.isSome(delay) ? at + Duration.toMillis(delay.value) : null,
-          disable
+      const post = (d: Delivery.ClaimedDelivery, target: Target, now: number): Effect.Effect<Response> => {
+        if (Either.isLeft(target.url)) return Effect.succeed({ ...refusal(target.url.left), body: "" })
+        const [current, ...previous] = target.secrets
+          .filter((s) => s.expires_at === null || s.expires_at > now)
+          .map((s) => s.secret)
+        if (current === undefined) {
+          return Effect.succeed({
+            _tag: "Error",
+            error: new Error("the automation has no valid signing secret"),
+            body: ""
+          })
         }
-      })
-
-    const round: Effect.Effect<number, StorageError.StorageError> = Effect.gen(function*() {
-      const claimed = yield* outbox.claim({ worker, limit: batchSize, leaseMillis, now: yield* Clock.currentTimeMillis })
-      if (claimed.length === 0) return 0
-      const targets = new Map<string, Option.Option<Target>>()
-      for (const id of new Set(claimed.map((d) => d.automation_id))) {
-        targets.set(id, Option.map(yield* automations.get(id), targetOf))
+        const headers = Signing.headers({
+          secrets: [current, ...previous],
+          id: d.message_hash,
+          timestamp: now / 1000,
+          body: d.body
+        })
+        return client.post({ url: target.url.right, headers, body: d.body })
       }
-      const attempts = claimed.flatMap((d) => {
-        const target = targets.get(d.automation_id) ?? Option.none()
-        return Option.isSome(target) && (target.value.automation.enabled || d.test) ? [attempt(d, target.value)] : []
-      })
-      const results = yield* Effect.all(attempts, { concurrency: batchSize })
-      const notDelivered = results.filter((r) => r.status !== "delivered")
-      if (notDelivered.length > 0) {
-        yield* Effect.logDebug("webhook: attempts not delivered", notDelivered.map((r) => ({
-          delivery: r.delivery_id,
-          status: r.status,
-          response_status: r.response_status,
-          error: r.error
-        })))
+
+      const attempt = (d: Delivery.ClaimedDelivery, target: Target): Effect.Effect<Delivery.AttemptResult> =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) =>
+            Effect.flatMap(post(d, target, now), (response) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => {
+                const base = {
+                  delivery_id: d.id,
+                  claim: d.claim,
+                  at,
+                  response_status: response._tag === "Response" ? response.status : null,
+                  response_body: response._tag === "Response" ? response.body : null
+                }
+                return Outcome.Outcome.$match(Outcome.classify(response, at), {
+                  Delivered: () =>
+                    Effect.succeed({
+                      ...base,
+                      status: "delivered" as const,
+                      error: null,
+                      retry_at: null,
+                      disable: null
+                    }),
+                  Failed: ({ error, retryAfter }) => failed(d, target.automation, base, error, retryAfter, null),
+                  Gone: ({ error }) =>
+                    failed(d, target.automation, base, error, Option.none(), "the receiver answered 410 Gone")
+                })
+              }))
+        )
+
+      const failed = (
+        d: Delivery.ClaimedDelivery,
+        automation: Automation.Automation,
+        base: Pick<Delivery.AttemptResult, "delivery_id" | "claim" | "at" | "response_status" | "response_body">,
+        error: string,
+        retryAfter: Option.Option<Duration.Duration>,
+        gone: string | null
+      ) =>
+        Effect.gen(function*() {
+          const at = base.at
+          const started = d.schedule_started_at ?? at
+          const delay = yield* RetrySchedule.nextDelay(d.retries + 1, started, at, retryAfter)
+          const failingFor = automation.failing_since === null ? 0 : at - automation.failing_since
+          const disable = gone ?? (!d.test && failingFor >= Duration.toMillis(failingLimit) ? failingReason : null)
+          return {
+            ...base,
+            status: Option.isSome(delay) ? "failed" as const : "dead" as const,
+            error,
+            retry_at: Option.isSome(delay) ? at + Duration.toMillis(delay.value) : null,
+            disable
+          }
+        })
+
+      const round: Effect.Effect<number, StorageError.StorageError> = Effect.gen(function*() {
+        const claimed = yield* outbox.claim({
+          worker,
+          limit: batchSize,
+          leaseMillis,
+          now: yield* Clock.currentTimeMillis
+        })
+        if (claimed.length === 0) {
+          return 0
+        }
+        const targets = new Map<string, Option.Option<Target>>()
+        for (const id of new Set(claimed.map((d) => d.automation_id))) {
+          targets.set(id, Option.map(yield* automations.get(id), targetOf))
+        }
+        const attempts = claimed.flatMap((d) => {
+          const target = targets.get(d.automation_id) ?? Option.none()
+          return Option.isSome(target) && (target.value.automation.enabled || d.test) ? [attempt(d, target.value)] : []
+        })
+        const results = yield* Effect.all(attempts, { concurrency: batchSize })
+        const notDelivered = results.filter((r) => r.status !== "delivered")
+        if (notDelivered.length > 0) {
+          yield* Effect.logDebug(
+            "webhook: attempts not delivered",
+            notDelivered.map((r) => ({
+              delivery: r.delivery_id,
+              status: r.status,
+              response_status: r.response_status,
+              error: r.error
+            }))
+          )
+        }
+        if (results.length > 0) {
+          const recorded = yield* outbox.record(results)
+          const lost = results.filter((_, i) => recorded[i] !== true).map((r) => r.delivery_id)
+          if (lost.length > 0) yield* Effect.logWarning("webhook: lease lost, attempts not recorded", lost)
+        }
+        return claimed.length
+      }).pipe(Effect.withSpan("DeliveryWorker.round"))
+
+      const drain: Effect.Effect<void, StorageError.StorageError> = round.pipe(
+        Effect.repeat({ while: (claimed) => claimed > 0 }),
+        Effect.asVoid,
+        lock.withPermits(1),
+        Effect.withSpan("DeliveryWorker.drain")
+      )
+
+      if (options.background ?? true) {
+        const signal = yield* Queue.sliding<void>(1)
+        yield* Worker.background({
+          drain,
+          wakeups: outbox.wakeups,
+          signal,
+          pollInterval,
+          label: "webhook",
+          startAfter: options.startAfter
+        })
       }
-      if (results.length > 0) {
-        const recorded = yield* outbox.record(results)
-        const lost = results.filter((_, i) => recorded[i] !== true).map((r) => r.delivery_id)
-        if (lost.length > 0) yield* Effect.logWarning("webhook: lease lost, attempts not recorded", lost)
-      }
-      return claimed.length
-    }).pipe(Effect.withSpan("DeliveryWorker.round"))
 
-    const drain: Effect.Effect<void, StorageError.StorageError> = round.pipe(
-      Effect.repeat({ while: (claimed) => claimed > 0 }),
-      Effect.asVoid,
-      lock.withPermits(1),
-      Effect.withSpan("DeliveryWorker.drain")
-    )
-
-    if (options.background ?? true) {
-      const signal = yield* Queue.sliding<void>(1)
-      yield* Worker.background({
-        drain,
-        wakeups: outbox.wakeups,
-        signal,
-        pollInterval,
-        label: "webhook",
-        startAfter: options.startAfter
-      })
-    }
-
-    return DeliveryWorker.of({ drain })
-  }))
+      return DeliveryWorker.of({ drain })
+    })
+  )

@@ -53,7 +53,15 @@ export type Outcome = Data.TaggedEnum<{
 export const Outcome = Data.taggedEnum<Outcome>()
 
 const codeKinds: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
-  ["timeout", ["ETIMEDOUT", "ESOCKETTIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ABORT_ERR", "23"]],
+  ["timeout", [
+    "ETIMEDOUT",
+    "ESOCKETTIMEDOUT",
+    "UND_ERR_CONNECT_TIMEOUT",
+    "UND_ERR_HEADERS_TIMEOUT",
+    "UND_ERR_BODY_TIMEOUT",
+    "ABORT_ERR",
+    "23"
+  ]],
   ["connection reset", ["ECONNRESET", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET", "ERR_STREAM_PREMATURE_CLOSE"]],
   ["connection refused", ["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]],
   ["dns error", ["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA", "EAI_NONAME"]]
@@ -104,11 +112,15 @@ export const classify = (attempt: Attempt, now: number): Outcome => {
     const elapsed = Duration.decode(attempt.elapsed)
     return Duration.lessThanOrEqualTo(elapsed, deliveryTimeout)
       ? Outcome.Delivered({ status })
-      : failed(`timeout: HTTP ${status} after ${Duration.format(elapsed)}, more than ${Duration.format(deliveryTimeout)}`)
+      : failed(
+        `timeout: HTTP ${status} after ${Duration.format(elapsed)}, more than ${Duration.format(deliveryTimeout)}`
+      )
   }
   if (status === 410) return Outcome.Gone({ status: 410, error: "HTTP 410 Gone: the automation is disabled" })
   if (status >= 300 && status < 400) return failed(`HTTP ${status}: redirects are not followed`)
-  if (status === 429 || status === 503) return failed(`HTTP ${status}`, RetrySchedule.retryAfter(attempt.retryAfter, now))
+  if (status === 429 || status === 503) {
+    return failed(`HTTP ${status}`, RetrySchedule.retryAfter(attempt.retryAfter, now))
+  }
   return failed(`HTTP ${status}`)
 }
 
@@ -116,7 +128,10 @@ export const classify = (attempt: Attempt, now: number): Outcome => {
  * A receiver's response body as kept in the delivery log: at most `max` bytes of UTF-8, cut on
  * a character boundary (invalid sequences read as U+FFFD), and whether anything was dropped.
  */
-export const truncateBody = (bytes: Uint8Array, max: number = maxLoggedBodyBytes): { readonly text: string; readonly truncated: boolean } => {
+export const truncateBody = (
+  bytes: Uint8Array,
+  max: number = maxLoggedBodyBytes
+): { readonly text: string; readonly truncated: boolean } => {
   const limit = Math.max(0, Math.floor(max))
   let end = Math.min(bytes.length, limit)
   if (end < bytes.length) {

@@ -132,7 +132,9 @@ export class SsrfBlockedError extends Error {
   readonly _tag = "SsrfBlocked"
   readonly code = "ERR_SSRF_BLOCKED"
   constructor(readonly hostname: string, readonly address: string, readonly reason: Reason) {
-    super(`webhook destination ${hostname} resolves to ${address} (${reason}), which is not allowed (private destinations are refused unless the server allows them)`)
+    super(
+      `webhook destination ${hostname} resolves to ${address} (${reason}), which is not allowed (private destinations are refused unless the server allows them)`
+    )
     this.name = "SsrfBlockedError"
   }
 }
@@ -154,7 +156,9 @@ const systemResolver: Resolver = (hostname, options, callback) => Dns.lookup(hos
  * address is not public, unless `allowPrivate`. The socket connects to the address checked here.
  * Node does not call `lookup` for an IP literal host: check URLs with {@link checkUrl} too.
  */
-export const safeLookup = (options: { readonly allowPrivate: boolean; readonly resolve?: Resolver }): LookupFunction => {
+export const safeLookup = (
+  options: { readonly allowPrivate: boolean; readonly resolve?: Resolver }
+): LookupFunction => {
   const resolve = options.resolve ?? systemResolver
   return (hostname, lookupOptions, callback) => {
     const given: Dns.LookupOptions = typeof lookupOptions === "number"
@@ -173,7 +177,10 @@ export const safeLookup = (options: { readonly allowPrivate: boolean; readonly r
       }
       const first = addresses[0]
       if (first === undefined) {
-        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }), [])
+        return callback(
+          Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }),
+          []
+        )
       }
       return all === true ? callback(null, addresses) : callback(null, first.address, first.family)
     })
@@ -216,10 +223,15 @@ export const checkUrl = (
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
     return refuse("scheme", `scheme ${parsed.protocol} is not allowed; use https`)
   }
-  if (parsed.protocol === "http:" && !options.allowHttp && !(options.httpHosts ?? []).includes(parsed.hostname.toLowerCase())) {
+  if (
+    parsed.protocol === "http:" && !options.allowHttp &&
+    !(options.httpHosts ?? []).includes(parsed.hostname.toLowerCase())
+  ) {
     return refuse("http-not-allowed", "plain http is not allowed; use https (or have the host allowed over plain http)")
   }
-  if (parsed.username !== "" || parsed.password !== "") return refuse("credentials", "credentials in the URL are not allowed")
+  if (parsed.username !== "" || parsed.password !== "") {
+    return refuse("credentials", "credentials in the URL are not allowed")
+  }
   const port = parsed.port === "" ? undefined : Number(parsed.port)
   if (port !== undefined && port !== 80 && port !== 443 && port <= 1023) {
     return refuse("port", `port ${port} is not allowed; use 80, 443 or a port above 1023`)

@@ -48,7 +48,9 @@ export interface Options {
 export const userAgent = "tradeflow-webhook/0.1"
 
 const timeoutError = () =>
-  Object.assign(new Error(`no complete answer within ${Duration.format(Outcome.deliveryTimeout)}`), { code: "ETIMEDOUT" })
+  Object.assign(new Error(`no complete answer within ${Duration.format(Outcome.deliveryTimeout)}`), {
+    code: "ETIMEDOUT"
+  })
 
 const timeoutMillis = Duration.toMillis(Outcome.deliveryTimeout)
 
@@ -67,102 +69,107 @@ interface Open {
  * its socket.
  */
 export const layer = (options: Options): Layer.Layer<WebhookClient> =>
-  Layer.scoped(WebhookClient, Effect.gen(function*() {
-    const lookup = Ssrf.safeLookup({
-      allowPrivate: options.allowPrivate,
-      ...(options.resolve === undefined ? {} : { resolve: options.resolve })
-    })
-    const agent = <A extends Http.Agent>(make: () => A) =>
-      Effect.acquireRelease(Effect.sync(make), (a) => Effect.sync(() => a.destroy()))
-    const http = yield* agent(() => new Http.Agent({ keepAlive: true, lookup }))
-    const https = yield* agent(() => new Https.Agent({ keepAlive: true, lookup }))
+  Layer.scoped(
+    WebhookClient,
+    Effect.gen(function*() {
+      const lookup = Ssrf.safeLookup({
+        allowPrivate: options.allowPrivate,
+        ...(options.resolve === undefined ? {} : { resolve: options.resolve })
+      })
+      const agent = <A extends Http.Agent>(make: () => A) =>
+        Effect.acquireRelease(Effect.sync(make), (a) => Effect.sync(() => a.destroy()))
+      const http = yield* agent(() => new Http.Agent({ keepAlive: true, lookup }))
+      const https = yield* agent(() => new Https.Agent({ keepAlive: true, lookup }))
 
-    const open: Array<Open> = []
-    let first = 0
-    let wake: (() => void) | undefined
-    const idle = Effect.async<void>((resume) => {
-      if (first < open.length) return resume(Effect.void)
-      wake = () => {
-        wake = undefined
-        resume(Effect.void)
-      }
-      return Effect.sync(() => void (wake = undefined))
-    })
-    const sweep = Effect.suspend(() => {
-      let oldest = open[first]
-      while (oldest?.done === true) oldest = open[++first]
-      if (first > 1024 && first * 2 > open.length) {
-        open.splice(0, first)
-        first = 0
-      }
-      if (oldest === undefined) return idle
-      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        now >= oldest.deadline ? Effect.sync(oldest.expire) : Effect.sleep(oldest.deadline - now))
-    })
-    yield* Effect.forkScoped(Effect.forever(sweep))
+      const open: Array<Open> = []
+      let first = 0
+      let wake: (() => void) | undefined
+      const idle = Effect.async<void>((resume) => {
+        if (first < open.length) return resume(Effect.void)
+        wake = () => {
+          wake = undefined
+          resume(Effect.void)
+        }
+        return Effect.sync(() => void (wake = undefined))
+      })
+      const sweep = Effect.suspend(() => {
+        let oldest = open[first]
+        while (oldest?.done === true) oldest = open[++first]
+        if (first > 1024 && first * 2 > open.length) {
+          open.splice(0, first)
+          first = 0
+        }
+        if (oldest === undefined) return idle
+        return Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) => now >= oldest.deadline ? Effect.sync(oldest.expire) : Effect.sleep(oldest.deadline - now)
+        )
+      })
+      yield* Effect.forkScoped(Effect.forever(sweep))
 
-    const exchange = (request: Request, deadline: number) =>
-      Effect.async<Response>((resume) => {
-        const entry: Open = {
-          deadline,
-          expire: () => {
-            settle({ _tag: "Error", error: timeoutError(), body: "" })
-            req.destroy()
-          },
-          done: false
-        }
-        const settle = (response: Response) => {
-          if (entry.done) return
-          entry.done = true
-          resume(Effect.succeed(response))
-        }
-        const started = performance.now()
-        const body = Buffer.from(request.body, "utf8")
-        const secure = request.url.protocol === "https:"
-        const req = (secure ? Https.request : Http.request)(request.url, {
-          method: "POST",
-          agent: secure ? https : http,
-          headers: {
-            ...request.headers,
-            "content-type": "application/json",
-            "content-length": String(body.length),
-            "user-agent": userAgent
+      const exchange = (request: Request, deadline: number) =>
+        Effect.async<Response>((resume) => {
+          const entry: Open = {
+            deadline,
+            expire: () => {
+              settle({ _tag: "Error", error: timeoutError(), body: "" })
+              req.destroy()
+            },
+            done: false
           }
-        })
-        req.on("error", (error) => settle({ _tag: "Error", error, body: "" }))
-        req.on("response", (res) => {
-          const elapsed = Duration.millis(performance.now() - started)
-          const chunks: Array<Buffer> = []
-          let size = 0
-          const finish = () =>
-            settle({
-              _tag: "Response",
-              status: res.statusCode ?? 0,
-              elapsed,
-              retryAfter: res.headers["retry-after"],
-              body: chunks.length === 0 ? "" : Outcome.truncateBody(Buffer.concat(chunks)).text
-            })
-          res.on("data", (chunk: Buffer) => {
-            chunks.push(chunk)
-            size += chunk.length
-            if (size > Outcome.maxLoggedBodyBytes) {
-              finish()
-              res.destroy()
+          const settle = (response: Response) => {
+            if (entry.done) return
+            entry.done = true
+            resume(Effect.succeed(response))
+          }
+          const started = performance.now()
+          const body = Buffer.from(request.body, "utf8")
+          const secure = request.url.protocol === "https:"
+          const req = (secure ? Https.request : Http.request)(request.url, {
+            method: "POST",
+            agent: secure ? https : http,
+            headers: {
+              ...request.headers,
+              "content-type": "application/json",
+              "content-length": String(body.length),
+              "user-agent": userAgent
             }
           })
-          res.on("end", finish)
-          res.on("close", finish)
+          req.on("error", (error) => settle({ _tag: "Error", error, body: "" }))
+          req.on("response", (res) => {
+            const elapsed = Duration.millis(performance.now() - started)
+            const chunks: Array<Buffer> = []
+            let size = 0
+            const finish = () =>
+              settle({
+                _tag: "Response",
+                status: res.statusCode ?? 0,
+                elapsed,
+                retryAfter: res.headers["retry-after"],
+                body: chunks.length === 0 ? "" : Outcome.truncateBody(Buffer.concat(chunks)).text
+              })
+            res.on("data", (chunk: Buffer) => {
+              chunks.push(chunk)
+              size += chunk.length
+              if (size > Outcome.maxLoggedBodyBytes) {
+                finish()
+                res.destroy()
+              }
+            })
+            res.on("end", finish)
+            res.on("close", finish)
+          })
+          req.end(body)
+          open.push(entry)
+          wake?.()
+          return Effect.sync(() => {
+            entry.done = true
+            req.destroy()
+          })
         })
-        req.end(body)
-        open.push(entry)
-        wake?.()
-        return Effect.sync(() => {
-          entry.done = true
-          req.destroy()
-        })
-      })
 
-    return WebhookClient.of({
-      post: (request) => Effect.flatMap(Clock.currentTimeMillis, (now) => exchange(request, now + timeoutMillis))
+      return WebhookClient.of({
+        post: (request) => Effect.flatMap(Clock.currentTimeMillis, (now) => exchange(request, now + timeoutMillis))
+      })
     })
-  }))
+  )

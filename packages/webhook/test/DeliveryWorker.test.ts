@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   ApiMessage,
-  AutomationStore,
   Automations,
+  AutomationStore,
   type Delivery,
   DeliveryStore,
   Documents,
@@ -55,7 +55,9 @@ const flakyClaims = (claims: { count: number }) =>
       ...inner,
       claim: (options: Parameters<typeof inner.claim>[0]) =>
         ++claims.count === 1
-          ? Effect.fail(new StorageError.StorageError({ operation: "DeliveryStore.claim", cause: "database is locked" }))
+          ? Effect.fail(
+            new StorageError.StorageError({ operation: "DeliveryStore.claim", cause: "database is locked" })
+          )
           : inner.claim(options)
     }))
   )
@@ -74,8 +76,10 @@ const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, attempts = 400) =
 const start = Effect.gen(function*() {
   const now = Date.now()
   yield* TestClock.setTime(now)
-  yield* Effect.flatMap(OrganisationStore.OrganisationStore, (s) =>
-    s.insert({ id: org, name: "Acme (UAT)", environment: "uat", live_organisation_id: null, created_at: now }))
+  yield* Effect.flatMap(
+    OrganisationStore.OrganisationStore,
+    (s) => s.insert({ id: org, name: "Acme (UAT)", environment: "uat", live_organisation_id: null, created_at: now })
+  )
   return now
 })
 
@@ -108,11 +112,15 @@ const drain = Effect.flatMap(DeliveryWorker.DeliveryWorker, (w) => w.drain)
 
 const now = TestClock.currentTimeMillis
 
-const deliveries = (automationId: string) => Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.list(automationId, 10_000))
+const deliveries = (automationId: string) =>
+  Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.list(automationId, 10_000))
 
 /** The automation's delivery log, oldest first. */
 const log = (automationId: string) =>
-  Effect.map(Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.log(automationId, 10_000)), (entries) => [...entries].reverse())
+  Effect.map(
+    Effect.flatMap(DeliveryStore.DeliveryStore, (s) => s.log(automationId, 10_000)),
+    (entries) => [...entries].reverse()
+  )
 
 const stored = (automationId: string) =>
   Effect.map(Effect.flatMap(AutomationStore.AutomationStore, (s) => s.get(automationId)), Option.getOrThrow)
@@ -126,7 +134,11 @@ const messageSeqs = Effect.map(
  * Drains, then moves the clock to the next retry of the automation's pending deliveries, until
  * none is pending or waiting (or `until` holds); at most `rounds` times.
  */
-const settle = <R = never>(automationId: string, until: Effect.Effect<boolean, never, R> = Effect.succeed(false), rounds = 200) =>
+const settle = <R = never>(
+  automationId: string,
+  until: Effect.Effect<boolean, never, R> = Effect.succeed(false),
+  rounds = 200
+) =>
   Effect.gen(function*() {
     for (let i = 0; i < rounds; i++) {
       yield* drain
@@ -194,7 +206,10 @@ describe("DeliveryWorker", () => {
       }
       assert.deepStrictEqual((yield* deliveries(created.id)).map((d) => d.status), expected.map(() => "delivered"))
       const entries = yield* log(created.id)
-      assert.deepStrictEqual(entries.map((e) => [e.status, e.response_status, e.attempt]), expected.map(() => ["delivered" as const, 200, 1]))
+      assert.deepStrictEqual(
+        entries.map((e) => [e.status, e.response_status, e.attempt]),
+        expected.map(() => ["delivered" as const, 200, 1])
+      )
       assert.isNull((yield* stored(created.id)).failing_since)
       yield* drain
       assert.strictEqual(receiver.received.length, 19)
@@ -228,9 +243,20 @@ describe("DeliveryWorker", () => {
       assert.strictEqual(receiver.received.length, 1)
       const [request] = receiver.received
       const body = JSON.parse(request?.body ?? "") as Record<string, unknown>
-      assert.deepStrictEqual(Object.keys(body), ["version", "tradeflow_reference", "metadata", "events", "locations", "containers", "shipment", "partners"])
+      assert.deepStrictEqual(Object.keys(body), [
+        "version",
+        "tradeflow_reference",
+        "metadata",
+        "events",
+        "locations",
+        "containers",
+        "shipment",
+        "partners"
+      ])
       const download = yield* Effect.flatMap(Documents.Documents, (d) => d.download(org, "TF-1"))
-      const { vessels: _vessels, ...document } = JSON.parse(JSON.stringify(Schema.encodeSync(ApiMessage.TradeflowDocument)(download)))
+      const { vessels: _vessels, ...document } = JSON.parse(
+        JSON.stringify(Schema.encodeSync(ApiMessage.TradeflowDocument)(download))
+      )
       assert.deepStrictEqual(body, document)
       assert.isTrue(verified(created.secret, request!))
       const messages = [...(yield* messageSeqs).values()]
@@ -292,7 +318,10 @@ describe("DeliveryWorker", () => {
       yield* drain
       assert.strictEqual(receiver.received.length, 3)
       assert.strictEqual(receiver.receipts().length, 1)
-      assert.deepStrictEqual(new Set(receiver.received.map((r) => r.headers["webhook-id"])), new Set([delivery!.message_hash]))
+      assert.deepStrictEqual(
+        new Set(receiver.received.map((r) => r.headers["webhook-id"])),
+        new Set([delivery!.message_hash])
+      )
       assert.deepStrictEqual(receiver.received.map((r) => r.body), [0, 1, 2].map(() => delivery!.body))
 
       const entries = yield* log(created.id)
@@ -322,7 +351,9 @@ describe("DeliveryWorker", () => {
         receiver.receipts().map((r) => messages.get(String(r.headers["webhook-id"]))!)
           .filter((m) => m.tradeflow_reference === reference).map((m) => m.seq)
       const expected = (reference: string) =>
-        [...messages.values()].filter((m) => m.tradeflow_reference === reference && m.type !== "BASIC_STATUS").map((m) => m.seq)
+        [...messages.values()].filter((m) => m.tradeflow_reference === reference && m.type !== "BASIC_STATUS").map((
+          m
+        ) => m.seq)
       assert.isAbove(receiver.received.length - receiver.receipts().length, 10)
       assert.deepStrictEqual(seqs("TF-1"), expected("TF-1"))
       assert.deepStrictEqual(seqs("TF-2"), expected("TF-2"))
@@ -350,7 +381,12 @@ describe("DeliveryWorker", () => {
     Effect.gen(function*() {
       const t0 = yield* start
       const receiver = yield* LocalReceiver.make((n) =>
-        n === 1 ? { status: 429, headers: { "retry-after": "7200" } } : n === 2 ? { status: 503, headers: { "retry-after": "120" } } : ok)
+        n === 1
+          ? { status: 429, headers: { "retry-after": "7200" } }
+          : n === 2
+          ? { status: 503, headers: { "retry-after": "120" } }
+          : ok
+      )
       const created = yield* automation(receiver.url(), { format: "tradeflow" })
       yield* submit("TF-1")
       const next = Effect.map(deliveries(created.id), (ds) => ds[0]!.next_attempt_at)
@@ -383,7 +419,11 @@ describe("DeliveryWorker", () => {
       assert.strictEqual(receiver.received.length, 6)
       const entries = yield* log(created.id)
       entries.slice(1).forEach((e, i) => {
-        assert.isAtLeast(e.at - entries[i]!.at, Duration.toMillis(RetrySchedule.baseDelay(i + 1)) * (1 - RetrySchedule.jitter), `gap ${i + 1}`)
+        assert.isAtLeast(
+          e.at - entries[i]!.at,
+          Duration.toMillis(RetrySchedule.baseDelay(i + 1)) * (1 - RetrySchedule.jitter),
+          `gap ${i + 1}`
+        )
       })
     }).pipe(Effect.provide(TestLayer())))
 
@@ -420,7 +460,11 @@ describe("DeliveryWorker", () => {
       yield* submit("TF-1")
       yield* settle(created.id, Effect.map(Effect.orDie(stored(created.id)), (a) => !a.enabled))
       const disabled = yield* stored(created.id)
-      assert.deepStrictEqual([disabled.enabled, disabled.disabled_reason, disabled.failing_since], [false, DeliveryWorker.failingReason, t0])
+      assert.deepStrictEqual([disabled.enabled, disabled.disabled_reason, disabled.failing_since], [
+        false,
+        DeliveryWorker.failingReason,
+        t0
+      ])
       const entries = yield* log(created.id)
       const last = entries[entries.length - 1]!
       assert.isAtLeast(last.at - t0, 5 * day)
@@ -462,7 +506,10 @@ describe("DeliveryWorker", () => {
       assert.match((yield* log(created[6]!.id))[0]?.error ?? "", /127\.0\.0\.1 \(loopback\)/)
     }).pipe(Effect.provide(TestLayer({ allowPrivate: false }, {
       resolve: ((hostname, _options, callback) =>
-        callback(null, [{ address: hostname === "metadata.example" ? "169.254.169.254" : "127.0.0.1", family: 4 }])) satisfies Ssrf.Resolver
+        callback(null, [{
+          address: hostname === "metadata.example" ? "169.254.169.254" : "127.0.0.1",
+          family: 4
+        }])) satisfies Ssrf.Resolver
     }))))
 
   it.scoped("rotated secrets: both signatures are sent and verify for 24 hours, then only the new one", () =>
@@ -527,7 +574,10 @@ describe("DeliveryWorker", () => {
         ["{\"test\":true}", "test-hash"]
       ])
       assert.isTrue(verified(created.secret, receiver.received[0]!))
-      assert.deepStrictEqual((yield* log(created.id)).map((e) => [e.status, e.test]), [["failed", true], ["delivered", true]])
+      assert.deepStrictEqual((yield* log(created.id)).map((e) => [e.status, e.test]), [["failed", true], [
+        "delivered",
+        true
+      ]])
       const a = yield* stored(created.id)
       assert.deepStrictEqual([a.enabled, a.failing_since], [false, null])
     }).pipe(Effect.provide(TestLayer())))
@@ -570,26 +620,33 @@ describe("DeliveryWorker", () => {
       Layer.provideMerge(Service.layer({ background: false })),
       Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
     )
-    return Effect.zipRight(TestClock.setTime(Date.now()), Effect.gen(function*() {
-      yield* start
-      const receiver = yield* LocalReceiver.make(() => ok)
-      const created = yield* automation(receiver.url())
-      yield* submit("TF-1")
-      yield* eventually(Effect.map(deliveries(created.id), (ds) => ds.length === 19 && ds.every((d) => d.status === "delivered")))
-      assert.strictEqual(receiver.receipts().length, 19)
-      assert.isAtLeast(claims.count, 2)
-    }).pipe(Effect.provide(layer)))
+    return Effect.zipRight(
+      TestClock.setTime(Date.now()),
+      Effect.gen(function*() {
+        yield* start
+        const receiver = yield* LocalReceiver.make(() => ok)
+        const created = yield* automation(receiver.url())
+        yield* submit("TF-1")
+        yield* eventually(
+          Effect.map(deliveries(created.id), (ds) => ds.length === 19 && ds.every((d) => d.status === "delivered"))
+        )
+        assert.strictEqual(receiver.receipts().length, 19)
+        assert.isAtLeast(claims.count, 2)
+      }).pipe(Effect.provide(layer))
+    )
   })
 
   it.scoped("in the background it claims nothing before startAfter has completed", () =>
     Effect.gen(function*() {
       const claims = { count: 0 }
       const gate = yield* Deferred.make<void>()
-      yield* Layer.build(DeliveryWorker.layer({ allowPrivate: true, startAfter: Deferred.await(gate) }).pipe(
-        Layer.provide(WebhookClient.layer({ allowPrivate: true })),
-        Layer.provide(flakyClaims(claims)),
-        Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
-      ))
+      yield* Layer.build(
+        DeliveryWorker.layer({ allowPrivate: true, startAfter: Deferred.await(gate) }).pipe(
+          Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+          Layer.provide(flakyClaims(claims)),
+          Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+        )
+      )
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(claims.count, 0)
       yield* Deferred.succeed(gate, undefined)

@@ -97,7 +97,8 @@ export const make = (
       port,
       url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
       received,
-      receipts: () => received.filter((r) => typeof r.reply === "object" && r.reply.status >= 200 && r.reply.status < 300),
+      receipts: () =>
+        received.filter((r) => typeof r.reply === "object" && r.reply.status >= 200 && r.reply.status < 300),
       connections: () => connections,
       abandoned: () => abandoned,
       arrived: (count) => until(() => received.length >= count),

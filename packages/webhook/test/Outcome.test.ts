@@ -5,26 +5,41 @@ import * as Net from "node:net"
 import { Outcome, Ssrf } from "../src/index.js"
 
 const now = Date.parse("2026-11-22T12:00:00Z")
-const response = (status: number, elapsed: Duration.DurationInput = "1 second", retryAfter?: string): Outcome.Attempt =>
-  ({ _tag: "Response", status, elapsed, retryAfter })
+const response = (
+  status: number,
+  elapsed: Duration.DurationInput = "1 second",
+  retryAfter?: string
+): Outcome.Attempt => ({ _tag: "Response", status, elapsed, retryAfter })
 const failure = (error: unknown): Outcome.Attempt => ({ _tag: "Error", error })
-const errorOf = (outcome: Outcome.Outcome): string => Outcome.Outcome.$is("Failed")(outcome) ? outcome.error : "not failed"
+const errorOf = (outcome: Outcome.Outcome): string =>
+  Outcome.Outcome.$is("Failed")(outcome) ? outcome.error : "not failed"
 const retryMs = (outcome: Outcome.Outcome) =>
   Outcome.Outcome.$is("Failed")(outcome) ? Option.map(outcome.retryAfter, Duration.toMillis) : Option.none()
 const errno = (code: string, message = code) => Object.assign(new Error(message), { code })
 
 describe("Outcome.classify", () => {
-  it.prop("every 2xx within 15 s is delivered", [fc.integer({ min: 200, max: 299 }), fc.integer({ min: 0, max: 15_000 })], ([status, ms]) => {
-    assert.deepStrictEqual(Outcome.classify(response(status, Duration.millis(ms)), now), Outcome.Outcome.Delivered({ status }))
+  it.prop("every 2xx within 15 s is delivered", [
+    fc.integer({ min: 200, max: 299 }),
+    fc.integer({ min: 0, max: 15_000 })
+  ], ([status, ms]) => {
+    assert.deepStrictEqual(
+      Outcome.classify(response(status, Duration.millis(ms)), now),
+      Outcome.Outcome.Delivered({ status })
+    )
   })
 
-  it.prop("a 2xx after 15 s is a timeout failure", [fc.integer({ min: 200, max: 299 }), fc.integer({ min: 15_001, max: 600_000 })], ([status, ms]) => {
+  it.prop("a 2xx after 15 s is a timeout failure", [
+    fc.integer({ min: 200, max: 299 }),
+    fc.integer({ min: 15_001, max: 600_000 })
+  ], ([status, ms]) => {
     const outcome = Outcome.classify(response(status, Duration.millis(ms)), now)
     assert.strictEqual(outcome._tag, "Failed")
     assert.match(errorOf(outcome), /^timeout: /)
   })
 
-  it.prop("redirects and other non-2xx statuses (but 410) fail and retry on the schedule", [fc.integer({ min: 300, max: 599 }).filter((s) => s !== 410 && s !== 429 && s !== 503)], ([status]) => {
+  it.prop("redirects and other non-2xx statuses (but 410) fail and retry on the schedule", [
+    fc.integer({ min: 300, max: 599 }).filter((s) => s !== 410 && s !== 429 && s !== 503)
+  ], ([status]) => {
     const outcome = Outcome.classify(response(status, "1 second", "5"), now)
     assert.strictEqual(outcome._tag, "Failed")
     assert.deepStrictEqual(retryMs(outcome), Option.none())
@@ -39,8 +54,14 @@ describe("Outcome.classify", () => {
   it("429 and 503 honour Retry-After, capped at 1 hour, else the schedule", () => {
     for (const status of [429, 503]) {
       assert.deepStrictEqual(retryMs(Outcome.classify(response(status, "1 second", "120"), now)), Option.some(120_000))
-      assert.deepStrictEqual(retryMs(Outcome.classify(response(status, "1 second", "99999"), now)), Option.some(3_600_000))
-      assert.deepStrictEqual(retryMs(Outcome.classify(response(status, "1 second", "Sun, 22 Nov 2026 12:01:00 GMT"), now)), Option.some(60_000))
+      assert.deepStrictEqual(
+        retryMs(Outcome.classify(response(status, "1 second", "99999"), now)),
+        Option.some(3_600_000)
+      )
+      assert.deepStrictEqual(
+        retryMs(Outcome.classify(response(status, "1 second", "Sun, 22 Nov 2026 12:01:00 GMT"), now)),
+        Option.some(60_000)
+      )
       assert.deepStrictEqual(retryMs(Outcome.classify(response(status), now)), Option.none())
       assert.deepStrictEqual(retryMs(Outcome.classify(response(status, "1 second", "later"), now)), Option.none())
     }
@@ -52,11 +73,20 @@ describe("Outcome.classify", () => {
       [{ _tag: "TimeoutException", message: "Operation timed out" }, /^timeout: /],
       [Object.assign(new Error("This operation was aborted"), { name: "AbortError" }), /^timeout: /],
       [errno("ECONNRESET", "socket hang up"), /^connection reset: socket hang up/],
-      [Object.assign(new TypeError("fetch failed"), { cause: errno("UND_ERR_SOCKET", "other side closed") }), /^connection reset: other side closed/],
-      [{ _tag: "RequestError", reason: "Transport", message: "Transport error", cause: errno("ECONNREFUSED") }, /^connection refused: /],
+      [
+        Object.assign(new TypeError("fetch failed"), { cause: errno("UND_ERR_SOCKET", "other side closed") }),
+        /^connection reset: other side closed/
+      ],
+      [
+        { _tag: "RequestError", reason: "Transport", message: "Transport error", cause: errno("ECONNREFUSED") },
+        /^connection refused: /
+      ],
       [errno("ENOTFOUND", "getaddrinfo ENOTFOUND hook.example"), /^dns error: getaddrinfo ENOTFOUND hook\.example/],
       [errno("EAI_AGAIN"), /^dns error: /],
-      [new Ssrf.SsrfBlockedError("hook.example", "10.0.0.1", "private"), /^blocked destination: .*10\.0\.0\.1 \(private\)/],
+      [
+        new Ssrf.SsrfBlockedError("hook.example", "10.0.0.1", "private"),
+        /^blocked destination: .*10\.0\.0\.1 \(private\)/
+      ],
       [errno("DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"), /^tls error: /],
       [new Error("something odd"), /^error: something odd$/],
       ["a string", /^error: a string$/]
@@ -85,7 +115,11 @@ describe("Outcome.classify", () => {
     await new Promise((resolve) => server.close(resolve))
     const refused = await connectError({ host: "127.0.0.1", port })
     assert.match(Outcome.describeError(refused), /^connection refused: /)
-    const dns = await connectError({ host: "hook.invalid", port: 443, lookup: (_h, _o, cb) => Dns.lookup("nonexistent.invalid", { all: true }, cb) })
+    const dns = await connectError({
+      host: "hook.invalid",
+      port: 443,
+      lookup: (_h, _o, cb) => Dns.lookup("nonexistent.invalid", { all: true }, cb)
+    })
     assert.match(Outcome.describeError(dns), /^dns error: /)
     const blocked = await connectError({ host: "localhost", port, lookup: Ssrf.safeLookup({ allowPrivate: false }) })
     assert.match(Outcome.describeError(blocked), /^blocked destination: /)
@@ -105,7 +139,10 @@ describe("Outcome.truncateBody", () => {
     assert.deepStrictEqual(Outcome.truncateBody(new TextEncoder().encode("😀😀"), 6), { text: "😀", truncated: true })
   })
 
-  it.prop("valid UTF-8: a character-boundary prefix of at most max bytes, losing less than one character", [fc.fullUnicodeString({ maxLength: 200 }), fc.integer({ min: 0, max: 800 })], ([text, max]) => {
+  it.prop("valid UTF-8: a character-boundary prefix of at most max bytes, losing less than one character", [
+    fc.fullUnicodeString({ maxLength: 200 }),
+    fc.integer({ min: 0, max: 800 })
+  ], ([text, max]) => {
     const bytes = new TextEncoder().encode(text)
     const result = Outcome.truncateBody(bytes, max)
     assert.isAtMost(byteLength(result.text), max)
@@ -115,7 +152,10 @@ describe("Outcome.truncateBody", () => {
     else assert.isAbove(byteLength(result.text), max - 4)
   })
 
-  it.prop("arbitrary bytes never exceed max once stored as UTF-8", [fc.uint8Array({ maxLength: 600 }), fc.integer({ min: 0, max: 700 })], ([bytes, max]) => {
+  it.prop("arbitrary bytes never exceed max once stored as UTF-8", [
+    fc.uint8Array({ maxLength: 600 }),
+    fc.integer({ min: 0, max: 700 })
+  ], ([bytes, max]) => {
     const result = Outcome.truncateBody(bytes, max)
     assert.isAtMost(byteLength(result.text), max)
     if (!result.truncated) assert.strictEqual(result.text, new TextDecoder().decode(bytes))

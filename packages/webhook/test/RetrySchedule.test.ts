@@ -7,13 +7,14 @@ const DAY = 24 * HOUR
 const bases = [5_000, 30_000, 120_000, 600_000, 1_800_000, HOUR, 3 * HOUR, 6 * HOUR]
 const baseMs = (attempt: number) => bases[Math.min(attempt, 8) - 1] as number
 
-const run = <A>(effect: Effect.Effect<A>, seed: number): A => Effect.runSync(Effect.withRandom(effect, Random.make(seed)))
+const run = <A>(effect: Effect.Effect<A>, seed: number): A =>
+  Effect.runSync(Effect.withRandom(effect, Random.make(seed)))
 
 /** Fails every attempt: returns the instants (ms) of all attempts, the first at `start`. */
 const simulate = (start: number) =>
   Effect.gen(function*() {
     const instants = [start]
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1;; attempt++) {
       const delay = yield* RetrySchedule.nextDelay(attempt, start, instants[instants.length - 1] as number)
       if (Option.isNone(delay)) return instants
       instants.push((instants[instants.length - 1] as number) + Duration.toMillis(delay.value))
@@ -27,25 +28,35 @@ describe("RetrySchedule", () => {
     }
   })
 
-  it.prop("the base schedule is monotone", [fc.integer({ min: -5, max: 100 }), fc.integer({ min: 0, max: 100 })], ([a, d]) => {
-    assert.isAtMost(Duration.toMillis(RetrySchedule.baseDelay(a)), Duration.toMillis(RetrySchedule.baseDelay(a + d)))
+  it.prop(
+    "the base schedule is monotone",
+    [fc.integer({ min: -5, max: 100 }), fc.integer({ min: 0, max: 100 })],
+    ([a, d]) => {
+      assert.isAtMost(Duration.toMillis(RetrySchedule.baseDelay(a)), Duration.toMillis(RetrySchedule.baseDelay(a + d)))
+    }
+  )
+
+  it.prop("jitter stays within ±20 % of the base delay", [
+    fc.integer({ min: 1, max: 40 }),
+    fc.integer(),
+    fc.integer({ min: 0, max: 1e12 })
+  ], ([attempt, seed, first]) => {
+    const delay = run(RetrySchedule.nextDelay(attempt, first, first + DAY), seed)
+    const ms = Duration.toMillis(Option.getOrThrow(delay))
+    assert.isAtLeast(ms, Math.floor(baseMs(attempt) * 0.8))
+    assert.isAtMost(ms, Math.ceil(baseMs(attempt) * 1.2))
   })
 
-  it.prop("jitter stays within ±20 % of the base delay", [fc.integer({ min: 1, max: 40 }), fc.integer(), fc.integer({ min: 0, max: 1e12 })], ([attempt, seed, first]) =>
-    {
-      const delay = run(RetrySchedule.nextDelay(attempt, first, first + DAY), seed)
-      const ms = Duration.toMillis(Option.getOrThrow(delay))
-      assert.isAtLeast(ms, Math.floor(baseMs(attempt) * 0.8))
-      assert.isAtMost(ms, Math.ceil(baseMs(attempt) * 1.2))
-    })
-
-  it.prop("no attempt after 3 days: dead once the next instant would pass the horizon", [fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 10 * DAY }), fc.integer()], ([attempt, elapsed, seed]) =>
-    {
-      const delay = run(RetrySchedule.nextDelay(attempt, 1_000, 1_000 + elapsed), seed)
-      if (elapsed + baseMs(attempt) * 1.2 <= 3 * DAY) assert.isTrue(Option.isSome(delay))
-      if (elapsed + baseMs(attempt) * 0.8 > 3 * DAY) assert.isTrue(Option.isNone(delay))
-      if (Option.isSome(delay)) assert.isAtMost(elapsed + Duration.toMillis(delay.value), 3 * DAY)
-    })
+  it.prop("no attempt after 3 days: dead once the next instant would pass the horizon", [
+    fc.integer({ min: 1, max: 40 }),
+    fc.integer({ min: 0, max: 10 * DAY }),
+    fc.integer()
+  ], ([attempt, elapsed, seed]) => {
+    const delay = run(RetrySchedule.nextDelay(attempt, 1_000, 1_000 + elapsed), seed)
+    if (elapsed + baseMs(attempt) * 1.2 <= 3 * DAY) assert.isTrue(Option.isSome(delay))
+    if (elapsed + baseMs(attempt) * 0.8 > 3 * DAY) assert.isTrue(Option.isNone(delay))
+    if (Option.isSome(delay)) assert.isAtMost(elapsed + Duration.toMillis(delay.value), 3 * DAY)
+  })
 
   it.prop("a Retry-After is a lower bound: the wait is the schedule's, or the Retry-After when longer", [
     fc.integer({ min: 1, max: 40 }),
@@ -63,16 +74,18 @@ describe("RetrySchedule", () => {
     )
   })
 
-  it.prop("a delivery failing forever spans about 3 days and then is dead", [fc.integer(), fc.integer({ min: 0, max: 1e12 })], ([seed, start]) =>
-    {
-      const instants = run(simulate(start), seed)
-      const last = instants[instants.length - 1] as number
-      assert.isAtMost(last - start, 3 * DAY)
-      assert.isAbove(last - start, 3 * DAY - 1.2 * 6 * HOUR)
-      assert.isAtLeast(instants.length, 17)
-      assert.isAtMost(instants.length, 22)
-      for (let i = 1; i < instants.length; i++) assert.isAbove(instants[i] as number, instants[i - 1] as number)
-    })
+  it.prop("a delivery failing forever spans about 3 days and then is dead", [
+    fc.integer(),
+    fc.integer({ min: 0, max: 1e12 })
+  ], ([seed, start]) => {
+    const instants = run(simulate(start), seed)
+    const last = instants[instants.length - 1] as number
+    assert.isAtMost(last - start, 3 * DAY)
+    assert.isAbove(last - start, 3 * DAY - 1.2 * 6 * HOUR)
+    assert.isAtLeast(instants.length, 17)
+    assert.isAtMost(instants.length, 22)
+    for (let i = 1; i < instants.length; i++) assert.isAbove(instants[i] as number, instants[i - 1] as number)
+  })
 
   it.effect("TestClock: failures driven through Effect.sleep happen at the scheduled instants", () =>
     Effect.gen(function*() {
@@ -80,7 +93,7 @@ describe("RetrySchedule", () => {
       const delays: Array<number> = []
       const deliver = Effect.gen(function*() {
         const first = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        for (let attempt = 1; ; attempt++) {
+        for (let attempt = 1;; attempt++) {
           const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
           attempts.push(now)
           const delay = yield* RetrySchedule.nextDelay(attempt, first, now)

@@ -65,18 +65,33 @@ it.scopedLive("the workers, the scheduler and the delivery worker stop with the 
   Effect.gen(function*() {
     const receiver = yield* LocalReceiver.make(() => ({ status: 204 }))
     const ports = yield* Layer.build(hostPorts)
-    yield* Effect.flatMap(OrganisationStore.OrganisationStore, (s) =>
-      s.insert({ id: org, name: "Host (UAT)", environment: "uat", live_organisation_id: null, created_at: Date.now() })).pipe(
-        Effect.provide(ports)
-      )
+    yield* Effect.flatMap(
+      OrganisationStore.OrganisationStore,
+      (s) =>
+        s.insert({
+          id: org,
+          name: "Host (UAT)",
+          environment: "uat",
+          live_organisation_id: null,
+          created_at: Date.now()
+        })
+    ).pipe(
+      Effect.provide(ports)
+    )
 
     const tracker = yield* Supervisor.track
     const hostScope = yield* Scope.make()
-    const services = yield* Layer.buildWithScope(workers, hostScope).pipe(Effect.provide(ports), Effect.supervised(tracker))
-    const inHost = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof workers> | Layer.Layer.Success<typeof hostPorts>>) =>
-      effect.pipe(Effect.provide(services), Effect.provide(ports))
+    const services = yield* Layer.buildWithScope(workers, hostScope).pipe(
+      Effect.provide(ports),
+      Effect.supervised(tracker)
+    )
+    const inHost = <A, E>(
+      effect: Effect.Effect<A, E, Layer.Layer.Success<typeof workers> | Layer.Layer.Success<typeof hostPorts>>
+    ) => effect.pipe(Effect.provide(services), Effect.provide(ports))
 
-    yield* inHost(Effect.flatMap(Automations.Automations, (a) => a.create(org, { enabled: true, url: receiver.url("/hook") })))
+    yield* inHost(
+      Effect.flatMap(Automations.Automations, (a) => a.create(org, { enabled: true, url: receiver.url("/hook") }))
+    )
     yield* inHost(submit("TF-BEFORE"))
     yield* eventually(inHost(Effect.map(pending, (jobs) => jobs.length === 0)))
     yield* eventually(Effect.sync(() => receiver.received.length > 0))
@@ -87,7 +102,9 @@ it.scopedLive("the workers, the scheduler and the delivery worker stop with the 
     yield* Scope.close(hostScope, Exit.void)
     yield* Effect.sleep("50 millis")
     assert.deepStrictEqual((yield* tracker.value).map((fiber) => FiberId.threadName(fiber.id())), [])
-    for (const fiber of started) assert.isTrue(Option.isSome(yield* Fiber.poll(fiber)), "a fiber started by the layers is done")
+    for (const fiber of started) {
+      assert.isTrue(Option.isSome(yield* Fiber.poll(fiber)), "a fiber started by the layers is done")
+    }
 
     yield* Effect.flatMap(JobQueue.JobQueue, (queue) =>
       queue.enqueue({
@@ -97,5 +114,9 @@ it.scopedLive("the workers, the scheduler and the delivery worker stop with the 
         received_at: Date.now()
       })).pipe(Effect.provide(ports))
     yield* Effect.sleep(Duration.times(pollInterval, 15))
-    assert.strictEqual((yield* pending.pipe(Effect.provide(ports))).length, 1, "a job queued after the close stays pending")
+    assert.strictEqual(
+      (yield* pending.pipe(Effect.provide(ports))).length,
+      1,
+      "a job queued after the close stays pending"
+    )
   }))

@@ -4,7 +4,9 @@ import { Webhook } from "standardwebhooks"
 import { Signing } from "../src/index.js"
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
-const secretArb = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => `whsec_${Buffer.from(b).toString("base64")}`)
+const secretArb = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) =>
+  `whsec_${Buffer.from(b).toString("base64")}`
+)
 const idArb = fc.string({ minLength: 1, maxLength: 80 })
 const bodyArb = fc.oneof(fc.string({ maxLength: 300 }), fc.fullUnicodeString({ maxLength: 300 }), fc.json())
 const skewArb = fc.integer({ min: -240, max: 240 })
@@ -34,29 +36,45 @@ describe("Signing", () => {
     assert.throws(() => Signing.sign({ secret: "whsec_", id: "x", timestamp: 1, body: "" }))
   })
 
-  it.prop("the standardwebhooks package accepts our deliveries", [secretArb, idArb, bodyArb, skewArb], ([secret, id, body, skew]) => {
-    const headers = Signing.headers({ secrets: [secret], id, timestamp: nowSeconds() + skew, body })
-    assert.isUndefined(new Webhook(secret).verify(body, { ...headers }, { jsonParse: false }))
-    assert.isTrue(Signing.verify({ secrets: [secret], headers, body, now: nowSeconds() }))
-  })
-
-  it.prop("rotation: with two secrets either one verifies", [secretArb, secretArb, idArb, bodyArb], ([current, previous, id, body]) => {
-    const headers = Signing.headers({ secrets: [current, previous], id, timestamp: nowSeconds(), body })
-    assert.strictEqual(headers["webhook-signature"].split(" ").length, 2)
-    for (const secret of [current, previous]) {
-      new Webhook(secret).verify(body, { ...headers }, { jsonParse: false })
+  it.prop(
+    "the standardwebhooks package accepts our deliveries",
+    [secretArb, idArb, bodyArb, skewArb],
+    ([secret, id, body, skew]) => {
+      const headers = Signing.headers({ secrets: [secret], id, timestamp: nowSeconds() + skew, body })
+      assert.isUndefined(new Webhook(secret).verify(body, { ...headers }, { jsonParse: false }))
       assert.isTrue(Signing.verify({ secrets: [secret], headers, body, now: nowSeconds() }))
     }
-  })
+  )
 
-  it.prop("a tampered body, id or timestamp or another secret is rejected", [secretArb, secretArb, idArb, bodyArb, fc.string({ minLength: 1, maxLength: 5 })], ([secret, other, id, body, extra]) => {
+  it.prop(
+    "rotation: with two secrets either one verifies",
+    [secretArb, secretArb, idArb, bodyArb],
+    ([current, previous, id, body]) => {
+      const headers = Signing.headers({ secrets: [current, previous], id, timestamp: nowSeconds(), body })
+      assert.strictEqual(headers["webhook-signature"].split(" ").length, 2)
+      for (const secret of [current, previous]) {
+        new Webhook(secret).verify(body, { ...headers }, { jsonParse: false })
+        assert.isTrue(Signing.verify({ secrets: [secret], headers, body, now: nowSeconds() }))
+      }
+    }
+  )
+
+  it.prop("a tampered body, id or timestamp or another secret is rejected", [
+    secretArb,
+    secretArb,
+    idArb,
+    bodyArb,
+    fc.string({ minLength: 1, maxLength: 5 })
+  ], ([secret, other, id, body, extra]) => {
     const now = nowSeconds()
     const headers = Signing.headers({ secrets: [secret], id, timestamp: now, body })
     const tampered = body + extra
     assert.throws(() => new Webhook(secret).verify(tampered, { ...headers }, { jsonParse: false }))
     assert.isFalse(Signing.verify({ secrets: [secret], headers, body: tampered, now }))
     assert.isFalse(Signing.verify({ secrets: [secret], headers: { ...headers, "webhook-id": id + extra }, body, now }))
-    assert.isFalse(Signing.verify({ secrets: [secret], headers: { ...headers, "webhook-timestamp": String(now + 1) }, body, now }))
+    assert.isFalse(
+      Signing.verify({ secrets: [secret], headers: { ...headers, "webhook-timestamp": String(now + 1) }, body, now })
+    )
     if (Buffer.from(other.slice(6), "base64").compare(Buffer.from(secret.slice(6), "base64")) !== 0) {
       assert.throws(() => new Webhook(other).verify(body, { ...headers }, { jsonParse: false }))
       assert.isFalse(Signing.verify({ secrets: [other], headers, body, now }))

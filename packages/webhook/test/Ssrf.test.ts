@@ -76,21 +76,43 @@ const refusedForms: ReadonlyArray<readonly [string, Ssrf.Reason]> = [
 ]
 
 const publicForms = [
-  "8.8.8.8", "1.1.1.1", "93.184.216.34", "134744072", "0x8080808", "8.8.2056", "100.63.255.255", "100.128.0.0",
-  "172.15.255.255", "172.32.0.0", "169.253.0.1", "223.255.255.255", "2606:4700:4700::1111", "[2a00:1450:4001:82a::200e]",
-  "64:ff9b::8.8.8.8", "2002:808:808::1"
+  "8.8.8.8",
+  "1.1.1.1",
+  "93.184.216.34",
+  "134744072",
+  "0x8080808",
+  "8.8.2056",
+  "100.63.255.255",
+  "100.128.0.0",
+  "172.15.255.255",
+  "172.32.0.0",
+  "169.253.0.1",
+  "223.255.255.255",
+  "2606:4700:4700::1111",
+  "[2a00:1450:4001:82a::200e]",
+  "64:ff9b::8.8.8.8",
+  "2002:808:808::1"
 ]
 
 const publicFirstOctet = fc.oneof(
-  fc.integer({ min: 1, max: 9 }), fc.integer({ min: 11, max: 99 }), fc.integer({ min: 101, max: 126 }),
-  fc.integer({ min: 128, max: 168 }), fc.integer({ min: 170, max: 171 }), fc.integer({ min: 173, max: 191 }),
-  fc.integer({ min: 193, max: 197 }), fc.integer({ min: 199, max: 202 }), fc.integer({ min: 204, max: 223 })
+  fc.integer({ min: 1, max: 9 }),
+  fc.integer({ min: 11, max: 99 }),
+  fc.integer({ min: 101, max: 126 }),
+  fc.integer({ min: 128, max: 168 }),
+  fc.integer({ min: 170, max: 171 }),
+  fc.integer({ min: 173, max: 191 }),
+  fc.integer({ min: 193, max: 197 }),
+  fc.integer({ min: 199, max: 202 }),
+  fc.integer({ min: 204, max: 223 })
 )
 const publicV4 = fc.tuple(publicFirstOctet, fc.nat(255), fc.nat(255), fc.nat(255)).map(([a, b, c, d]) => ({
   dotted: `${a}.${b}.${c}.${d}`,
   n: ((a << 24) | (b << 16) | (c << 8) | d) >>> 0
 }))
-const publicV6 = fc.tuple(fc.integer({ min: 0x2400, max: 0x2fff }), fc.array(fc.nat(0xffff), { minLength: 7, maxLength: 7 }))
+const publicV6 = fc.tuple(
+  fc.integer({ min: 0x2400, max: 0x2fff }),
+  fc.array(fc.nat(0xffff), { minLength: 7, maxLength: 7 })
+)
   .map(([first, rest]) => [first, ...rest].map((g) => g.toString(16)).join(":"))
 
 const forms = (n: number): Array<string> => {
@@ -118,23 +140,33 @@ describe("Ssrf.classify", () => {
     for (const address of publicForms) assert.strictEqual(Ssrf.classify(address), "public", address)
   })
 
-  it.prop("every address in 10/8 is refused in dotted, decimal, hex, octal, short and mapped-IPv6 forms", [fc.nat(0xffffff)], ([low]) => {
+  it.prop("every address in 10/8 is refused in dotted, decimal, hex, octal, short and mapped-IPv6 forms", [
+    fc.nat(0xffffff)
+  ], ([low]) => {
     const n = (10 * 2 ** 24 + low) >>> 0
     for (const form of forms(n)) assert.notStrictEqual(Ssrf.classify(form), "public", form)
     for (const form of forms(n).slice(0, 6)) assert.strictEqual(Ssrf.classify(form), "private", form)
   })
 
-  it.prop("every address in 127/8, 169.254/16 and 100.64/10 is refused in every form", [fc.nat(0xffffff), fc.nat(0xffff), fc.nat(0x3fffff)], ([a, b, c]) => {
+  it.prop("every address in 127/8, 169.254/16 and 100.64/10 is refused in every form", [
+    fc.nat(0xffffff),
+    fc.nat(0xffff),
+    fc.nat(0x3fffff)
+  ], ([a, b, c]) => {
     for (const n of [127 * 2 ** 24 + a, 0xa9fe0000 + b, 0x64400000 + c]) {
       for (const form of forms(n >>> 0)) assert.notStrictEqual(Ssrf.classify(form), "public", form)
     }
   })
 
-  it.prop("random public IPv4 addresses are accepted (dotted, decimal, hex) and mapped forms refused", [publicV4], ([{ dotted, n }]) => {
-    for (const form of forms(n).slice(0, 6)) assert.strictEqual(Ssrf.classify(form), "public", form)
-    assert.strictEqual(Ssrf.classify(dotted), "public")
-    assert.strictEqual(Ssrf.classify(`::ffff:${dotted}`), "ipv4-mapped")
-  })
+  it.prop(
+    "random public IPv4 addresses are accepted (dotted, decimal, hex) and mapped forms refused",
+    [publicV4],
+    ([{ dotted, n }]) => {
+      for (const form of forms(n).slice(0, 6)) assert.strictEqual(Ssrf.classify(form), "public", form)
+      assert.strictEqual(Ssrf.classify(dotted), "public")
+      assert.strictEqual(Ssrf.classify(`::ffff:${dotted}`), "ipv4-mapped")
+    }
+  )
 
   it.prop("random global unicast IPv6 addresses are accepted", [publicV6], ([address]) => {
     assert.strictEqual(Ssrf.classify(address), "public", address)
@@ -143,7 +175,14 @@ describe("Ssrf.classify", () => {
   it.prop("parseHost reads IPv4 hosts exactly as the WHATWG URL parser does", [
     fc.oneof(
       fc.nat(0xffffffff).chain((n) => fc.constantFrom(...forms(n).slice(0, 6))),
-      fc.array(fc.oneof(fc.nat(300).map(String), fc.nat(0xffff).map((x) => `0x${x.toString(16)}`), fc.nat(0o777).map((x) => `0${x.toString(8)}`)), { minLength: 1, maxLength: 5 }).map((p) => p.join("."))
+      fc.array(
+        fc.oneof(
+          fc.nat(300).map(String),
+          fc.nat(0xffff).map((x) => `0x${x.toString(16)}`),
+          fc.nat(0o777).map((x) => `0${x.toString(8)}`)
+        ),
+        { minLength: 1, maxLength: 5 }
+      ).map((p) => p.join("."))
     )
   ], ([host]) => {
     let expected: string | undefined
@@ -170,7 +209,8 @@ describe("Ssrf.classify", () => {
 
 describe("Ssrf.checkUrl", () => {
   const strict = { allowPrivate: false, allowHttp: false }
-  const reason = (url: string, options = strict) => Either.match(Ssrf.checkUrl(url, options), { onLeft: (e) => e.reason, onRight: () => "ok" })
+  const reason = (url: string, options = strict) =>
+    Either.match(Ssrf.checkUrl(url, options), { onLeft: (e) => e.reason, onRight: () => "ok" })
 
   it("refuses bad schemes, http, credentials and every literal non-public host form", () => {
     assert.strictEqual(reason("ftp://example.com/x"), "scheme")
@@ -181,7 +221,25 @@ describe("Ssrf.checkUrl", () => {
     assert.strictEqual(reason("https://user@example.com/hook"), "credentials")
     assert.strictEqual(reason("https://localhost/hook"), "loopback")
     assert.strictEqual(reason("https://api.localhost./hook"), "loopback")
-    for (const host of ["127.0.0.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "10.1", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "169.254.169.254", "[fd00::1]", "[64:ff9b::a00:1]", "100.64.0.1", "0.0.0.0", "[::]"]) {
+    for (
+      const host of [
+        "127.0.0.1",
+        "2130706433",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "10.1",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "169.254.169.254",
+        "[fd00::1]",
+        "[64:ff9b::a00:1]",
+        "100.64.0.1",
+        "0.0.0.0",
+        "[::]"
+      ]
+    ) {
       assert.notStrictEqual(reason(`https://${host}:8443/hook`), "ok", host)
     }
   })
@@ -191,7 +249,10 @@ describe("Ssrf.checkUrl", () => {
     assert.strictEqual(reason("https://8.8.8.8/hook"), "ok")
     assert.strictEqual(reason("https://[2606:4700:4700::1111]/hook"), "ok")
     assert.strictEqual(reason("http://127.0.0.1:9000/hook", { allowPrivate: true, allowHttp: true }), "ok")
-    assert.strictEqual(reason("http://127.0.0.1:9000/hook", { allowPrivate: true, allowHttp: false }), "http-not-allowed")
+    assert.strictEqual(
+      reason("http://127.0.0.1:9000/hook", { allowPrivate: true, allowHttp: false }),
+      "http-not-allowed"
+    )
     assert.strictEqual(reason("https://user:pw@127.0.0.1/hook", { allowPrivate: true, allowHttp: true }), "credentials")
   })
 
@@ -201,7 +262,15 @@ describe("Ssrf.checkUrl", () => {
       assert.strictEqual(reason(`https://example.com:${port}/hook`), "port", String(port))
       assert.strictEqual(reason(`http://127.0.0.1:${port}/hook`, loose), "port", String(port))
     }
-    for (const url of ["https://example.com:443/hook", "https://example.com:80/hook", "https://example.com:1024/hook", "https://example.com:65535/hook", "https://example.com/hook"]) {
+    for (
+      const url of [
+        "https://example.com:443/hook",
+        "https://example.com:80/hook",
+        "https://example.com:1024/hook",
+        "https://example.com:65535/hook",
+        "https://example.com/hook"
+      ]
+    ) {
       assert.strictEqual(reason(url), "ok", url)
     }
     assert.strictEqual(reason("http://127.0.0.1:80/hook", loose), "ok")
@@ -220,12 +289,17 @@ describe("Ssrf.checkUrl", () => {
 describe("Ssrf.safeLookup", () => {
   const run = (lookup: ReturnType<typeof Ssrf.safeLookup>, all: boolean) =>
     new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((resolve) =>
-      lookup("hook.example", { all }, (err, address, family) => resolve({ err, address, family })))
+      lookup("hook.example", { all }, (err, address, family) => resolve({ err, address, family }))
+    )
   const fake = (addresses: Array<string>): Ssrf.Resolver => (_host, _options, callback) =>
     callback(null, addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })))
 
   it("fails with ERR_SSRF_BLOCKED if any resolved address is not public", async () => {
-    for (const addresses of [["127.0.0.1"], ["8.8.8.8", "10.0.0.1"], ["2606:4700::1", "::ffff:7f00:1"], ["169.254.169.254"]]) {
+    for (
+      const addresses of [["127.0.0.1"], ["8.8.8.8", "10.0.0.1"], ["2606:4700::1", "::ffff:7f00:1"], [
+        "169.254.169.254"
+      ]]
+    ) {
       const { err } = await run(Ssrf.safeLookup({ allowPrivate: false, resolve: fake(addresses) }), false)
       assert.strictEqual(err?.code, "ERR_SSRF_BLOCKED", addresses.join())
       assert.instanceOf(err, Ssrf.SsrfBlockedError)
@@ -233,7 +307,10 @@ describe("Ssrf.safeLookup", () => {
   })
 
   it("passes public addresses through in both callback shapes, and private ones when allowed", async () => {
-    const single = await run(Ssrf.safeLookup({ allowPrivate: false, resolve: fake(["8.8.8.8", "2606:4700::1"]) }), false)
+    const single = await run(
+      Ssrf.safeLookup({ allowPrivate: false, resolve: fake(["8.8.8.8", "2606:4700::1"]) }),
+      false
+    )
     assert.deepStrictEqual(single, { err: null, address: "8.8.8.8", family: 4 })
     const all = await run(Ssrf.safeLookup({ allowPrivate: false, resolve: fake(["8.8.8.8", "2606:4700::1"]) }), true)
     assert.deepStrictEqual(all.address, [{ address: "8.8.8.8", family: 4 }, { address: "2606:4700::1", family: 6 }])

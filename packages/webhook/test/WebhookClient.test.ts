@@ -17,9 +17,16 @@ const errorOf = (response: WebhookClient.Response): string =>
 describe("WebhookClient", () => {
   it.scoped("POSTs the body as JSON with our User-Agent and the given headers, and reads the answer", () =>
     Effect.gen(function*() {
-      const receiver = yield* LocalReceiver.make(() => ({ status: 202, headers: { "retry-after": "5" }, body: "thanks" }))
+      const receiver = yield* LocalReceiver.make(() => ({
+        status: 202,
+        headers: { "retry-after": "5" },
+        body: "thanks"
+      }))
       const body = JSON.stringify({ city: "Zürich", n: 1 })
-      const response = yield* post(receiver.url("/in?x=1"), body, { "webhook-id": "msg_1", "content-type": "text/plain" })
+      const response = yield* post(receiver.url("/in?x=1"), body, {
+        "webhook-id": "msg_1",
+        "content-type": "text/plain"
+      })
       assert.strictEqual(response._tag, "Response")
       if (response._tag !== "Response") return
       assert.deepStrictEqual([response.status, response.retryAfter, response.body], [202, "5", "thanks"])
@@ -41,7 +48,9 @@ describe("WebhookClient", () => {
 
   it.scoped("does not follow redirects", () =>
     Effect.gen(function*() {
-      const receiver = yield* LocalReceiver.make((n) => n === 1 ? { status: 302, headers: { location: "/elsewhere" } } : { status: 200 })
+      const receiver = yield* LocalReceiver.make((n) =>
+        n === 1 ? { status: 302, headers: { location: "/elsewhere" } } : { status: 200 }
+      )
       const response = yield* post(receiver.url())
       assert.strictEqual(errorOf(response), "HTTP 302")
       assert.strictEqual(receiver.received.length, 1)

@@ -6,7 +6,8 @@ import { Effect } from "effect"
  * Hex SHA-256 of the UTF-8 text, computed synchronously: a WebCrypto digest is a round trip to the
  * thread pool (about 60 µs per call, awaited in turn for every message of a job), ours about 10 µs.
  */
-export const sha256Hex = (text: string): Effect.Effect<string> => Effect.sync(() => bytesToHex(sha256(utf8ToBytes(text))))
+export const sha256Hex = (text: string): Effect.Effect<string> =>
+  Effect.sync(() => bytesToHex(sha256(utf8ToBytes(text))))
 
 /** `bytes` cryptographically random bytes, base64url-encoded without padding. */
 export const randomToken = (bytes: number): string => {

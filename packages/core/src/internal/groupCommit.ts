@@ -7,7 +7,9 @@ export interface GroupCommit<A, B, E> {
    * Runs `prepare`, then commits the item it produced and answers that item's outcome with the
    * value `prepare` produced beside it. Fails with `prepare`'s error, having committed nothing.
    */
-  readonly submit: <X, E2, R>(prepare: Effect.Effect<readonly [A, X], E2, R>) => Effect.Effect<readonly [B, X], E | E2, R>
+  readonly submit: <X, E2, R>(
+    prepare: Effect.Effect<readonly [A, X], E2, R>
+  ) => Effect.Effect<readonly [B, X], E | E2, R>
 }
 
 /**
@@ -47,12 +49,15 @@ export const make = <A, B, E>(
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(Queue.takeAll(waiting), (left) =>
         Effect.zipRight(
-          Effect.forEach(left, ([, done]) => Deferred.interrupt(done), { discard: true }),
+          Effect.forEach(left, ([, done]) =>
+            Deferred.interrupt(done), { discard: true }),
           Queue.shutdown(waiting)
         ))
     )
     yield* Queue.takeBetween(waiting, 1, maxGroup).pipe(
-      Effect.flatMap((first) => gather([...first], 0)),
+      Effect.flatMap((first) =>
+        gather([...first], 0)
+      ),
       Effect.flatMap((group) => Effect.uninterruptible(settle(group))),
       Effect.forever,
       Effect.forkScoped

@@ -50,7 +50,9 @@ export interface BodyOptions {
  * connection without an answer (the rest is never read). The bytes held count against the budget
  * until the body is read, refused or abandoned.
  */
-export const readBytes = (options: BodyOptions): Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+export const readBytes = (
+  options: BodyOptions
+): Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const { budget, maxBytes } = options
@@ -110,7 +112,9 @@ export const readBytes = (options: BodyOptions): Effect.Effect<Uint8Array, Probl
  * Reads the request body as JSON: 415 unless the media type is JSON, then {@link readBytes}, then
  * 400 when it is not UTF-8 JSON.
  */
-export const readJson = (options: BodyOptions): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+export const readJson = (
+  options: BodyOptions
+): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const contentType = request.headers["content-type"]
@@ -130,15 +134,20 @@ export const readJson = (options: BodyOptions): Effect.Effect<unknown, Problem.P
     if (text.trim() === "") return yield* Problem.make(400, "the request body is empty; JSON was expected")
     const value = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
-      catch: (e) => Problem.make(400, `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+      catch: (e) =>
+        Problem.make(400, `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
     })
     if (!text.includes("\\u0000")) return value
     const paths = nulPaths(value)
     if (paths.length === 0) return value
-    return yield* Problem.make(422, "the request body holds the NUL character (U+0000); nothing was done", paths.map((path) => ({
-      path,
-      message: "must not contain the NUL character (U+0000)"
-    })))
+    return yield* Problem.make(
+      422,
+      "the request body holds the NUL character (U+0000); nothing was done",
+      paths.map((path) => ({
+        path,
+        message: "must not contain the NUL character (U+0000)"
+      }))
+    )
   })
 
 /** The request body readers of one application, sharing its body budget. */

@@ -32,8 +32,10 @@ export const consoleGuard = (settings: HttpSettings, prefix = "") => {
             { "retry-after": String(wait) }
           ))
         }
-        return Effect.tap(app, (response) =>
-          response.status === 401 ? Effect.sync(() => failures.fail(client, now)) : Effect.void)
+        return Effect.tap(
+          app,
+          (response) => response.status === 401 ? Effect.sync(() => failures.fail(client, now)) : Effect.void
+        )
       })
     })
 }

@@ -57,7 +57,9 @@ const schemeTitle = {
 export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
   switch (error._tag) {
     case "ValidationError":
-      return Effect.succeed(Problem.make(422, "the request does not satisfy the record rules; nothing was queued", error.errors))
+      return Effect.succeed(
+        Problem.make(422, "the request does not satisfy the record rules; nothing was queued", error.errors)
+      )
     case "TooManyRecords":
       return Effect.succeed(Problem.make(413, `at most ${error.limit} records per request (got ${error.count})`))
     case "IdempotencyKeyReused":
@@ -81,7 +83,9 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
     case "InvalidOrganisationRequest":
       return Effect.succeed(Problem.make(422, error.detail))
     case "InvalidAutomation":
-      return Effect.succeed(Problem.make(422, "the automation does not satisfy the rules; nothing was stored", error.errors))
+      return Effect.succeed(
+        Problem.make(422, "the automation does not satisfy the rules; nothing was stored", error.errors)
+      )
     case "AutomationNotFound":
       return Effect.succeed(Problem.make(404, `no automation with id ${JSON.stringify(error.id)}`))
     case "DeliveryNotFound":
@@ -100,7 +104,9 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
     case "WidgetKeyNotFound":
       return Effect.succeed(Problem.make(404, `no widget key with id ${JSON.stringify(error.id)}`))
     case "WidgetNoMatch":
-      return Effect.succeed(Problem.make(404, `no tradeflow of this organisation matches ${JSON.stringify(error.query)}`))
+      return Effect.succeed(
+        Problem.make(404, `no tradeflow of this organisation matches ${JSON.stringify(error.query)}`)
+      )
     case "UnknownScheme":
       return Effect.succeed(Problem.make(
         404,
@@ -118,4 +124,5 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
 /** Turns the core errors of an effect into problems. */
 export const mapCoreErrors = <A, R>(
   effect: Effect.Effect<A, CoreError, R>
-): Effect.Effect<A, Problem.Problem, R> => Effect.catchAll(effect, (error) => Effect.flatMap(toProblem(error), Effect.fail))
+): Effect.Effect<A, Problem.Problem, R> =>
+  Effect.catchAll(effect, (error) => Effect.flatMap(toProblem(error), Effect.fail))

@@ -24,7 +24,10 @@ export const requestHost = (
 }
 
 /** The environment of a host, if it is in either list. */
-export const hostEnvironment = (settings: HttpSettings, host: string | undefined): Option.Option<Environment.Environment> => {
+export const hostEnvironment = (
+  settings: HttpSettings,
+  host: string | undefined
+): Option.Option<Environment.Environment> => {
   if (host === undefined) return Option.none()
   const name = normaliseHost(host)
   if (name === "") return Option.none()

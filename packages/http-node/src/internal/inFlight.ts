@@ -42,9 +42,12 @@ export const inFlightLimit = (settings: HttpSettings) => {
         if (isUpstream) leave(upstream, key)
         return busy(settings.maxInFlightPerKey, "requests")
       }
-      return Effect.ensuring(app, Effect.sync(() => {
-        leave(all, key)
-        if (isUpstream) leave(upstream, key)
-      }))
+      return Effect.ensuring(
+        app,
+        Effect.sync(() => {
+          leave(all, key)
+          if (isUpstream) leave(upstream, key)
+        })
+      )
     })
 }

@@ -31,7 +31,12 @@ export const make = (options: TokenBucketOptions): TokenBuckets => {
         ? options.burst
         : Math.min(options.burst, bucket.tokens + Math.max(0, now - bucket.at) * options.perSecond / 1000)
       const allowed = tokens >= 1
-      setNewest(buckets, client, { tokens: allowed ? tokens - 1 : tokens, at: Math.max(now, bucket?.at ?? now) }, options.maxClients)
+      setNewest(
+        buckets,
+        client,
+        { tokens: allowed ? tokens - 1 : tokens, at: Math.max(now, bucket?.at ?? now) },
+        options.maxClients
+      )
       return allowed ? undefined : Math.max(1, Math.ceil((1 - tokens) / options.perSecond))
     },
     size: () => buckets.size

@@ -30,24 +30,24 @@ const widgetPath = /^(?:\/v3)?\/api\/v2\/widget-search\/?$/
  * (by the Effect `Clock`) the path answers 410 whatever the request, naming the upstream feed
  * under `prefix` (where the application is mounted).
  */
-export const deprecateWidgetSearch = (settings: HttpSettings, prefix = "") =>
-<E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!widgetPath.test(request.url.split("?")[0] ?? "")) return yield* app
-    const sunset = settings.widgetSunset
-    const headers: Record<string, string> = sunset === null
-      ? { deprecation: "true" }
-      : { deprecation: "true", sunset: sunset.toUTCString() }
-    const gone = sunset !== null && (yield* Clock.currentTimeMillis) >= sunset.getTime()
-    const response = gone
-      ? Problem.toResponse(Problem.make(
-        410,
-        `the widget search was retired on ${sunset.toISOString()}; use GET ${prefix}/upstream (filter by tradeflow= or container=) instead`
-      ))
-      : yield* app
-    return HttpServerResponse.setHeaders(response, headers)
-  })
+export const deprecateWidgetSearch =
+  (settings: HttpSettings, prefix = "") => <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!widgetPath.test(request.url.split("?")[0] ?? "")) return yield* app
+      const sunset = settings.widgetSunset
+      const headers: Record<string, string> = sunset === null
+        ? { deprecation: "true" }
+        : { deprecation: "true", sunset: sunset.toUTCString() }
+      const gone = sunset !== null && (yield* Clock.currentTimeMillis) >= sunset.getTime()
+      const response = gone
+        ? Problem.toResponse(Problem.make(
+          410,
+          `the widget search was retired on ${sunset.toISOString()}; use GET ${prefix}/upstream (filter by tradeflow= or container=) instead`
+        ))
+        : yield* app
+      return HttpServerResponse.setHeaders(response, headers)
+    })
 
 const maxKeys = 10_000
 
@@ -71,7 +71,10 @@ export const limitWidgetSearch = (settings: HttpSettings) => {
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const wait = buckets.take(client, now)
         return wait === undefined ? app : Effect.succeed(Problem.toResponse(
-          Problem.make(429, `at most ${perSecond} widget searches a second (bursts of ${burst}) for one key; retry in ${wait} s`),
+          Problem.make(
+            429,
+            `at most ${perSecond} widget searches a second (bursts of ${burst}) for one key; retry in ${wait} s`
+          ),
           { "retry-after": String(wait) }
         ))
       })

@@ -22,19 +22,28 @@ const decodeNames = Schema.decodeUnknown(Schema.Array(Schema.Struct({ name: Sche
  */
 const deadJobs = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const definition = (yield* decodeSql(yield* sql`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'jobs'`))[0]
+  const definition =
+    (yield* decodeSql(yield* sql`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'jobs'`))[0]
   const check = "CHECK (status IN ('pending', 'done', 'failed'))"
   if (definition === undefined || !definition.sql.includes(check)) {
     return yield* Effect.dieMessage("0007_dead_jobs: the jobs table does not have the expected status constraint")
   }
-  const indexes = yield* decodeSql(yield* sql`SELECT sql FROM sqlite_master
-    WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL`)
-  yield* sql.unsafe(definition.sql
-    .replace(/^CREATE TABLE "?jobs"?/, "CREATE TABLE jobs_rebuilt")
-    .replace(check, "CHECK (status IN ('pending', 'done', 'dead'))"))
-  const columns = (yield* decodeNames(yield* sql`SELECT name FROM pragma_table_info('jobs') ORDER BY cid`)).map((c) => c.name)
-  const quoted = columns.map((c) => `"${c.replace(/"/g, '""')}"`)
-  const values = columns.map((c, i) => c === "status" ? "CASE status WHEN 'failed' THEN 'dead' ELSE status END" : quoted[i])
+  const indexes = yield* decodeSql(
+    yield* sql`SELECT sql FROM sqlite_master
+    WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL`
+  )
+  yield* sql.unsafe(
+    definition.sql
+      .replace(/^CREATE TABLE "?jobs"?/, "CREATE TABLE jobs_rebuilt")
+      .replace(check, "CHECK (status IN ('pending', 'done', 'dead'))")
+  )
+  const columns = (yield* decodeNames(yield* sql`SELECT name FROM pragma_table_info('jobs') ORDER BY cid`)).map((c) =>
+    c.name
+  )
+  const quoted = columns.map((c) => `"${c.replace(/"/g, "\"\"")}"`)
+  const values = columns.map((c, i) =>
+    c === "status" ? "CASE status WHEN 'failed' THEN 'dead' ELSE status END" : quoted[i]
+  )
   yield* sql.unsafe(`INSERT INTO jobs_rebuilt (${quoted.join(", ")}) SELECT ${values.join(", ")} FROM jobs`)
   yield* sql`DELETE FROM sqlite_sequence WHERE name = 'jobs_rebuilt'`
   yield* sql`UPDATE sqlite_sequence SET name = 'jobs_rebuilt' WHERE name = 'jobs'`
@@ -57,7 +66,9 @@ const backfillKeys = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   let after = 0
   while (true) {
-    const rows = yield* sql<{ readonly id: number; readonly organisation_id: string; readonly reference: string }>`SELECT rowid AS id, organisation_id, reference, doc FROM tradeflows
+    const rows = yield* sql<
+      { readonly id: number; readonly organisation_id: string; readonly reference: string }
+    >`SELECT rowid AS id, organisation_id, reference, doc FROM tradeflows
       WHERE rowid > ${after} ORDER BY rowid LIMIT 500`
     if (rows.length === 0) return
     after = rows[rows.length - 1]!.id

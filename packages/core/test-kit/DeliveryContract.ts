@@ -615,6 +615,46 @@ export const deliveryContract = (
         yield* teardown(automations)
       }))
 
+    it.effect("a deleted delivery takes its attempts along, whichever way it goes: a deleted tradeflow, a removed automation, a pruned dead delivery", () =>
+      Effect.gen(function*() {
+        const { automations: store, deliveries } = yield* ports
+        const retention = yield* RetentionStore
+        const base = -7e15 + Math.floor(Math.random() * 1e9)
+        const { automations, org } = yield* setup(2)
+        const [a, b] = automations as [Automation, Automation]
+        yield* commitWith(org, [milestone("x1")], outboxOf([a, b]), { upserts: [makeTradeflow(org, "TF-1", [])] })
+        const send = (automation: Automation, reference: string) =>
+          deliveries.enqueue({
+            automation_id: automation.id,
+            organisation_id: org,
+            tradeflow_reference: reference,
+            message_hash: reference,
+            seq: null,
+            body: "{}",
+            test: true,
+            created_at: base
+          })
+        yield* send(a, "TEST-A")
+        yield* send(b, "TEST-B")
+        const claimed = yield* claimOf([a, b], at)
+        expect(claimed.length).toBe(4)
+        const answers = yield* deliveries.record(claimed.map((d, i) =>
+          d.message_hash === "TEST-B"
+            ? result(d, { status: "dead", at: base + i, error: "gave up" })
+            : result(d, { status: "failed", at: base + i, retry_at: at + 10 })
+        ))
+        expect(answers).toEqual([true, true, true, true])
+        expect((yield* deliveries.log(a.id, 100)).length + (yield* deliveries.log(b.id, 100)).length).toBe(4)
+
+        expect(yield* commitWith(org, [], undefined, { deletes: ["TF-1"] })).toBe(true)
+        expect(yield* retention.prune("dead_deliveries", base + 1, 100)).toBe(1)
+        expect(yield* store.remove(a.id)).toBe(true)
+        expect(yield* deliveries.list(a.id, 100)).toEqual([])
+        expect(yield* deliveries.list(b.id, 100)).toEqual([])
+        expect(yield* retention.prune("delivery_attempts", base + 1_000, 100)).toBe(0)
+        yield* teardown(automations)
+      }))
+
     it.effect("claim: concurrent claimers never get the same delivery", () =>
       Effect.gen(function*() {
         const { automations, org } = yield* setup(1)

@@ -1,6 +1,6 @@
 /**
  * The security middlewares of the API: API keys (downstream, upstream), widget keys (the deprecated
- * widget search) and the console's operator token. Their implementations are in {@link HttpApp}.
+ * widget search) and the console's operator token. {@link HttpApp} provides their implementations.
  *
  * @module
  */

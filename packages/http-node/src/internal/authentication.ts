@@ -1,0 +1,93 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Accounts, WidgetSearch } from "@tradeflow/core"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "../Authentication.js"
+import { HttpConfig } from "../HttpConfig.js"
+import * as Problem from "../Problem.js"
+import { mapCoreErrors } from "./errors.js"
+import { hostEnvironment, requestHost } from "./hosts.js"
+import { widgetKeyOf } from "./widget.js"
+
+/** The environment the request's host selects: 421 for a host of neither list. */
+const hostOf = (settings: HttpConfig["Type"]) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const host = requestHost(settings, request.headers)
+    const environment = hostEnvironment(settings, host)
+    if (Option.isNone(environment)) {
+      return yield* Problem.make(
+        421,
+        `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
+      )
+    }
+    return environment.value
+  })
+
+/** 403 when a key of one environment is used on a host of the other. */
+const sameEnvironment = (key: string, host: string) =>
+  key === host ? Effect.void : Problem.make(403, `the token environment (${key}) does not match the host (${host})`)
+
+/** {@link ApiKeyAuth} over the accounts: the caller of an API key, in the environment of the host. */
+export const apiKeyAuthLayer = Layer.effect(
+  ApiKeyAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const accounts = yield* Accounts.Accounts
+    return ApiKeyAuth.of({
+      apiKey: (raw) =>
+        Effect.gen(function*() {
+          const environment = yield* hostOf(settings)
+          const key = Redacted.value(raw).trim().replace(/^bearer\s+/i, "")
+          if (key === "") return yield* Problem.make(401, "the Authorization header must carry an API key")
+          const caller = yield* mapCoreErrors(accounts.authenticate(key))
+          yield* sameEnvironment(caller.environment, environment)
+          return { caller, environment }
+        })
+    })
+  })
+)
+
+/** {@link WidgetKeyAuth} over the widget search: the organisation of a widget key. */
+export const widgetKeyAuthLayer = Layer.effect(
+  WidgetKeyAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const widgets = yield* WidgetSearch.WidgetSearch
+    return WidgetKeyAuth.of({
+      widgetKey: (raw) =>
+        Effect.gen(function*() {
+          const environment = yield* hostOf(settings)
+          const key = widgetKeyOf(Redacted.value(raw))
+          if (key === undefined) {
+            return yield* Problem.make(401, "the widget search requires Authorization: Basic <widget key>")
+          }
+          const caller = yield* mapCoreErrors(widgets.authenticate(key))
+          yield* sameEnvironment(caller.organisation.environment, environment)
+          return caller
+        })
+    })
+  })
+)
+
+const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest()
+
+/** {@link ConsoleAuth}: the configured console token, compared in constant time. */
+export const consoleAuthLayer = Layer.effect(
+  ConsoleAuth,
+  Effect.gen(function*() {
+    const settings = yield* HttpConfig
+    const expected = digest(Redacted.value(settings.consoleToken))
+    return ConsoleAuth.of({
+      consoleToken: () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const match = /^bearer\s+(.+)$/i.exec((request.headers["authorization"] ?? "").trim())
+          const token = match?.[1]?.trim() ?? ""
+          if (token === "" || !timingSafeEqual(digest(token), expected)) {
+            return yield* Problem.make(401, "the console requires Authorization: Bearer <console token>")
+          }
+        })
+    })
+  })
+)

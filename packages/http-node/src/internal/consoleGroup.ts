@@ -1,0 +1,138 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import {
+  Accounts,
+  ApiMessage,
+  Automations,
+  Deliveries,
+  Documents,
+  DownstreamError,
+  Jobs,
+  Validation,
+  WidgetSearch
+} from "@tradeflow/core"
+import { Ssrf } from "@tradeflow/webhook"
+import { Effect, Either, Option, Schema } from "effect"
+import { Api, NewApiKey, NewAutomation, NewOrganisation } from "../Api.js"
+import { HttpConfig } from "../HttpConfig.js"
+import * as Problem from "../Problem.js"
+import { RequestBodies } from "./body.js"
+import { attachment } from "./contentDisposition.js"
+import { mapCoreErrors } from "./errors.js"
+
+/**
+ * Decodes a console body: 422 naming each field, as the record rules do (`name must be a string,
+ * got an array`), never with the value sent (Schema's formatter prints it whole, recursively: a
+ * stack overflow at some thousand levels of nesting, megabytes for a large value).
+ */
+const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Problem.Problem> =>
+  Schema.decodeUnknown(schema, { errors: "all" })(body).pipe(
+    Effect.mapError((error) => {
+      const { issues, total } = Validation.collectIssues(error, { input: body, room: DownstreamError.maxIssues })
+      return Problem.make(
+        422,
+        "the request body does not match the expected shape",
+        DownstreamError.listIssues(issues, total)
+      )
+    })
+  )
+
+/**
+ * Creates an automation: the service's rules plus, unless private destinations are allowed, the
+ * destination check (https only, no non-public address literal); all issues in one 422.
+ */
+const createAutomation = Effect.gen(function*() {
+  const settings = yield* HttpConfig
+  const bodies = yield* RequestBodies
+  const automations = yield* Automations.Automations
+  return (organisationId: string) =>
+    Effect.gen(function*() {
+      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewAutomation, body))
+      const rules = yield* Effect.either(Automations.validate(input))
+      const issues = Either.isLeft(rules) ? rules.left.errors : []
+      const destination = Ssrf.checkUrl(input.url, {
+        allowPrivate: settings.webhookAllowPrivate,
+        allowHttp: settings.webhookAllowPrivate,
+        httpHosts: settings.webhookHttpHosts
+      })
+      const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
+        ? [{ path: "/url", message: destination.left.message }]
+        : []
+      if (issues.length + refused.length > 0) {
+        return yield* Problem.make(422, "the automation does not satisfy the rules; nothing was stored", [
+          ...refused,
+          ...issues
+        ])
+      }
+      return yield* mapCoreErrors(automations.create(organisationId, input))
+    })
+})
+
+/** `f` of a numeric path id (the ids deliveries and jobs have); any other id is a 404 naming `what`. */
+const byNumericId = <A, R>(
+  id: string,
+  what: string,
+  f: (id: number) => Effect.Effect<A, Problem.Problem, R>
+): Effect.Effect<A, Problem.Problem, R> =>
+  /^[0-9]{1,15}$/.test(id) ? f(Number(id)) : Effect.fail(Problem.make(404, `no ${what} with id ${JSON.stringify(id)}`))
+
+/** The console: organisations, keys, automations, deliveries, jobs and tradeflow downloads. */
+export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
+  Effect.gen(function*() {
+    const bodies = yield* RequestBodies
+    const accounts = yield* Accounts.Accounts
+    const documents = yield* Documents.Documents
+    const automations = yield* Automations.Automations
+    const deliveries = yield* Deliveries.Deliveries
+    const jobs = yield* Jobs.Jobs
+    const widgets = yield* WidgetSearch.WidgetSearch
+    const newAutomation = yield* createAutomation
+    return handlers
+      .handleRaw("createOrganisation", () =>
+        Effect.gen(function*() {
+          const { name } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewOrganisation, body))
+          const organisation = yield* mapCoreErrors(accounts.createOrganisation(name))
+          return { id: organisation.id, name: organisation.name }
+        }))
+      .handle("listOrganisations", () => mapCoreErrors(accounts.listOrganisations))
+      .handleRaw("createApiKey", ({ path }) =>
+        Effect.gen(function*() {
+          const { environment } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewApiKey, body))
+          return yield* mapCoreErrors(accounts.createApiKey(path.id, environment))
+        }))
+      .handle("listApiKeys", ({ path }) => mapCoreErrors(accounts.listApiKeys(path.id)))
+      .handle("revokeApiKey", ({ path }) => mapCoreErrors(accounts.revokeApiKey(path.id)))
+      .handle("createWidgetKey", ({ path }) => mapCoreErrors(widgets.createKey(path.id)))
+      .handle("revokeWidgetKey", ({ path }) => mapCoreErrors(widgets.revokeKey(path.id)))
+      .handleRaw("createAutomation", ({ path }) => newAutomation(path.id))
+      .handle("listAutomations", ({ path }) => mapCoreErrors(automations.list(path.id)))
+      .handle("enableAutomation", ({ path }) => mapCoreErrors(automations.enable(path.id)))
+      .handle("disableAutomation", ({ path }) => mapCoreErrors(automations.disable(path.id)))
+      .handle("rotateAutomationSecret", ({ path }) => mapCoreErrors(automations.rotateSecret(path.id)))
+      .handle("deleteAutomation", ({ path }) => mapCoreErrors(automations.remove(path.id)))
+      .handle("sendTest", ({ path }) => mapCoreErrors(deliveries.sendTest(path.id)))
+      .handle("listDeliveries", ({ path, urlParams }) =>
+        mapCoreErrors(deliveries.log(path.id, urlParams.limit === undefined ? undefined : Number(urlParams.limit))))
+      .handle("retryDelivery", ({ path }) =>
+        byNumericId(path.id, "delivery", (id) =>
+          mapCoreErrors(deliveries.retry(id))))
+      .handle("listJobs", ({ path, urlParams }) =>
+        mapCoreErrors(
+          jobs.list(path.id, urlParams.state, urlParams.limit === undefined ? undefined : Number(urlParams.limit))
+        ))
+      .handle("retryJob", ({ path }) =>
+        byNumericId(path.id, "job", (id) =>
+          mapCoreErrors(jobs.retry(id))))
+      .handle("downloadTradeflow", ({ path }) =>
+        Effect.gen(function*() {
+          const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
+          if (Option.isNone(organisation)) {
+            return yield* Problem.make(404, `no organisation with id ${JSON.stringify(path.id)}`)
+          }
+          const document = yield* mapCoreErrors(documents.download(path.id, path.reference))
+          const encoded = yield* Schema.encode(ApiMessage.TradeflowDocument)(document).pipe(Effect.orDie)
+          return HttpServerResponse.text(JSON.stringify(encoded), {
+            contentType: "application/json",
+            headers: { "content-disposition": attachment(path.reference) }
+          })
+        }))
+  }))

@@ -8,7 +8,7 @@
 import { Data, Either } from "effect"
 import * as Dns from "node:dns"
 import type { LookupFunction } from "node:net"
-import { endsInANumber, formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from "./internal/IpAddress.js"
+import { ipv4Number, ipv6Groups, readIPv4Host, readIPv6 } from "./internal/IpAddress.js"
 
 /**
  * Why an address is not a safe destination.
@@ -33,7 +33,8 @@ export type Reason =
 /**
  * A host as a URL parser reads it: IPv4 in any form `inet_aton` accepts is normalised to
  * dotted decimal, IPv6 to RFC 5952 text; anything else is a name (lower case, without a
- * trailing dot), or invalid when it looks numeric but is no address.
+ * trailing dot), or invalid when it looks numeric but is no address or holds a character no URL
+ * host may hold.
  */
 export type Host =
   | { readonly _tag: "IPv4"; readonly address: string }
@@ -49,19 +50,18 @@ export const parseHost = (host: string): Host => {
   const lower = host.toLowerCase()
   if (lower.startsWith("[") || lower.endsWith("]") || lower.includes(":")) {
     const inner = lower.startsWith("[") && lower.endsWith("]") ? lower.slice(1, -1) : lower
-    const groups = parseIPv6(inner)
-    return groups === undefined ? { _tag: "Invalid", host } : { _tag: "IPv6", address: formatIPv6(groups) }
+    const address = readIPv6(inner)
+    return address === undefined ? { _tag: "Invalid", host } : { _tag: "IPv6", address }
   }
-  if (endsInANumber(lower)) {
-    const n = parseIPv4(lower)
-    return n === undefined ? { _tag: "Invalid", host } : { _tag: "IPv4", address: formatIPv4(n) }
-  }
+  const read = readIPv4Host(lower)
+  if (read === undefined) return { _tag: "Invalid", host }
+  if (read !== "name") return { _tag: "IPv4", address: read }
   const name = lower.endsWith(".") ? lower.slice(0, -1) : lower
   return name === "" ? { _tag: "Invalid", host } : { _tag: "Name", name }
 }
 
 const inV4 = (n: number, base: string, bits: number): boolean => {
-  const b = parseIPv4(base) as number
+  const b = ipv4Number(base)
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0
   return ((n & mask) >>> 0) === ((b & mask) >>> 0)
 }
@@ -112,9 +112,9 @@ export const classify = (address: string): Reason | "public" => {
   const host = parseHost(address)
   switch (host._tag) {
     case "IPv4":
-      return classifyV4(parseIPv4(host.address) as number)
+      return classifyV4(ipv4Number(host.address))
     case "IPv6":
-      return classifyV6(parseIPv6(host.address) as Array<number>)
+      return classifyV6(ipv6Groups(host.address))
     default:
       return "invalid"
   }

@@ -16,6 +16,8 @@
  * the record rules here already, so the errors of a csv upload always name its rows and columns.
  *
  * Decoding lets the event loop turn every 2 ms of work, between rows and inside a long row.
+ * That is why the RFC 4180 parser is our own: `csv-parse` cannot pause inside its synchronous
+ * parse, its incremental one is a Node stream, and it counts physical lines, not rows.
  *
  * @module
  */

@@ -37,11 +37,11 @@ import {
   RetentionStore,
   Storage,
   StorageError,
-  StorageRows,
   type StoredMessage,
   type Tradeflow,
   TradeflowStore
 } from "@tradeflow/core"
+import { StorageRows } from "@tradeflow/storage-sql"
 import {
   Config,
   type ConfigError,

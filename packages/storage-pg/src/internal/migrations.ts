@@ -1,6 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { PgMigrator } from "@effect/sql-pg"
-import { StorageRows } from "@tradeflow/core"
+import { StorageRows } from "@tradeflow/storage-sql"
 import { Effect } from "effect"
 
 /** The table in which the migrator records what it applied (ours, not the library default). */

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { SqliteMigrator } from "@effect/sql-sqlite-node"
-import { StorageRows } from "@tradeflow/core"
+import { StorageRows } from "@tradeflow/storage-sql"
 import { Effect, Schema } from "effect"
 
 /** The table in which the migrator records what it applied (ours, not the library default). */

@@ -5,26 +5,21 @@
  *
  * @module
  */
-import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
-import * as Automation from "./Automation.js"
-import type { InsertedMessage } from "./Delivery.js"
-import * as Job from "./Job.js"
-import type { Claim } from "./JobQueue.js"
-import * as Organisation from "./Organisation.js"
-import { StorageError } from "./StorageError.js"
 import {
-  fitting,
-  type MessageQuery,
-  type MessageRead,
-  type MessageRun,
-  type NewMessage,
-  type StoredMessage
-} from "./StoredMessage.js"
-import * as Tradeflow from "./Tradeflow.js"
-import * as TradeflowKey from "./TradeflowKey.js"
+  Automation,
+  type Delivery,
+  Job,
+  type JobQueue,
+  Organisation,
+  StorageError,
+  StoredMessage,
+  Tradeflow,
+  TradeflowKey
+} from "@tradeflow/core"
+import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 
 /**
- * Maps any failure of `self` to a {@link StorageError} of `operation`, and so a driver error that
+ * Maps any failure of `self` to a {@link StorageError.StorageError} of `operation`, and so a driver error that
  * `@effect/sql` raises as a defect (`SqlError`): a transaction's BEGIN, COMMIT or ROLLBACK on a
  * lost connection dies rather than fails. That is an outage to retry, not a bug in the work.
  */
@@ -33,7 +28,7 @@ export const storageError = (operation: string) => <A, E, R>(self: Effect.Effect
     Effect.catchSomeDefect((defect) =>
       Predicate.isTagged(defect, "SqlError") ? Option.some(Effect.fail(defect)) : Option.none()
     ),
-    Effect.mapError((cause) => new StorageError({ operation, cause }))
+    Effect.mapError((cause) => new StorageError.StorageError({ operation, cause }))
   )
 
 /** `items` in slices of at most `size` (multi-row statements stay under the drivers' parameter limits). */
@@ -60,13 +55,13 @@ export interface HeadRow {
  */
 export const numberMessages = (
   organisation_id: string,
-  batch: ReadonlyArray<NewMessage>,
+  batch: ReadonlyArray<StoredMessage.NewMessage>,
   stored: ReadonlySet<string>,
   lastSeq: number
 ) => {
   const seen = new Set(stored)
   const rows: Array<Record<string, string | number | null>> = []
-  const inserted: Array<InsertedMessage> = []
+  const inserted: Array<Delivery.InsertedMessage> = []
   const heads = new Map<string, HeadRow>()
   let seq = lastSeq
   for (const m of batch) {
@@ -165,7 +160,7 @@ export const claimOf = (
   leased: ReadonlyArray<typeof LeasedRow.Type>,
   jobs: ReadonlyArray<typeof JobRow.Type>,
   dead: ReadonlyArray<typeof DeadRow.Type>
-): Claim => {
+): JobQueue.Claim => {
   const attempts = new Map(leased.map((l) => [l.id, l.attempt]))
   return {
     jobs: jobs.map((job) => ({ ...job, attempt: attempts.get(job.id) ?? 0 })),
@@ -327,7 +322,7 @@ export const decodeMessages = (
     ? Effect.succeed(input as ReadonlyArray<typeof MessageRow.Type>)
     : decodeMessageRows(input)
 /**
- * How an SQL adapter reads what a {@link MessageQuery} selects: one walk of an index in seq order
+ * How an SQL adapter reads what a {@link StoredMessage.MessageQuery} selects: one walk of an index in seq order
  * per type (merged), over `message_heads` for `latest`, with the filters marked here as the
  * index's equalities and the others read off the rows walked. The indexes: on messages one per
  * combination of tradeflow, container and type; on the heads one per filter, the tradeflow's
@@ -347,7 +342,7 @@ export interface MessageWalk {
 }
 
 /** The {@link MessageWalk} of a query. */
-export const messageWalk = (query: MessageQuery): MessageWalk => {
+export const messageWalk = (query: StoredMessage.MessageQuery): MessageWalk => {
   const heads = query.latest === true
   const types = query.types === undefined ? undefined : [...new Set(query.types)]
   const byTradeflow = heads && query.tradeflow_reference !== undefined
@@ -369,21 +364,21 @@ export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: S
  * returned are read.
  */
 export const readRun = <E, R>(
-  query: MessageRead,
+  query: StoredMessage.MessageRead,
   sizes: (n: number) => Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly bytes: number }>, E, R>,
-  bodies: (seqs: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<StoredMessage>, E, R>
-): Effect.Effect<MessageRun, E, R> =>
+  bodies: (seqs: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<StoredMessage.StoredMessage>, E, R>
+): Effect.Effect<StoredMessage.MessageRun, E, R> =>
   Effect.gen(function*() {
     if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
     const limit = Math.max(0, Math.floor(query.limit))
     const candidates = [...yield* sizes(limit + 1)].sort((a, b) =>
       query.take === "oldest" ? a.seq - b.seq : b.seq - a.seq
     )
-    const count = fitting(candidates.map((c) => c.bytes), limit, query.max_bytes)
+    const count = StoredMessage.fitting(candidates.map((c) => c.bytes), limit, query.max_bytes)
     const seqs = candidates.slice(0, count).map((c) => c.seq).sort((a, b) => a - b)
-    const bySeq = new Map<number, StoredMessage>()
+    const bySeq = new Map<number, StoredMessage.StoredMessage>()
     for (const part of chunks(seqs, 500)) for (const m of yield* bodies(part)) bySeq.set(m.seq, m)
-    const messages: Array<StoredMessage> = []
+    const messages: Array<StoredMessage.StoredMessage> = []
     for (const seq of seqs) {
       const m = bySeq.get(seq)
       if (m !== undefined) messages.push(m)

@@ -133,7 +133,7 @@ export const ShipmentChange = Schema.Struct({
   type: Schema.Literal("SHIPMENT_CHANGE"),
   change: ShipmentChangeDetails,
   shipment: Schema.optional(Shipment)
-})
+}).annotations({ identifier: "ShipmentChange", description: "Payload of SHIPMENT_CHANGE" })
 export type ShipmentChange = typeof ShipmentChange.Type
 
 /** An entry of a milestone's predicted-date history. */
@@ -178,7 +178,7 @@ export const ContainerMilestone = Schema.Struct({
   bill_of_lading_reference: Schema.NullOr(Schema.String),
   shipment: Schema.optional(Shipment),
   dwell_details: DwellDetails
-})
+}).annotations({ identifier: "ContainerMilestone", description: "Payload of CONTAINER_MILESTONE" })
 export type ContainerMilestone = typeof ContainerMilestone.Type
 
 /** `YYYY-MM-DD HH:MM:SS.ffffff`, no offset (UTC). */
@@ -191,6 +191,9 @@ export const LocationUpdate = Schema.Struct({
   lng: Schema.Number,
   event_date: LocationUpdateDate,
   vessel_name: Schema.String
+}).annotations({
+  identifier: "LocationUpdate",
+  description: "Payload of LOCATION_UPDATE: a periodic position of the vessel"
 })
 export type LocationUpdate = typeof LocationUpdate.Type
 
@@ -227,26 +230,37 @@ export const BasicStatus = Schema.Struct({
   container_reference: Schema.NullOr(Schema.String),
   location: Schema.NullOr(Location),
   predicted_at: DateTimeString
-})
+}).annotations({ identifier: "BasicStatus", description: "Payload of BASIC_STATUS" })
 export type BasicStatus = typeof BasicStatus.Type
 
 /** The APIMessage `type` values. */
 export const MessageType = Schema.Literal("SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS")
 export type MessageType = typeof MessageType.Type
 
-const envelope = <T extends MessageType, P extends Schema.Schema.Any>(type: T, payload: P) =>
+/** The APIMessage `type` values, in the order SERVICE.md lists them. */
+export const messageTypes: ReadonlyArray<MessageType> = MessageType.literals
+
+const envelope = <T extends MessageType, P extends Schema.Schema.Any>(type: T, payload: P, identifier: string) =>
   Schema.Struct({
     hash: Schema.String,
     message_generated_event_date: DateTimeString,
     type: Schema.Literal(type),
     tradeflow_reference: Schema.String,
     payload
-  })
+  }).annotations({ identifier, description: `An upstream message of type ${type}` })
 
-export const ShipmentChangeMessage = envelope("SHIPMENT_CHANGE", ShipmentChange)
-export const ContainerMilestoneMessage = envelope("CONTAINER_MILESTONE", ContainerMilestone)
-export const LocationUpdateMessage = envelope("LOCATION_UPDATE", LocationUpdate)
-export const BasicStatusMessage = envelope("BASIC_STATUS", BasicStatus)
+/** A SHIPMENT_CHANGE message. */
+export const ShipmentChangeMessage = envelope("SHIPMENT_CHANGE", ShipmentChange, "ShipmentChangeMessage")
+/** A CONTAINER_MILESTONE message. */
+export const ContainerMilestoneMessage = envelope(
+  "CONTAINER_MILESTONE",
+  ContainerMilestone,
+  "ContainerMilestoneMessage"
+)
+/** A LOCATION_UPDATE message. */
+export const LocationUpdateMessage = envelope("LOCATION_UPDATE", LocationUpdate, "LocationUpdateMessage")
+/** A BASIC_STATUS message. */
+export const BasicStatusMessage = envelope("BASIC_STATUS", BasicStatus, "BasicStatusMessage")
 
 /**
  * An upstream message. `payload.shipment` is optional only because `excludes=shipment` removes
@@ -257,7 +271,7 @@ export const ApiMessage = Schema.Union(
   ContainerMilestoneMessage,
   LocationUpdateMessage,
   BasicStatusMessage
-)
+).annotations({ identifier: "APIMessage", description: "An upstream message; its payload depends on type" })
 export type ApiMessage = typeof ApiMessage.Type
 
 /** An APIMessage as JSON text. */

@@ -8,6 +8,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
 import type { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
+import { Issue } from "./DownstreamError.js"
 import { randomId } from "./internal/crypto.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
@@ -28,12 +29,9 @@ export const integrationTypes: ReadonlyArray<IntegrationType> = [
   "LOCATION_UPDATE"
 ]
 
-/** One validation problem: a JSON Pointer into the request body and what is wrong. */
-export const AutomationIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
-
 /** The automation request does not satisfy the rules; nothing was stored. */
 export class InvalidAutomation extends Schema.TaggedError<InvalidAutomation>()("InvalidAutomation", {
-  errors: Schema.Array(AutomationIssue)
+  errors: Schema.Array(Issue)
 }) {}
 
 /** No automation with this id. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { AutomationStore } from "./AutomationStore.js"
 import {
   ConfirmationRequired,
@@ -32,11 +32,22 @@ import { TradeflowStore } from "./TradeflowStore.js"
 import { type ValidatedRequest, validateRequest } from "./Validation.js"
 import { Worker } from "./Worker.js"
 
-/** The 202 answer of a downstream post. */
-export interface Accepted {
-  readonly status: "queued"
-  readonly tradeflows: ReadonlyArray<{ readonly tradeflow_reference: string; readonly warnings: ReadonlyArray<string> }>
-}
+/** The 202 answer of a downstream post: the tradeflows it touches, each with the warnings of its records. */
+export const Accepted = Schema.Struct({
+  status: Schema.Literal("queued"),
+  tradeflows: Schema.Array(Schema.Struct({
+    tradeflow_reference: Schema.String,
+    warnings: Schema.Array(Schema.String)
+  }))
+}).annotations({ identifier: "Accepted" })
+export type Accepted = typeof Accepted.Type
+
+/** The answer of a downstream delete: what it did and to how many tradeflows. */
+export const Removed = Schema.Struct({
+  status: Schema.Literal("deactivated", "deleted"),
+  count: Schema.Int
+}).annotations({ identifier: "Removed" })
+export type Removed = typeof Removed.Type
 
 /** A downstream post. */
 export interface Submission {
@@ -65,7 +76,7 @@ export class Ingest extends Context.Tag("@tradeflow/core/Ingest")<Ingest, {
   >
   /** Runs after every job queued before it, and answers what it changed. */
   readonly remove: (removal: Removal) => Effect.Effect<
-    { readonly status: "deactivated" | "deleted"; readonly count: number },
+    Removed,
     ConfirmationRequired | TradeflowNotFound | StorageError
   >
 }>() {}

@@ -16,6 +16,12 @@ export const UnLocode = Schema.compose(Schema.Trim, Schema.Uppercase).pipe(
   })))
 )
 
+/** Any JSON value, kept as sent (its JSON Schema says so instead of Effect's `/schemas/unknown`, which may appear once). */
+export const JsonValue = Schema.Unknown.annotations({
+  jsonSchema: { type: ["string", "number", "boolean", "null", "object", "array"] },
+  description: "Any JSON value"
+})
+
 const isoDateTime = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/
 
 /**
@@ -74,7 +80,7 @@ export const normaliseContainerNumber = (s: string): string => s.replace(/[\s-]/
 /** A container entry of the richer input form `[{ "reference", "custom_properties" }]`. */
 export const ContainerEntry = Schema.Struct({
   reference: NonEmptyString,
-  custom_properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  custom_properties: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue }))
 })
 
 const list = <A, I, R>(
@@ -159,7 +165,7 @@ export const RecordReferences = Schema.Struct({
 /** `configuration`. Keys other than `enroll_insurance` are kept as sent. */
 export const RecordConfiguration = Schema.Struct(
   { enroll_insurance: Schema.optional(Schema.Boolean) },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  Schema.Record({ key: Schema.String, value: JsonValue })
 )
 
 /** The fields of a tradeflow record, without the cross-field rule. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ApiMessage as CoreMessage, Automation, Environment, TradeflowRecord } from "@tradeflow/core"
+import { ApiMessage as CoreMessage, Automation, Environment, Ingest, TradeflowRecord } from "@tradeflow/core"
 import { Schema } from "effect"
 import { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "./Authentication.js"
 import {
@@ -21,33 +21,6 @@ import {
   UnprocessableContent,
   UnsupportedMediaType
 } from "./Problem.js"
-
-/** The message types of the upstream feed. */
-export const MessageTypes = ["SHIPMENT_CHANGE", "CONTAINER_MILESTONE", "LOCATION_UPDATE", "BASIC_STATUS"] as const
-
-/** The 202 answer of a downstream post. */
-export const Accepted = Schema.Struct({
-  status: Schema.Literal("queued"),
-  tradeflows: Schema.Array(Schema.Struct({
-    tradeflow_reference: Schema.String,
-    warnings: Schema.Array(Schema.String)
-  }))
-}).annotations({ identifier: "Accepted" })
-
-/** The answer of a downstream delete. */
-export const Removed = Schema.Struct({
-  status: Schema.Literal("deactivated", "deleted"),
-  count: Schema.Int
-}).annotations({ identifier: "Removed" })
-
-/** An upstream message (APIMessage); its payload depends on `type`. */
-export const ApiMessage = Schema.Struct({
-  hash: Schema.String,
-  message_generated_event_date: Schema.String,
-  type: Schema.Literal(...MessageTypes),
-  tradeflow_reference: Schema.String,
-  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-}).annotations({ identifier: "APIMessage" })
 
 const IdempotencyHeaders = Schema.Struct({ "idempotency-key": Schema.optional(Schema.String) })
 
@@ -71,9 +44,11 @@ export const RemoveParams = Schema.Struct({
 
 const TypeList = Schema.String.pipe(Schema.filter((s) => {
   const names = s.split(",").map((t) => t.trim())
-  const unknown = names.filter((t) => !(MessageTypes as ReadonlyArray<string>).includes(t))
+  const unknown = names.filter((t) => !(CoreMessage.messageTypes as ReadonlyArray<string>).includes(t))
   return unknown.length === 0 ||
-    `unknown message type ${JSON.stringify(unknown[0])}; expected one or a comma list of ${MessageTypes.join(", ")}`
+    `unknown message type ${JSON.stringify(unknown[0])}; expected one or a comma list of ${
+      CoreMessage.messageTypes.join(", ")
+    }`
 }))
 
 /** `per_page`: a decimal integer from 1 to 500. */
@@ -105,7 +80,7 @@ export const UpstreamParams = Schema.Struct({
  * after the last message of `data`.
  */
 export const UpstreamPage = Schema.Struct({
-  data: Schema.Array(ApiMessage),
+  data: Schema.Array(CoreMessage.ApiMessage),
   next_cursor: Schema.String,
   has_more: Schema.Boolean
 }).annotations({ identifier: "UpstreamPage" })
@@ -116,7 +91,7 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
     HttpApiEndpoint.post("submit", "/downstream")
       .setPayload(Schema.Array(TradeflowRecord.TradeflowRecordInput))
       .setHeaders(IdempotencyHeaders)
-      .addSuccess(Accepted, { status: 202 })
+      .addSuccess(Ingest.Accepted, { status: 202 })
   )
   .add(
     HttpApiEndpoint.post("submitTradeflows", "/downstream/tradeflows")
@@ -124,13 +99,13 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
         Schema.Union(TradeflowRecord.TradeflowRecordInput, Schema.Array(TradeflowRecord.TradeflowRecordInput))
       )
       .setHeaders(IdempotencyHeaders)
-      .addSuccess(Accepted, { status: 202 })
+      .addSuccess(Ingest.Accepted, { status: 202 })
   )
   .add(
     HttpApiEndpoint.post("submitScheme", "/downstream/scheme/:scheme")
       .setPath(SchemeName)
       .setHeaders(IdempotencyHeaders)
-      .addSuccess(Accepted, { status: 202 })
+      .addSuccess(Ingest.Accepted, { status: 202 })
       .annotate(
         OpenApi.Description,
         "Runs an integration scheme (built in: csv as text/csv, dcsa-tnt as a JSON array of DCSA Track & Trace 2.2 events, with ?reference=) and queues its records like POST /downstream/tradeflows."
@@ -140,7 +115,7 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
     HttpApiEndpoint.del("remove", "/downstream/tradeflows/:reference")
       .setPath(Reference)
       .setUrlParams(RemoveParams)
-      .addSuccess(Removed)
+      .addSuccess(Ingest.Removed)
   )
   .addError(BadRequest)
   .addError(NotFound)
@@ -159,7 +134,7 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
     HttpApiEndpoint.get("list", "/upstream")
       .setUrlParams(UpstreamParams)
       .addSuccess(
-        Schema.Array(ApiMessage).annotations({
+        Schema.Array(CoreMessage.ApiMessage).annotations({
           description: "Without per_page: the 500 most recent matching messages of the last 24 hours, oldest first"
         })
       )

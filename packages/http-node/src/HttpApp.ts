@@ -39,7 +39,7 @@ import { problemMiddleware } from "./internal/problemMiddleware.js"
 import { upstreamGroup } from "./internal/upstreamGroup.js"
 import { widgetGroup } from "./internal/widgetGroup.js"
 
-export { maxIdempotencyKeyLength, maxRecords } from "./internal/downstreamGroup.js"
+export { maxIdempotencyKeyLength } from "./internal/downstreamGroup.js"
 
 const openApiRoute = (document: OpenApi.OpenAPISpec) =>
   HttpApiBuilder.Router.use((router) =>

@@ -4,18 +4,15 @@
  * @module
  */
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { DownstreamError } from "@tradeflow/core"
 import { Schema } from "effect"
-
-/** One validation problem: a JSON Pointer into the body (or a query parameter name) and what is wrong. */
-export const ProblemIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
-export type ProblemIssue = typeof ProblemIssue.Type
 
 const problemFields = {
   type: Schema.String,
   title: Schema.String,
   status: Schema.Int,
   detail: Schema.String,
-  errors: Schema.optional(Schema.Array(ProblemIssue))
+  errors: Schema.optional(Schema.Array(DownstreamError.Issue))
 }
 
 /** The problem document as it appears on the wire (`application/problem+json`). */
@@ -48,7 +45,7 @@ const titles: Record<number, string> = {
 export const titleOf = (status: number): string => titles[status] ?? "Error"
 
 /** Builds a problem; `type` is `about:blank` as RFC 9457 recommends when the status says it all. */
-export const make = (status: number, detail: string, errors?: ReadonlyArray<ProblemIssue>): Problem =>
+export const make = (status: number, detail: string, errors?: ReadonlyArray<DownstreamError.Issue>): Problem =>
   new Problem({
     type: "about:blank",
     title: titleOf(status),

@@ -7,9 +7,6 @@ import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { mapCoreErrors } from "./errors.js"
 
-/** The most records one downstream request may carry. */
-export const maxRecords = 10_000
-
 /** The longest `Idempotency-Key` accepted. */
 export const maxIdempotencyKeyLength = 255
 
@@ -35,8 +32,8 @@ const submit = (form: "array" | "any") =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = yield* idempotencyKey(request)
       const body = yield* bodies.readJson
-      if (Array.isArray(body) && body.length > maxRecords) {
-        return yield* Problem.make(413, `at most ${maxRecords} records per request (got ${body.length})`)
+      if (Array.isArray(body) && body.length > Ingest.maxRecords) {
+        return yield* Problem.make(413, `at most ${Ingest.maxRecords} records per request (got ${body.length})`)
       }
       return yield* mapCoreErrors(ingest.submit({
         organisation_id: caller.organisation.id,

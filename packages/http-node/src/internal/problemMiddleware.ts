@@ -5,6 +5,7 @@ import {
   HttpServerError,
   HttpServerRequest
 } from "@effect/platform"
+import type { DownstreamError } from "@tradeflow/core"
 import { Cause, Effect, Option } from "effect"
 import { Api, ApiV3 } from "../Api.js"
 import { HttpConfig } from "../HttpConfig.js"
@@ -16,7 +17,7 @@ import { allowedMethods, routeTable } from "./routes.js"
 import { deprecateWidgetSearch, limitWidgetSearch } from "./widget.js"
 
 /** One issue per path, its messages joined (a union reports one issue per member). */
-const mergeIssues = (issues: ReadonlyArray<Problem.ProblemIssue>): ReadonlyArray<Problem.ProblemIssue> => {
+const mergeIssues = (issues: ReadonlyArray<DownstreamError.Issue>): ReadonlyArray<DownstreamError.Issue> => {
   const byPath = new Map<string, Array<string>>()
   for (const issue of issues) {
     const messages = byPath.get(issue.path) ?? []
@@ -28,7 +29,7 @@ const mergeIssues = (issues: ReadonlyArray<Problem.ProblemIssue>): ReadonlyArray
 
 const extraRoutes: ReadonlyArray<readonly [string, string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
 
-const decodeIssues = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Problem.ProblemIssue> => {
+const decodeIssues = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<DownstreamError.Issue> => {
   const issues = error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
   const meaningful = issues.filter((issue) => !/^Expected undefined, actual /.test(issue.message))
   return mergeIssues(meaningful.length > 0 ? meaningful : issues)

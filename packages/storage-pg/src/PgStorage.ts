@@ -26,22 +26,18 @@ import { Migrator, SqlClient, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
   type Automation,
-  AutomationStore,
   Delivery,
   DeliveryStore,
   type Job,
   JobQueue,
   MessageStore,
-  type Organisation,
-  OrganisationStore,
-  RetentionStore,
-  Storage,
+  type Storage,
   StorageError,
   type StoredMessage,
   type Tradeflow,
   TradeflowStore
 } from "@tradeflow/core"
-import { StorageRows } from "@tradeflow/storage-sql"
+import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
 import {
   Config,
   type ConfigError,
@@ -72,9 +68,6 @@ const {
   decodeContainers,
   decodeSizes,
   decodeDue,
-  decodeOrganisations,
-  decodeApiKeys,
-  decodeWidgetKeys,
   decodeJobs,
   claimOf,
   decodeLeased,
@@ -117,17 +110,8 @@ export interface PgStorageOptions {
   readonly applicationName?: string
 }
 
-/** The adapters of every storage port, sharing one PostgreSQL client. */
-export interface PgStorage {
-  readonly organisations: OrganisationStore.OrganisationStore["Type"]
-  readonly jobs: JobQueue.JobQueue["Type"]
-  readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
-  readonly messages: MessageStore.MessageStore["Type"]
-  readonly settings: Storage.Settings["Type"]
-  readonly automations: AutomationStore.AutomationStore["Type"]
-  readonly deliveries: DeliveryStore.DeliveryStore["Type"]
-  readonly retention: RetentionStore.RetentionStore["Type"]
-}
+/** The adapters of every storage port, sharing one SQL client. */
+export type PgStorage = SqlStorage.SqlStorage
 
 /** The NOTIFY channel of enqueues (the payload is the schema, so schemas of one database don't mix). */
 export const channel = "tradeflow_jobs"
@@ -237,86 +221,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
     const [hub, deliveryHub] = yield* Effect.all([listen(channel), listen(deliveryChannel)], { concurrency: 2 })
     const notifyDeliveries = sql`SELECT pg_notify(${deliveryChannel}, ${schema})`
 
-    const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
-    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
-    const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
-    const upsertOrganisation = (o: Organisation.Organisation) =>
-      sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
-        VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
-        ON CONFLICT (id) DO UPDATE SET name = excluded.name, environment = excluded.environment,
-          live_organisation_id = excluded.live_organisation_id, created_at = excluded.created_at`
-
-    const organisations = OrganisationStore.OrganisationStore.of({
-      insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
-        yield* upsertOrganisation(organisation)
-      }, storageError("OrganisationStore.insert")),
-      get: Effect.fn("OrganisationStore.get")(function*(id: string) {
-        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
-        return Option.fromNullable(rows[0])
-      }, storageError("OrganisationStore.get")),
-      list: sql`${selectOrganisation} ORDER BY created_at, position`.pipe(
-        Effect.flatMap(decodeOrganisations),
-        storageError("OrganisationStore.list"),
-        Effect.withSpan("OrganisationStore.list")
-      ),
-      ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
-        const live = companion.live_organisation_id
-        if (live === null) {
-          yield* upsertOrganisation(companion)
-          return companion
-        }
-        yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
-          VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
-          ON CONFLICT (live_organisation_id) DO NOTHING`
-        const stored =
-          (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
-        return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
-      }, storageError("OrganisationStore.ensureCompanion")),
-      insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
-        yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
-          VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
-          ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
-            key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-      }, storageError("OrganisationStore.insertApiKey")),
-      findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
-        const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
-        return Option.fromNullable(rows[0])
-      }, storageError("OrganisationStore.findApiKeyByHash")),
-      listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
-        if (organisationIds.length === 0) return []
-        const parts = chunks([...new Set(organisationIds)], 1000)
-        const rows: Array<Organisation.ApiKeyRecord> = []
-        for (const ids of parts) {
-          rows.push(
-            ...yield* decodeApiKeys(
-              yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)}
-            ORDER BY created_at, position`
-            )
-          )
-        }
-        return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
-      }, storageError("OrganisationStore.listApiKeys")),
-      revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
-        const rows =
-          yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-        return rows.length > 0
-      }, storageError("OrganisationStore.revokeApiKey")),
-      insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
-        yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
-          VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
-          ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, key_hash = excluded.key_hash,
-            created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-      }, storageError("OrganisationStore.insertWidgetKey")),
-      findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
-        const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
-        return Option.fromNullable(rows[0])
-      }, storageError("OrganisationStore.findWidgetKeyByHash")),
-      revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
-        const rows =
-          yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-        return rows.length > 0
-      }, storageError("OrganisationStore.revokeWidgetKey"))
-    })
+    const organisations = yield* Effect.provideService(SqlStorage.organisations, SqlClient.SqlClient, sql)
 
     const jobColumns = sql`id::float8 AS id, organisation_id, environment, payload, received_at`
     const leaseUntil = (leaseMillis: number) =>
@@ -796,57 +701,9 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }, storageError("MessageStore.startOf"))
     })
 
-    const settings = Storage.Settings.of({
-      getOrCreate: Effect.fn("Settings.getOrCreate")(function*(name: string, initial: string) {
-        yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${initial}) ON CONFLICT (name) DO NOTHING`
-        const stored = (yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`))[0]
-        return stored === undefined ? yield* Effect.fail(`setting ${name} vanished after insert`) : stored.value
-      }, storageError("Settings.getOrCreate")),
-      get: Effect.fn("Settings.get")(function*(name: string) {
-        const rows = yield* decodeValues(yield* sql`SELECT value FROM settings WHERE name = ${name}`)
-        return Option.map(Option.fromNullable(rows[0]), (r) => r.value)
-      }, storageError("Settings.get")),
-      set: Effect.fn("Settings.set")(function*(name: string, value: string) {
-        yield* sql`INSERT INTO settings (name, value) VALUES (${name}, ${value})
-          ON CONFLICT (name) DO UPDATE SET value = excluded.value`
-      }, storageError("Settings.set"))
-    })
+    const settings = yield* Effect.provideService(SqlStorage.settings, SqlClient.SqlClient, sql)
 
-    const selectAutomation = sql`SELECT doc FROM automations`
-    const automations = AutomationStore.AutomationStore.of({
-      put: Effect.fn("AutomationStore.put")(function*(automation: Automation.Automation) {
-        const doc = yield* encodeAutomation(automation)
-        yield* sql`INSERT INTO automations (id, organisation_id, enabled, created_at, doc)
-          VALUES (${automation.id}, ${automation.organisation_id}, ${automation.enabled}, ${automation.created_at}, ${doc})
-          ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, enabled = excluded.enabled,
-            created_at = excluded.created_at, doc = excluded.doc`
-      }, storageError("AutomationStore.put")),
-      get: Effect.fn("AutomationStore.get")(function*(id: string) {
-        const rows = yield* decodeAutomations(yield* sql`${selectAutomation} WHERE id = ${id}`)
-        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
-      }, storageError("AutomationStore.get")),
-      list: Effect.fn("AutomationStore.list")(function*(organisationId: string) {
-        const rows = yield* decodeAutomations(
-          yield* sql`${selectAutomation}
-          WHERE organisation_id = ${organisationId} ORDER BY created_at, position`
-        )
-        return rows.map((r) => r.doc)
-      }, storageError("AutomationStore.list")),
-      enabled: Effect.fn("AutomationStore.enabled")(function*(organisationId: string) {
-        const rows = yield* decodeAutomations(
-          yield* sql`${selectAutomation}
-          WHERE organisation_id = ${organisationId} AND enabled ORDER BY created_at, position`
-        )
-        return rows.map((r) => r.doc)
-      }, storageError("AutomationStore.enabled")),
-      remove: Effect.fn("AutomationStore.remove")(function*(id: string) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`DELETE FROM automations WHERE id = ${id} RETURNING id`
-          yield* sql`DELETE FROM deliveries WHERE automation_id = ${id}`
-          return rows.length > 0
-        }))
-      }, storageError("AutomationStore.remove"))
-    })
+    const automations = yield* Effect.provideService(SqlStorage.automations, SqlClient.SqlClient, sql)
 
     const columns = (alias: string) => sql.literal(deliveryFields.map((f) => `${alias}.${f}`).join(", "))
     const selectDelivery = sql`SELECT ${columns("d")} FROM deliveries d`
@@ -1006,58 +863,14 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       wakeups: Stream.fromPubSub(deliveryHub)
     })
 
-    const gone = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.NumberFromString })))
-    const retention = RetentionStore.RetentionStore.of({
-      prune: Effect.fn("RetentionStore.prune")(
-        function*(kind: RetentionStore.PruneKind, before: number, limit: number) {
-          const n = Math.max(0, Math.floor(limit))
-          switch (kind) {
-            case "idempotency_keys":
-              return (yield* sql`DELETE FROM idempotency_keys WHERE (organisation_id, key) IN (
-                SELECT organisation_id, key FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${n}
-              ) RETURNING 1 AS id`).length
-            case "done_jobs":
-            case "dead_jobs":
-              return (yield* sql`DELETE FROM jobs WHERE id IN (
-                SELECT id FROM jobs WHERE status = ${kind === "done_jobs" ? "done" : "dead"} AND received_at < ${before}
-                ORDER BY id LIMIT ${n}
-              ) RETURNING id`).length
-            case "delivery_attempts":
-              return (yield* sql`DELETE FROM delivery_attempts WHERE (delivery_id, attempt) IN (
-                SELECT delivery_id, attempt FROM delivery_attempts WHERE at < ${before} ORDER BY at LIMIT ${n}
-              ) RETURNING 1 AS id`).length
-            case "dead_deliveries":
-              return yield* sql.withTransaction(Effect.gen(function*() {
-                const ids = (yield* gone(
-                  yield* sql`SELECT id FROM deliveries
-                WHERE status = 'dead' AND created_at < ${before} ORDER BY id LIMIT ${n}`
-                )).map((r) => r.id)
-                if (ids.length === 0) return 0
-                yield* sql`DELETE FROM delivery_attempts WHERE ${sql.in("delivery_id", ids)}`
-                yield* sql`DELETE FROM deliveries WHERE ${sql.in("id", ids)}`
-                return ids.length
-              }))
-          }
-        },
-        storageError("RetentionStore.prune")
-      )
-    })
+    const retention = yield* Effect.provideService(SqlStorage.retention, SqlClient.SqlClient, sql)
 
     return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
   }
 )
 
 /** The storage ports as a context, from adapters built by {@link make}. */
-export const toContext = (storage: PgStorage): Context.Context<Storage.Storage> =>
-  Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(
-    Context.add(JobQueue.JobQueue, storage.jobs),
-    Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
-    Context.add(MessageStore.MessageStore, storage.messages),
-    Context.add(Storage.Settings, storage.settings),
-    Context.add(AutomationStore.AutomationStore, storage.automations),
-    Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
-    Context.add(RetentionStore.RetentionStore, storage.retention)
-  )
+export const toContext: (storage: PgStorage) => Context.Context<Storage.Storage> = SqlStorage.toContext
 
 /** Every storage port on an existing `PgClient`; migrates and starts listening on build. */
 export const layerFromClient: Layer.Layer<Storage.Storage, StorageError.StorageError, PgClient.PgClient> = Layer

@@ -4,4 +4,5 @@
  *
  * @module @tradeflow/storage-sql
  */
+export * as SqlStorage from "./SqlStorage.js"
 export * as StorageRows from "./StorageRows.js"

@@ -1,0 +1,61 @@
+/**
+ * Every storage port of `@tradeflow/core` implemented once over `@effect/sql`'s `SqlClient`, for
+ * the SQLite and PostgreSQL dialects; where they differ, a statement is chosen with
+ * `sql.onDialectOrElse`. The driver packages open the database, migrate it and build the ports
+ * with this module.
+ *
+ * @module
+ */
+import type { SqlClient } from "@effect/sql"
+import {
+  AutomationStore,
+  DeliveryStore,
+  JobQueue,
+  MessageStore,
+  OrganisationStore,
+  RetentionStore,
+  Storage,
+  TradeflowStore
+} from "@tradeflow/core"
+import { Context, type Effect } from "effect"
+import * as automationStore from "./internal/automations.js"
+import * as organisationStore from "./internal/organisations.js"
+import * as retentionStore from "./internal/retention.js"
+import * as settingsStore from "./internal/settings.js"
+
+/** The adapters of every storage port, sharing one SQL client. */
+export interface SqlStorage {
+  readonly organisations: OrganisationStore.OrganisationStore["Type"]
+  readonly jobs: JobQueue.JobQueue["Type"]
+  readonly tradeflows: TradeflowStore.TradeflowStore["Type"]
+  readonly messages: MessageStore.MessageStore["Type"]
+  readonly settings: Storage.Settings["Type"]
+  readonly automations: AutomationStore.AutomationStore["Type"]
+  readonly deliveries: DeliveryStore.DeliveryStore["Type"]
+  readonly retention: RetentionStore.RetentionStore["Type"]
+}
+
+/** `OrganisationStore` (organisations, API keys, widget keys) over the `SqlClient`. */
+export const organisations: Effect.Effect<SqlStorage["organisations"], never, SqlClient.SqlClient> =
+  organisationStore.make
+
+/** `Settings` over the `SqlClient`. */
+export const settings: Effect.Effect<SqlStorage["settings"], never, SqlClient.SqlClient> = settingsStore.make
+
+/** `AutomationStore` over the `SqlClient`; removing an automation removes its deliveries and their attempts. */
+export const automations: Effect.Effect<SqlStorage["automations"], never, SqlClient.SqlClient> = automationStore.make
+
+/** `RetentionStore` over the `SqlClient`; a dead delivery goes with its attempts. */
+export const retention: Effect.Effect<SqlStorage["retention"], never, SqlClient.SqlClient> = retentionStore.make
+
+/** The storage ports as a context. */
+export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage> =>
+  Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(
+    Context.add(JobQueue.JobQueue, storage.jobs),
+    Context.add(TradeflowStore.TradeflowStore, storage.tradeflows),
+    Context.add(MessageStore.MessageStore, storage.messages),
+    Context.add(Storage.Settings, storage.settings),
+    Context.add(AutomationStore.AutomationStore, storage.automations),
+    Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
+    Context.add(RetentionStore.RetentionStore, storage.retention)
+  )

@@ -22,7 +22,19 @@ import {
   UnsupportedMediaType
 } from "./Problem.js"
 
-const IdempotencyHeaders = Schema.Struct({ "idempotency-key": Schema.optional(Schema.String) })
+/**
+ * A string query parameter checked by `schema`, with its description in the OpenAPI document (which
+ * shows a refinement's description only through its JSON Schema annotation).
+ */
+const queryString = <S extends Schema.Schema<any, string>>(schema: S, description: string): S =>
+  schema.annotations({ description, jsonSchema: { type: "string", description } }) as S
+
+const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String.annotations({
+    description: "At most 255 characters. A repeat with the same body within 24 hours answers the first 202 again " +
+      "and queues nothing; with another body it is 422, while the first is still being answered 409"
+  }))
+})
 
 const Reference = Schema.Struct({
   reference: Schema.String.annotations({ description: "A tradeflow reference, or * for every tradeflow" })
@@ -38,8 +50,12 @@ const Flag = Schema.Literal("true", "false")
 
 /** The query parameters of `DELETE /downstream/tradeflows/:reference`. */
 export const RemoveParams = Schema.Struct({
-  hard: Schema.optional(Flag),
-  confirm: Schema.optional(Schema.String)
+  hard: Schema.optional(Flag.annotations({
+    description: "true: delete the tradeflows with their messages instead of deactivating them (default false)"
+  })),
+  confirm: Schema.optional(Schema.String.annotations({
+    description: "PRODUCTION: required to delete every tradeflow (reference *) with a production key"
+  }))
 })
 
 const TypeList = Schema.String.pipe(Schema.filter((s) => {
@@ -56,19 +72,36 @@ export const PerPage = Schema.String.pipe(
   Schema.filter((s) =>
     (/^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 500) || "must be an integer from 1 to 500"
   )
-).annotations({ description: "Turns on pagination: messages per page, an integer from 1 to 500" })
+).annotations({
+  description: "Turns on pagination: messages per page, an integer from 1 to 500",
+  jsonSchema: { pattern: "^[0-9]{1,3}$" }
+})
 
 /** The query parameters of `GET /upstream`. */
 export const UpstreamParams = Schema.Struct({
-  tradeflow: Schema.optional(Schema.String),
-  container: Schema.optional(Schema.String),
-  type: Schema.optional(TypeList),
-  since: Schema.optional(TradeflowRecord.IsoDateTime.annotations({
-    description: "Without per_page: narrows the 24-hour window. With per_page: the first page starts at the first " +
-      "matching message generated at or after it (ignored with a cursor, which reaches the whole retained history)"
+  tradeflow: Schema.optional(
+    Schema.String.annotations({ description: "Only the messages of this tradeflow reference" })
+  ),
+  container: Schema.optional(Schema.String.annotations({
+    description: "Only the messages of this container number (never SHIPMENT_CHANGE)"
   })),
-  latest: Schema.optional(Flag),
-  excludes: Schema.optional(Schema.Literal("shipment")),
+  type: Schema.optional(queryString(
+    TypeList,
+    "One message type or a comma list of them: SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE, BASIC_STATUS"
+  )),
+  since: Schema.optional(queryString(
+    TradeflowRecord.IsoDateTime,
+    "Without per_page: narrows the 24-hour window. With per_page: the first page starts at the first " +
+      "matching message generated at or after it (ignored with a cursor, which reaches the whole retained history)"
+  )),
+  latest: Schema.optional(Flag.annotations({
+    description: "true: only the messages that are the newest of their tradeflow, type and container"
+  })),
+  excludes: Schema.optional(
+    Schema.Literal("shipment").annotations({
+      description: "shipment: leave payload.shipment out of every message"
+    })
+  ),
   per_page: Schema.optional(PerPage),
   cursor: Schema.optional(Schema.String.annotations({
     description: "The next_cursor of a previous page (requires per_page); the filters must stay the same"
@@ -92,6 +125,12 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
       .setPayload(Schema.Array(TradeflowRecord.TradeflowRecordInput))
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Ingest.Accepted, { status: 202 })
+      .annotate(
+        OpenApi.Description,
+        `Queues an array of tradeflow records (at most ${Ingest.maxRecords.toLocaleString("en")}, ` +
+          "by default 5 MiB). The request is validated as a whole: every problem is reported at once (422) and " +
+          "nothing is queued; the 202 lists each tradeflow with its warnings once the work is durably queued."
+      )
   )
   .add(
     HttpApiEndpoint.post("submitTradeflows", "/downstream/tradeflows")
@@ -100,6 +139,7 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
       )
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Ingest.Accepted, { status: 202 })
+      .annotate(OpenApi.Description, "As POST /downstream, taking one record or an array of them.")
   )
   .add(
     HttpApiEndpoint.post("submitScheme", "/downstream/scheme/:scheme")
@@ -116,6 +156,11 @@ export class DownstreamGroup extends HttpApiGroup.make("downstream")
       .setPath(Reference)
       .setUrlParams(RemoveParams)
       .addSuccess(Ingest.Removed)
+      .annotate(
+        OpenApi.Description,
+        "Deactivates (or, with hard=true, deletes) one tradeflow, or every tradeflow of the organisation with " +
+          "reference *. Runs after everything queued before it; an unknown single reference is 404."
+      )
   )
   .addError(BadRequest)
   .addError(NotFound)
@@ -139,6 +184,12 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
         })
       )
       .addSuccess(UpstreamPage)
+      .annotate(
+        OpenApi.Description,
+        "The organisation's upstream messages. Without per_page: the 500 most recent matching messages of the last" +
+          " 24 hours, oldest first. With per_page: a page { data, next_cursor, has_more } in sequence order, resumed" +
+          " with cursor."
+      )
   )
   .addError(BadRequest)
   .addError(InternalServerError)
@@ -148,9 +199,10 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
 
 /** The query parameters of `GET /api/v2/widget-search`. */
 export const WidgetSearchParams = Schema.Struct({
-  query: Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty")).annotations({
-    description: "A tradeflow reference, bill of lading, booking or container number"
-  })
+  query: queryString(
+    Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty")),
+    "A tradeflow reference, bill of lading, booking or container number"
+  )
 })
 
 /**
@@ -182,7 +234,11 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
 
 /** `GET /health`, without authentication. */
 export class HealthGroup extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .annotate(OpenApi.Description, "Answers { status: ok } while the server runs; no authentication.")
+  )
 {}
 
 const OrganisationSummary = Schema.Struct({
@@ -217,7 +273,11 @@ export const NewOrganisation = Schema.Struct({ name: Schema.String })
 /** The body of `POST /console/organisations/:id/api-keys`. */
 export const NewApiKey = Schema.Struct({ environment: Environment.Environment })
 
-const Id = Schema.Struct({ id: Schema.String })
+const pathId = (description: string) => Schema.Struct({ id: Schema.String.annotations({ description }) })
+const OrganisationId = pathId("The organisation's id (a live organisation or its (UAT) companion)")
+const ApiKeyId = pathId("The API key's id (not the key)")
+const WidgetKeyId = pathId("The widget key's id (not the key)")
+const AutomationId = pathId("The automation's id")
 
 /**
  * The body of `POST /console/organisations/:id/automations`. `types` is checked by the service
@@ -338,7 +398,7 @@ const JobInfo = Schema.Struct({
 
 const TradeflowPath = Schema.Struct({
   id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
-  reference: Schema.String
+  reference: Schema.String.annotations({ description: "The tradeflow reference" })
 })
 
 /**
@@ -350,23 +410,35 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     HttpApiEndpoint.post("createOrganisation", "/console/organisations")
       .setPayload(NewOrganisation)
       .addSuccess(Schema.Struct({ id: Schema.String, name: Schema.String }), { status: 201 })
+      .annotate(OpenApi.Description, "Creates a production organisation.")
   )
-  .add(HttpApiEndpoint.get("listOrganisations", "/console/organisations").addSuccess(Schema.Array(OrganisationSummary)))
+  .add(
+    HttpApiEndpoint.get("listOrganisations", "/console/organisations")
+      .addSuccess(Schema.Array(OrganisationSummary))
+      .annotate(OpenApi.Description, "Every organisation, live and (UAT) companions.")
+  )
   .add(
     HttpApiEndpoint.post("createApiKey", "/console/organisations/:id/api-keys")
-      .setPath(Id)
+      .setPath(OrganisationId)
       .setPayload(NewApiKey)
       .addSuccess(CreatedApiKey, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Creates an API key of the environment, shown once. The first key of either environment creates the " +
+          "organisation's (UAT) companion."
+      )
   )
   .add(
     HttpApiEndpoint.get("listApiKeys", "/console/organisations/:id/api-keys")
-      .setPath(Id)
+      .setPath(OrganisationId)
       .addSuccess(Schema.Array(ApiKeyInfo))
+      .annotate(OpenApi.Description, "The API keys of the organisation and its companion, without the keys themselves.")
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey", "/console/api-keys/:id")
-      .setPath(Id)
+      .setPath(ApiKeyId)
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Revokes an API key: it is refused (403) from then on.")
   )
   .add(
     HttpApiEndpoint.post("createWidgetKey", "/console/organisations/:id/widget-keys")
@@ -376,11 +448,17 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
         })
       }))
       .addSuccess(CreatedWidgetKey, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Creates a widget key (wk_…) for the deprecated widget search, shown once. It reads exactly the " +
+          "organisation of that id."
+      )
   )
   .add(
     HttpApiEndpoint.del("revokeWidgetKey", "/console/widget-keys/:id")
-      .setPath(Id)
+      .setPath(WidgetKeyId)
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Revokes a widget key: it is refused (401) from then on.")
   )
   .add(
     HttpApiEndpoint.post("createAutomation", "/console/organisations/:id/automations")
@@ -389,31 +467,45 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       }))
       .setPayload(NewAutomation)
       .addSuccess(CreatedAutomation, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Creates a webhook automation, disabled unless enabled is true, and answers its signing secret once. A " +
+          "URL, format or type list the rules refuse is 422 naming the field."
+      )
   )
   .add(
     HttpApiEndpoint.get("listAutomations", "/console/organisations/:id/automations")
-      .setPath(Id)
+      .setPath(OrganisationId)
       .addSuccess(Schema.Array(AutomationInfo))
+      .annotate(OpenApi.Description, "The organisation's automations, without secrets.")
   )
   .add(
-    HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable").setPath(Id).addSuccess(AutomationInfo)
+    HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable")
+      .setPath(AutomationId)
+      .addSuccess(AutomationInfo)
+      .annotate(OpenApi.Description, "Enables the automation.")
   )
   .add(
-    HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable").setPath(Id).addSuccess(AutomationInfo)
+    HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable")
+      .setPath(AutomationId)
+      .addSuccess(AutomationInfo)
+      .annotate(OpenApi.Description, "Disables the automation.")
   )
   .add(
     HttpApiEndpoint.post("rotateAutomationSecret", "/console/automations/:id/rotate-secret")
-      .setPath(Id)
+      .setPath(AutomationId)
       .addSuccess(RotatedSecret)
+      .annotate(OpenApi.Description, "Issues a new signing secret; the previous one stays valid for 24 hours.")
   )
   .add(
     HttpApiEndpoint.del("deleteAutomation", "/console/automations/:id")
-      .setPath(Id)
+      .setPath(AutomationId)
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Deletes the automation.")
   )
   .add(
     HttpApiEndpoint.post("sendTest", "/console/automations/:id/test")
-      .setPath(Id)
+      .setPath(AutomationId)
       .addSuccess(TestDelivery, { status: 202 })
       .annotate(
         OpenApi.Description,
@@ -423,11 +515,12 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.get("listDeliveries", "/console/automations/:id/deliveries")
-      .setPath(Id)
+      .setPath(AutomationId)
       .setUrlParams(DeliveryLogParams)
       .addSuccess(
         Schema.Array(DeliveryAttempt).annotations({ description: "The automation's delivery attempts, newest first" })
       )
+      .annotate(OpenApi.Description, "The automation's delivery attempts, newest first, one entry per attempt.")
   )
   .add(
     HttpApiEndpoint.post("retryDelivery", "/console/deliveries/:id/retry")
@@ -441,7 +534,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.get("listJobs", "/console/organisations/:id/jobs")
-      .setPath(Id)
+      .setPath(OrganisationId)
       .setUrlParams(JobListParams)
       .addSuccess(
         Schema.Array(JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" })

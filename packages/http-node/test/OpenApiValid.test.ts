@@ -20,6 +20,16 @@ interface Document {
   readonly components: { readonly schemas: Readonly<Record<string, JsonSchema>> }
 }
 
+interface Operation {
+  readonly description?: string
+  readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string; readonly description?: string }>
+}
+
+/** A description written for the API, not one Effect gives a schema by default ("a string that will be trimmed"). */
+const meaningful = (description: string | undefined): boolean =>
+  description !== undefined && description.trim() !== "" && !/^an? [a-z ]+ (that|with|of)\b/.test(description) &&
+  !/^(a string|a number|an integer)$/.test(description)
+
 const served = Effect.map(send("GET", "/openapi.json"), (r) => {
   assert.strictEqual(r.status, 200, r.text)
   return r.body as Document
@@ -52,6 +62,28 @@ layer(makeAppLayer(), { excludeTestServices: true })("OpenAPI document", (it) =>
       )
       assert.isTrue(result.valid, JSON.stringify(result.errors, null, 2))
       assert.strictEqual(validator.version, "3.1")
+    }))
+
+  it.effect("every operation and every parameter has a description of its own", () =>
+    Effect.gen(function*() {
+      const doc = yield* served
+      const missing: Array<string> = []
+      let operations = 0
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const method of ["get", "put", "post", "delete", "patch"]) {
+          const operation = item[method] as Operation | undefined
+          if (operation === undefined) continue
+          operations++
+          if (!meaningful(operation.description)) missing.push(`${method.toUpperCase()} ${path}`)
+          for (const parameter of operation.parameters ?? []) {
+            if (!meaningful(parameter.description)) {
+              missing.push(`${method.toUpperCase()} ${path} ${parameter.in} ${parameter.name}`)
+            }
+          }
+        }
+      }
+      assert.isAbove(operations, 30)
+      assert.deepStrictEqual(missing, [])
     }))
 
   it.effect("GET /upstream types each of the four message payloads with the fields the renderer writes", () =>

@@ -25,7 +25,8 @@ import {
   type Storage,
   type StorageError,
   TrackingConfig,
-  Upstream
+  Upstream,
+  WebhookDestination
 } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
@@ -58,6 +59,7 @@ const appOn = (storage: Layer.Layer<Storage.Storage | SqlClient.SqlClient, Stora
   )
   return HttpApp.layer.pipe(
     Layer.provide(HttpConfig.layer({ consoleToken: "bench-console-token-0123456789abcdef" })),
+    Layer.provide(WebhookDestination.layerMemory),
     Layer.provideMerge(services),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )

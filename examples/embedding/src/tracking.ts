@@ -6,6 +6,7 @@
 import { Accounts, Ingest, Locations, Service, TrackingConfig, Upstream } from "@tradeflow/core"
 import { HttpConfig, HttpMount } from "@tradeflow/http-node"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { Ssrf } from "@tradeflow/webhook"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -15,6 +16,7 @@ export const makeTracking = (options: { readonly dataDir: string; readonly conso
   ManagedRuntime.make(
     HttpMount.layer({ prefix: "/tracking" }).pipe(
       Layer.provideMerge(HttpConfig.layer({ consoleToken: options.consoleToken })),
+      Layer.provideMerge(Ssrf.layer({ allowPrivate: false, allowHttp: false })),
       Layer.provideMerge(Service.layer()),
       Layer.provideMerge(Layer.mergeAll(
         SqliteStorage.layer({ filename: join(options.dataDir, "tracking.sqlite") }),

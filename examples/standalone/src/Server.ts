@@ -19,7 +19,7 @@ import {
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
+import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import * as ConsoleToken from "./ConsoleToken.js"
@@ -96,9 +96,18 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 }))
 
 /**
- * Webhook push: a delivery worker unless `WEBHOOK_ENABLED=false`. `WEBHOOK_ALLOW_PRIVATE=true`
- * lets it deliver to private addresses and plain `http://` (development, tests);
- * `WEBHOOK_HTTP_ALLOWLIST` (comma-separated host names) allows plain `http://` to those hosts only;
+ * The webhook destinations accepted, by automations and their deliveries: `WEBHOOK_ALLOW_PRIVATE=true`
+ * allows private addresses and plain `http://` (development, tests); `WEBHOOK_HTTP_ALLOWLIST`
+ * (comma-separated host names) allows plain `http://` to those hosts only.
+ */
+export const destinationConfig = Config.all({
+  allowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  httpHosts: Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault(""), Config.map(HttpConfig.parseHosts))
+}).pipe(Config.map(({ allowPrivate, httpHosts }) => ({ allowPrivate, allowHttp: allowPrivate, httpHosts })))
+
+/**
+ * Webhook push: the destination check of new automations (`Ssrf.layer` over {@link destinationConfig})
+ * and a delivery worker to the same destinations, unless `WEBHOOK_ENABLED=false`.
  * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
  * this process (after a crash, other processes retry its deliveries once it runs out);
  * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
@@ -107,19 +116,15 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
 export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const background = yield* Config.boolean("WEBHOOK_ENABLED").pipe(Config.withDefault(true))
-    const allowPrivate = yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
-    const httpHosts = HttpConfig.parseHosts(yield* Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault("")))
+    const destinations = yield* destinationConfig
     const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
     const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-    return DeliveryWorker.layer({
-      background,
-      allowPrivate,
-      allowHttp: allowPrivate,
-      httpHosts,
-      leaseMillis,
-      batchSize,
-      startAfter
-    }).pipe(Layer.provide(WebhookClient.layer({ allowPrivate })))
+    return Layer.merge(
+      Ssrf.layer(destinations),
+      DeliveryWorker.layer({ background, ...destinations, leaseMillis, batchSize, startAfter }).pipe(
+        Layer.provide(WebhookClient.layer({ allowPrivate: destinations.allowPrivate }))
+      )
+    )
   }))
 
 const hosts = (name: string, fallback: ReadonlyArray<string>) =>
@@ -146,7 +151,7 @@ const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
  * (see {@link ConsoleToken.load}), `CONSOLE_HOSTS`, `CONSOLE_AUTH_FAILURES` (failed console
  * authentications per client per minute), `TRUST_PROXY`, `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`,
  * `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`, `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`,
- * `WEBHOOK_ALLOW_PRIVATE`, `WEBHOOK_HTTP_ALLOWLIST`, `WIDGET_SUNSET` (an invalid date-time is a
+ * `WIDGET_SUNSET` (an invalid date-time is a
  * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
  * second, and at once).
  */
@@ -170,8 +175,6 @@ export const httpLayerConfig = Layer.unwrapEffect(
         "MAX_UPSTREAM_IN_FLIGHT_PER_KEY",
         HttpConfig.defaultMaxUpstreamInFlightPerKey
       ),
-      webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-      webhookHttpHosts: hosts("WEBHOOK_HTTP_ALLOWLIST", []),
       widgetSunset,
       widgetSearchLimit: {
         perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),

@@ -4,7 +4,7 @@ import { Cause, ConfigProvider, Effect, Either, Exit, Layer, Logger, Redacted } 
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { httpLayerConfig } from "../src/Server.js"
+import { destinationConfig, httpLayerConfig } from "../src/Server.js"
 
 const tokenFile = () => join(mkdtempSync(join(tmpdir(), "tradeflow-token-")), "secrets", "console-token")
 
@@ -15,23 +15,27 @@ const read = (env: Record<string, string>) =>
     )
   )
 
+const destinations = (env: Record<string, string>) =>
+  Effect.withConfigProvider(destinationConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+
 const readWithToken = (env: Record<string, string>) => Effect.either(read({ CONSOLE_TOKEN: "t".repeat(32), ...env }))
 
 it.effect("httpLayerConfig reads the environment variables of DECISIONS.md §1", () =>
   Effect.gen(function*() {
-    const settings = yield* read({
+    const env = {
       PRODUCTION_HOSTS: "api.example.com, 10.0.0.1",
       UAT_HOSTS: "uat.example.com",
       CONSOLE_TOKEN: "s3cret-s3cret-s3cret-s3cret-s3cret",
       TRUST_PROXY: "true",
       WEBHOOK_ALLOW_PRIVATE: "true"
-    })
+    }
+    const settings = yield* read(env)
     assert.deepStrictEqual(settings.productionHosts, ["api.example.com", "10.0.0.1"])
     assert.deepStrictEqual(settings.uatHosts, ["uat.example.com"])
     assert.strictEqual(Redacted.value(settings.consoleToken), "s3cret-s3cret-s3cret-s3cret-s3cret")
     assert.isTrue(settings.trustProxy)
     assert.strictEqual(settings.maxBodyBytes, 5 * 1024 * 1024)
-    assert.isTrue(settings.webhookAllowPrivate)
+    assert.isTrue((yield* destinations(env)).allowPrivate)
   }))
 
 it.effect("defaults: localhost hosts, uat.localhost, the console on every host, 10 failed authentications a minute", () =>
@@ -40,7 +44,7 @@ it.effect("defaults: localhost hosts, uat.localhost, the console on every host, 
     assert.deepStrictEqual(a.productionHosts, ["localhost", "127.0.0.1"])
     assert.deepStrictEqual(a.uatHosts, ["uat.localhost"])
     assert.isFalse(a.trustProxy)
-    assert.isFalse(a.webhookAllowPrivate)
+    assert.isFalse((yield* destinations({ CONSOLE_TOKEN_FILE: tokenFile() })).allowPrivate)
     assert.deepStrictEqual(a.consoleHosts, [])
     assert.deepStrictEqual(a.consoleFailures, { failures: 10, windowMillis: 60_000 })
     const b = yield* read({

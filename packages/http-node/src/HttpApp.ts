@@ -23,6 +23,7 @@ import type {
   Jobs,
   Schemes,
   Upstream,
+  WebhookDestination,
   WidgetSearch
 } from "@tradeflow/core"
 import { Effect, Layer, type Scope } from "effect"
@@ -67,7 +68,10 @@ export interface MountOptions {
   readonly prefix?: string | undefined
 }
 
-/** The core services the API calls. */
+/**
+ * The core services the API calls, and the `WebhookDestination` check of new automations'
+ * URLs (`Ssrf.layer` of `@tradeflow/webhook`).
+ */
 export type Services =
   | Accounts.Accounts
   | Automations.Automations
@@ -78,6 +82,7 @@ export type Services =
   | Jobs.Jobs
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
+  | WebhookDestination.WebhookDestination
 
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */
 const routesLayer = (prefix: string) => {
@@ -117,7 +122,7 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
 /**
  * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
  * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`),
- * {@link HttpConfig} and the core services (for example `Service.layerMemory`).
+ * {@link HttpConfig} and the {@link Services} (for example `Service.layerMemory` and `Ssrf.layer`).
  */
 export const layer: Layer.Layer<
   never,

@@ -1,7 +1,7 @@
 /**
  * Configuration of the HTTP API: which hosts are which environment, the console token and where
- * the console is served, proxy trust, the request body limit, whether webhook destinations may be
- * private and the sunset of the widget search (DECISIONS.md §1).
+ * the console is served, proxy trust, the request body limits and the sunset of the widget search
+ * (DECISIONS.md §1).
  *
  * @module
  */
@@ -31,10 +31,6 @@ export interface HttpSettings {
   readonly maxInFlightPerKey: number
   /** Upstream requests (`GET /upstream`) one credential may have in flight at once (429 beyond). */
   readonly maxUpstreamInFlightPerKey: number
-  /** Webhook destinations may be loopback/private addresses and plain http (development, tests). */
-  readonly webhookAllowPrivate: boolean
-  /** Host names webhook destinations may reach over plain http. */
-  readonly webhookHttpHosts: ReadonlyArray<string>
   /** From this instant on the widget search answers 410; null while no sunset is announced. */
   readonly widgetSunset: Date | null
   /** Widget searches per key: `perSecond` on average, `burst` at once (429 beyond). */
@@ -77,8 +73,6 @@ export interface Options {
   readonly maxBufferedBodyBytes?: number
   readonly maxInFlightPerKey?: number
   readonly maxUpstreamInFlightPerKey?: number
-  readonly webhookAllowPrivate?: boolean
-  readonly webhookHttpHosts?: ReadonlyArray<string>
   readonly widgetSunset?: Date | null
   readonly widgetSearchLimit?: { readonly perSecond: number; readonly burst: number }
 }
@@ -102,8 +96,6 @@ export const make = (options: Options): HttpSettings => ({
   maxBufferedBodyBytes: options.maxBufferedBodyBytes ?? defaultMaxBufferedBodyBytes,
   maxInFlightPerKey: options.maxInFlightPerKey ?? defaultMaxInFlightPerKey,
   maxUpstreamInFlightPerKey: options.maxUpstreamInFlightPerKey ?? defaultMaxUpstreamInFlightPerKey,
-  webhookAllowPrivate: options.webhookAllowPrivate ?? false,
-  webhookHttpHosts: (options.webhookHttpHosts ?? []).map((h) => h.toLowerCase()),
   widgetSunset: options.widgetSunset ?? null,
   widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit
 })

@@ -4,10 +4,11 @@ import { JobQueue, Worker } from "@tradeflow/core"
 import { layer as serviceLayer } from "@tradeflow/core/testing"
 import { Effect, Fiber, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
-import { consoleAuth, consoleToken, newKey, oceanBasic, type Received, send, uat } from "./Fixture.js"
+import { consoleAuth, consoleToken, destinationLayer, newKey, oceanBasic, type Received, send, uat } from "./Fixture.js"
 
 /** The app over the in-memory service with no background worker: jobs run on `Worker.drain` only. */
 const appLayer = HttpApp.layer.pipe(
+  Layer.provide(destinationLayer()),
   Layer.provide(HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 } })),
   Layer.provideMerge(serviceLayer),
   Layer.provideMerge(NodeHttpServer.layerTest)

@@ -5,6 +5,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Schemes, Service } from "@tradeflow/core"
+import { Ssrf } from "@tradeflow/webhook"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
 
@@ -12,17 +13,33 @@ export const consoleToken = "console-token-for-tests-0123456789abcdef"
 export const production = "localhost:8080"
 export const uat = "uat.localhost"
 
+/** What the fixture's webhook destination check lets through: by default public `https:` only. */
+export interface DestinationOptions {
+  /** Private addresses and plain http too. */
+  readonly webhookAllowPrivate?: boolean
+  /** Host names reachable over plain http. */
+  readonly webhookHttpHosts?: ReadonlyArray<string>
+}
+
+/** The webhook destination check of `@tradeflow/webhook`, as the standalone server provides it. */
+export const destinationLayer = ({ webhookAllowPrivate = false, webhookHttpHosts = [] }: DestinationOptions = {}) =>
+  Ssrf.layer({ allowPrivate: webhookAllowPrivate, allowHttp: webhookAllowPrivate, httpHosts: webhookHttpHosts })
+
 /**
  * The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it.
  * Every test client shares one address, so failed console authentications are not limited unless
  * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes.
  */
 export const makeAppLayer = (
-  options: Partial<HttpConfig.Options> = {},
+  { webhookAllowPrivate, webhookHttpHosts, ...options }: Partial<HttpConfig.Options> & DestinationOptions = {},
   schemes: Readonly<Record<string, Schemes.Scheme>> = {}
 ) =>
   HttpApp.layer.pipe(
     Layer.provide(Schemes.add(schemes)),
+    Layer.provide(destinationLayer({
+      ...(webhookAllowPrivate === undefined ? {} : { webhookAllowPrivate }),
+      ...(webhookHttpHosts === undefined ? {} : { webhookHttpHosts })
+    })),
     Layer.provide(
       HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })
     ),

@@ -7,9 +7,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { HttpApp, HttpConfig, HttpMount } from "../src/index.js"
 import { normalizePrefix, underPrefix } from "../src/internal/prefix.js"
-import { consoleAuth, consoleToken, oceanBasic, send } from "./Fixture.js"
+import { consoleAuth, consoleToken, destinationLayer, oceanBasic, send } from "./Fixture.js"
 
-const config = HttpConfig.layer({ consoleToken })
+const config = Layer.merge(HttpConfig.layer({ consoleToken }), destinationLayer())
 
 const tracking = HttpMount.layer({ prefix: "/tracking" }).pipe(
   Layer.provideMerge(config),

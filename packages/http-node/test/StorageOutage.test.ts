@@ -3,7 +3,7 @@ import { assert, layer } from "@effect/vitest"
 import { JobQueue, Locations, Service, Storage, StorageError, TrackingConfig } from "@tradeflow/core"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
-import { consoleToken, newKey, oceanBasic, send, uat } from "./Fixture.js"
+import { consoleToken, destinationLayer, newKey, oceanBasic, send, uat } from "./Fixture.js"
 
 /** The memory storage, whose job queue has lost its database: every enqueue fails. */
 const outage = Layer.effect(
@@ -17,6 +17,7 @@ const outage = Layer.effect(
 ).pipe(Layer.provideMerge(Storage.layerMemory))
 
 const appLayer = HttpApp.layer.pipe(
+  Layer.provide(destinationLayer()),
   Layer.provide(HttpConfig.layer({ consoleToken })),
   Layer.provideMerge(
     Service.layer({ background: false }).pipe(

@@ -10,11 +10,12 @@ import { Locations, Service, Storage, TrackingConfig } from "@tradeflow/core"
 import { commitMessages } from "@tradeflow/core/test-kit"
 import { Effect, FastCheck as fc, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
-import { consoleToken, newKey, send, uat } from "./Fixture.js"
+import { consoleToken, destinationLayer, newKey, send, uat } from "./Fixture.js"
 
 const maxBytes = 3_000
 
 const appLayer = HttpApp.layer.pipe(
+  Layer.provide(destinationLayer()),
   Layer.provide(HttpConfig.layer({ consoleToken })),
   Layer.provideMerge(
     Service.layer({ background: false, upstream: { maxBytes } }).pipe(

@@ -10,7 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Cursor, MessageStore, Service, Storage, type StoredMessage, Upstream } from "@tradeflow/core"
 import { Effect, FastCheck as fc, Layer, Redacted } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
-import { consoleToken, newKey, uat } from "./Fixture.js"
+import { consoleToken, destinationLayer, newKey, uat } from "./Fixture.js"
 
 let stored: ReadonlyArray<StoredMessage.StoredMessage> = []
 
@@ -23,6 +23,7 @@ const store = MessageStore.MessageStore.of({
 const secret = "upstream-bytes-secret"
 
 const appLayer = HttpApp.layer.pipe(
+  Layer.provide(destinationLayer()),
   Layer.provide(HttpConfig.layer({ consoleToken })),
   Layer.provide(
     Layer.fresh(Upstream.layer()).pipe(

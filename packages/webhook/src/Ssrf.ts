@@ -1,11 +1,13 @@
 /**
  * Destination safety for webhook deliveries: which addresses a delivery may connect to, the
  * URL check done when an automation is saved, and a `dns.lookup` replacement that checks the
- * very addresses the socket connects to (no DNS rebinding window).
+ * very addresses the socket connects to (no DNS rebinding window). {@link layer} is core's
+ * `WebhookDestination` port over {@link checkUrl}.
  *
  * @module
  */
-import { Data, Either } from "effect"
+import { WebhookDestination } from "@tradeflow/core"
+import { Data, Effect, Either, Layer } from "effect"
 import * as Dns from "node:dns"
 import type { LookupFunction } from "node:net"
 import { ipv4Number, ipv6Groups, readIPv4Host, readIPv6 } from "./internal/IpAddress.js"
@@ -196,6 +198,14 @@ export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
   readonly message: string
 }> {}
 
+/** What {@link checkUrl} lets through beyond public `https:` destinations. */
+export interface CheckOptions {
+  readonly allowPrivate: boolean
+  readonly allowHttp: boolean
+  /** Host names (lower case) that may be reached over plain `http:` even without `allowHttp`. */
+  readonly httpHosts?: ReadonlyArray<string> | undefined
+}
+
 /**
  * Checks a destination URL when an automation is saved and before each delivery: only
  * `https:` (and `http:` when `allowHttp`, or to a host of `httpHosts`), no credentials, only port 80, 443 or
@@ -204,12 +214,7 @@ export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
  */
 export const checkUrl = (
   url: string | URL,
-  options: {
-    readonly allowPrivate: boolean
-    readonly allowHttp: boolean
-    /** Host names (lower case) that may be reached over plain `http:` even without `allowHttp`. */
-    readonly httpHosts?: ReadonlyArray<string> | undefined
-  }
+  options: CheckOptions
 ): Either.Either<URL, DestinationRefused> => {
   const text = String(url)
   const refuse = (reason: DestinationRefused["reason"], message: string) =>
@@ -250,4 +255,23 @@ export const checkUrl = (
       return reason === "public" ? Either.right(parsed) : refuse(reason, `host ${parsed.hostname} is ${reason}`)
     }
   }
+}
+
+/**
+ * Core's `WebhookDestination` port: a destination is refused as {@link checkUrl} refuses it with
+ * `options` (host names of `httpHosts` in any case).
+ */
+export const layer = (options: CheckOptions): Layer.Layer<WebhookDestination.WebhookDestination> => {
+  const settings = { ...options, httpHosts: (options.httpHosts ?? []).map((host) => host.toLowerCase()) }
+  return Layer.succeed(
+    WebhookDestination.WebhookDestination,
+    WebhookDestination.WebhookDestination.of({
+      check: (url) =>
+        Either.match(checkUrl(url, settings), {
+          onLeft: (refused) =>
+            Effect.fail(new WebhookDestination.DestinationRefused({ url, message: refused.message })),
+          onRight: () => Effect.void
+        })
+    })
+  )
 }

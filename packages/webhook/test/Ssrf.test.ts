@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { WebhookDestination } from "@tradeflow/core"
+import { Effect, Either, FastCheck as fc } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Ssrf } from "../src/index.js"
@@ -349,4 +350,37 @@ describe("Ssrf.safeLookup", () => {
       await new Promise((resolve) => server.close(resolve))
     }
   })
+})
+
+describe("Ssrf.layer", () => {
+  const check = (url: string, options: Ssrf.CheckOptions) =>
+    Effect.flatMap(WebhookDestination.WebhookDestination, (destinations) => destinations.check(url)).pipe(
+      Effect.either,
+      Effect.provide(Ssrf.layer(options))
+    )
+
+  it.effect("is core's WebhookDestination: refused as checkUrl refuses, with its message", () =>
+    Effect.gen(function*() {
+      const strict = { allowPrivate: false, allowHttp: false }
+      for (const url of ["https://127.0.0.1/hook", "http://example.com/hook", "https://u:p@example.com/", "nope"]) {
+        const refused = Either.flip(Ssrf.checkUrl(url, strict))
+        const checked = yield* check(url, strict)
+        assert.isTrue(Either.isLeft(checked) && Either.isRight(refused), url)
+        if (Either.isLeft(checked) && Either.isRight(refused)) {
+          assert.deepStrictEqual(
+            [checked.left._tag, checked.left.url, checked.left.message],
+            ["DestinationRefused", url, refused.right.message]
+          )
+        }
+      }
+      assert.isTrue(Either.isRight(yield* check("https://example.com/hook", strict)))
+      assert.isTrue(Either.isRight(yield* check("http://127.0.0.1:9000/hook", { allowPrivate: true, allowHttp: true })))
+    }))
+
+  it.effect("allows plain http to the hosts of httpHosts, in any case", () =>
+    Effect.gen(function*() {
+      const options = { allowPrivate: false, allowHttp: false, httpHosts: ["Hooks.Example.com"] }
+      assert.isTrue(Either.isRight(yield* check("http://hooks.example.com/in", options)))
+      assert.isTrue(Either.isLeft(yield* check("http://other.example.com/in", options)))
+    }))
 })

@@ -8,12 +8,11 @@ import {
   DownstreamError,
   Jobs,
   Validation,
+  WebhookDestination,
   WidgetSearch
 } from "@tradeflow/core"
-import { Ssrf } from "@tradeflow/webhook"
 import { Effect, Either, Option, Schema } from "effect"
 import { Api, NewApiKey, NewAutomation, NewOrganisation } from "../Api.js"
-import { HttpConfig } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { attachment } from "./contentDisposition.js"
@@ -37,23 +36,19 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Ef
   )
 
 /**
- * Creates an automation: the service's rules plus, unless private destinations are allowed, the
- * destination check (https only, no non-public address literal); all issues in one 422.
+ * Creates an automation: the service's rules plus the `WebhookDestination` check of its URL;
+ * all issues in one 422.
  */
 const createAutomation = Effect.gen(function*() {
-  const settings = yield* HttpConfig
   const bodies = yield* RequestBodies
   const automations = yield* Automations.Automations
+  const destinations = yield* WebhookDestination.WebhookDestination
   return (organisationId: string) =>
     Effect.gen(function*() {
       const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewAutomation, body))
       const rules = yield* Effect.either(Automations.validate(input))
       const issues = Either.isLeft(rules) ? rules.left.errors : []
-      const destination = Ssrf.checkUrl(input.url, {
-        allowPrivate: settings.webhookAllowPrivate,
-        allowHttp: settings.webhookAllowPrivate,
-        httpHosts: settings.webhookHttpHosts
-      })
+      const destination = yield* Effect.either(destinations.check(input.url))
       const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
         ? [{ path: "/url", message: destination.left.message }]
         : []

@@ -19,8 +19,8 @@
  * @module
  */
 import { Option } from "effect"
+import * as MockJourneys from "./MockJourneys.js"
 import * as Render from "./Render.js"
-import * as Scenarios from "./Scenarios.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 import type { TradeflowSize } from "./TradeflowStore.js"
@@ -143,7 +143,7 @@ export const estimateGroup = (
     (r) => (r.container_reference ?? []).map((c) => c.reference)
   )
   const tracking = trackingOf(group, options.uat)
-  const journey = tracking === undefined || Option.isNone(Scenarios.lookup(tracking.scenario))
+  const journey = tracking === undefined || Option.isNone(MockJourneys.lookup(tracking.scenario))
     ? undefined
     : journeys.get(tracking.scenario) ?? otherJourney
   const journeyContainers = Math.max(1, containers.total)

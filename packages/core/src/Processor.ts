@@ -49,9 +49,9 @@ import { drive } from "./internal/eventLoop.js"
 import type { Job } from "./Job.js"
 import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
+import * as MockJourneys from "./MockJourneys.js"
 import * as Positions from "./Positions.js"
 import * as Render from "./Render.js"
-import * as Scenarios from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
@@ -199,7 +199,7 @@ export const applyMock = (
   pause: Effect.Effect<void> = Effect.void
 ): Effect.Effect<ReadonlyArray<Tradeflow>, StorageError, TradeflowStore | Locations> =>
   Effect.gen(function*() {
-    const scenario = Scenarios.lookup(scenarioName)
+    const scenario = MockJourneys.lookup(scenarioName)
     if (Option.isNone(scenario)) return [t]
     if ((yield* mockSignature(scenarioName, t, speed)) === t.mock_signature) return [t]
     const d = t.details
@@ -218,14 +218,14 @@ export const applyMock = (
     const startedAt = speed !== "instant" && previous !== null && previous.speed === speed ? previous.started_at : now
     const count = speed === "instant"
       ? journey.events.length
-      : Scenarios.releasedCount(journey.events, speed, startedAt, now)
+      : MockJourneys.releasedCount(journey.events, speed, startedAt, now)
     const released = journey.events.slice(0, count)
     const restarted = TradeflowMerge.restartMock(t, journey.containers, released.map(TradeflowMerge.mockKey))
     const mock_signature = yield* mockSignature(scenarioName, restarted, speed)
     const mock_release = speed === "instant"
       ? null
       : { speed, started_at: startedAt, pending: journey.events.slice(count) }
-    const groups = speed === "instant" ? withoutRepeats(released) : Scenarios.steps(released)
+    const groups = speed === "instant" ? withoutRepeats(released) : MockJourneys.steps(released)
     const stages = yield* drive(stagesOf(restarted, groups, now), pause)
     return stages.map((s) => ({ ...s, mock_signature, mock_release }))
   })
@@ -236,7 +236,7 @@ export const nextReleaseAt = (t: Tradeflow): number | null => {
   const next = release?.pending[0]
   return !t.active || release == null || next === undefined
     ? null
-    : Scenarios.releaseAt(release.speed, release.started_at, next.step)
+    : MockJourneys.releaseAt(release.speed, release.started_at, next.step)
 }
 
 /**
@@ -246,10 +246,10 @@ export const nextReleaseAt = (t: Tradeflow): number | null => {
 export function* releaseDue(t: Tradeflow, now: number): TradeflowMerge.Steps<ReadonlyArray<Tradeflow>> {
   const release = t.mock_release
   if (!t.active || release === null) return []
-  const count = Scenarios.releasedCount(release.pending, release.speed, release.started_at, now)
+  const count = MockJourneys.releasedCount(release.pending, release.speed, release.started_at, now)
   if (count === 0) return []
   const rest = { ...release, pending: release.pending.slice(count) }
-  const stages = yield* stagesOf(t, Scenarios.steps(release.pending.slice(0, count)), now)
+  const stages = yield* stagesOf(t, MockJourneys.steps(release.pending.slice(0, count)), now)
   return stages.map((s) => ({ ...s, mock_release: rest, updated_at: now }))
 }
 

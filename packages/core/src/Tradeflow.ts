@@ -36,13 +36,13 @@ export const TrackedEvent = Schema.Struct({
   source: Schema.Literal("import", "mock"),
   predicted_at: Schema.Number,
   history: Schema.Array(Prediction),
-  /** The vessel of a mock event when it is not the tradeflow's own (see `Scenarios`). */
+  /** The vessel of a mock event when it is not the tradeflow's own (see `MockJourneys`). */
   vessel: Schema.optional(Schema.String)
 })
 export type TrackedEvent = typeof TrackedEvent.Type
 
 /**
- * An event of a generated mock journey (see `Scenarios`). `container_reference` null is a vessel
+ * An event of a generated mock journey (see `MockJourneys`). `container_reference` null is a vessel
  * move of the shipment (a departure or an arrival), which renders as a SHIPMENT_CHANGE.
  */
 export const MockEvent = Schema.Struct({

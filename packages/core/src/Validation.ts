@@ -13,8 +13,8 @@ import { IssueList } from "./internal/issueList.js"
 import { type Leaf, leavesOf } from "./internal/parseIssues.js"
 import * as Iso6346 from "./Iso6346.js"
 import { Locations } from "./Locations.js"
-import { mockWindowMillis } from "./OceanBasic.js"
-import { scenarioNames } from "./Scenarios.js"
+import { mockWindowMillis } from "./MockJourneyOceanBasic.js"
+import { scenarioNames } from "./MockJourneys.js"
 import type { StorageError } from "./StorageError.js"
 import {
   maxEntries,

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, FastCheck as fc, Option, TestClock } from "effect"
-import * as Scenarios from "../src/Scenarios.js"
+import * as Scenarios from "../src/MockJourneys.js"
 import type { MockEvent, Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { C1, C2, layer, messages, org, post, run, statuses, tradeflow } from "./ProcessorKit.js"

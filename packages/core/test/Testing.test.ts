@@ -3,7 +3,7 @@ import { Effect, Either, FastCheck as fc, Option, Schema, TestClock } from "effe
 import { ApiMessageFromJson } from "../src/ApiMessage.js"
 import * as Iso6346 from "../src/Iso6346.js"
 import * as Locations from "../src/Locations.js"
-import * as Scenarios from "../src/Scenarios.js"
+import * as Scenarios from "../src/MockJourneys.js"
 import { validateRequest } from "../src/Validation.js"
 import {
   apiMessage,

@@ -10,7 +10,8 @@ import { Arbitrary, Clock, Effect, FastCheck as fc, Layer, Random, Schema } from
 import { builtinPorts } from "../src/internal/builtinPorts.js"
 import * as Iso6346 from "../src/Iso6346.js"
 import * as Locations from "../src/Locations.js"
-import * as Scenarios from "../src/Scenarios.js"
+import type * as MockJourney from "../src/MockJourney.js"
+import * as MockJourneys from "../src/MockJourneys.js"
 import * as Storage from "../src/Storage.js"
 import {
   EventInput,
@@ -58,7 +59,7 @@ export const isoDateTime: fc.Arbitrary<string> = Arbitrary.make(IsoDateTime)
  * fc.sample(mockTracking, 1) // e.g. [{ scenario: "ocean_full", speed: "fast" }]
  */
 export const mockTracking: fc.Arbitrary<{ readonly scenario: string; readonly speed?: MockSpeed }> = fc.record({
-  scenario: fc.constantFrom(...Scenarios.scenarioNames),
+  scenario: fc.constantFrom(...MockJourneys.scenarioNames),
   speed: Arbitrary.make(MockSpeed)
 }, { requiredKeys: ["scenario"] })
 
@@ -86,7 +87,7 @@ const GeneratedRecord = Schema.Struct({
     location_name: Schema.optional(Schema.Union(UnLocode, Text))
   }))),
   mock_tracking: Schema.optional(Schema.Struct({
-    scenario: Schema.String.annotations(annotated(fc.constantFrom(...Scenarios.scenarioNames))),
+    scenario: Schema.String.annotations(annotated(fc.constantFrom(...MockJourneys.scenarioNames))),
     speed: Schema.optional(MockSpeed)
   }))
 }).pipe(
@@ -137,8 +138,8 @@ export interface JourneyCase {
   readonly scenario: string
   /** The clock when the journey was generated (epoch ms). */
   readonly now: number
-  readonly input: Scenarios.MockInput
-  readonly journey: Scenarios.MockJourney
+  readonly input: MockJourney.MockInput
+  readonly journey: MockJourney.MockJourney
 }
 
 const fixedClock = (now: number): Clock.Clock => ({
@@ -161,9 +162,9 @@ const optionalDate = fc.option(isoDateTime, { nil: undefined })
  *   journey.events.every((e, i) => i === 0 || e.step >= journey.events[i - 1]!.step)))
  */
 export const journeyCase = (scenario: string): fc.Arbitrary<JourneyCase> => {
-  const generate = Scenarios.scenarios.get(scenario)
+  const generate = MockJourneys.scenarios.get(scenario)
   if (generate === undefined) {
-    throw new Error(`unknown scenario ${scenario} (known: ${Scenarios.scenarioNames.join(", ")})`)
+    throw new Error(`unknown scenario ${scenario} (known: ${MockJourneys.scenarioNames.join(", ")})`)
   }
   return fc.record({
     now: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2090, 0, 1) }),
@@ -177,7 +178,7 @@ export const journeyCase = (scenario: string): fc.Arbitrary<JourneyCase> => {
     estimated_time_of_arrival: optionalDate,
     actual_time_of_arrival: optionalDate
   }).map(({ now, seed, ...rest }) => {
-    const input: Scenarios.MockInput = { organisation_id: "org-1", ...rest }
+    const input: MockJourney.MockInput = { organisation_id: "org-1", ...rest }
     const journey = Effect.runSync(
       generate(input).pipe(
         Effect.withClock(fixedClock(now)),
@@ -195,5 +196,5 @@ export const journeyCase = (scenario: string): fc.Arbitrary<JourneyCase> => {
  * @example
  * fc.assert(fc.property(journey("delayed_eta"), (j) => j.events.length > 0))
  */
-export const journey = (scenario: string): fc.Arbitrary<Scenarios.MockJourney> =>
+export const journey = (scenario: string): fc.Arbitrary<MockJourney.MockJourney> =>
   journeyCase(scenario).map((c) => c.journey)

@@ -1,7 +1,7 @@
 /**
  * The `rolled_shipment` mock scenario: the cargo was booked on an earlier vessel and rolled to the
  * tradeflow's own vessel, a week later. D is the departure, A the arrival (resolved as in
- * `OceanBasic`): the dates sent are those of the vessel the cargo finally sails on. In journey order:
+ * `MockJourneyOceanBasic`): the dates sent are those of the vessel the cargo finally sails on. In journey order:
  *
  * | Step | Where | Code | When | Actual | Vessel |
  * |---|---|---|---|---|---|
@@ -23,6 +23,7 @@
  * @module
  */
 import { Effect } from "effect"
+import type { MockInput, MockJourney } from "./MockJourney.js"
 import {
   afterArrival,
   day,
@@ -33,8 +34,7 @@ import {
   mockVesselName,
   numberSteps,
   resolve
-} from "./OceanBasic.js"
-import type { MockInput, MockJourney } from "./Scenarios.js"
+} from "./MockJourneyOceanBasic.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
 import type { TradeflowStore } from "./TradeflowStore.js"
@@ -86,4 +86,4 @@ export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageEr
       vessel: mockVesselName(input.reference, 1)
     })
     return { ...resolved, events }
-  }).pipe(Effect.withSpan("RolledShipment.generate"))
+  }).pipe(Effect.withSpan("MockJourneyRolledShipment.generate"))

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer, Option, TestClock } from "effect"
 import * as Iso6346 from "../src/Iso6346.js"
-import * as OceanBasic from "../src/OceanBasic.js"
-import * as Scenarios from "../src/Scenarios.js"
+import * as OceanBasic from "../src/MockJourneyOceanBasic.js"
+import * as Scenarios from "../src/MockJourneys.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
 
 const day = 86_400_000

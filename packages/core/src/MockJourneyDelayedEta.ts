@@ -1,6 +1,6 @@
 /**
  * The `delayed_eta` mock scenario: the arrival is postponed twice before the vessel arrives. D is
- * the departure, A the arrival (resolved as in `OceanBasic`): the arrival sent is the final one.
+ * the departure, A the arrival (resolved as in `MockJourneyOceanBasic`): the arrival sent is the final one.
  * In journey order:
  *
  * | Step | Where | Code | When | Actual |
@@ -23,6 +23,7 @@
  * @module
  */
 import { Effect } from "effect"
+import type { MockInput, MockJourney } from "./MockJourney.js"
 import {
   afterArrival,
   day,
@@ -32,8 +33,7 @@ import {
   numberSteps,
   polSequence,
   resolve
-} from "./OceanBasic.js"
-import type { MockInput, MockJourney } from "./Scenarios.js"
+} from "./MockJourneyOceanBasic.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
 import type { TradeflowStore } from "./TradeflowStore.js"
@@ -71,4 +71,4 @@ export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageEr
       port_of_discharge: input.port_of_discharge
     })
     return { ...resolved, events }
-  }).pipe(Effect.withSpan("DelayedEta.generate"))
+  }).pipe(Effect.withSpan("MockJourneyDelayedEta.generate"))

@@ -3,10 +3,10 @@ import { Effect, FastCheck as fc, Layer, Option, Random, TestClock } from "effec
 import { builtinPorts } from "../src/internal/builtinPorts.js"
 import * as Iso6346 from "../src/Iso6346.js"
 import * as Locations from "../src/Locations.js"
-import * as OceanBasic from "../src/OceanBasic.js"
-import * as OceanFull from "../src/OceanFull.js"
+import * as OceanBasic from "../src/MockJourneyOceanBasic.js"
+import * as OceanFull from "../src/MockJourneyOceanFull.js"
+import * as Scenarios from "../src/MockJourneys.js"
 import * as Positions from "../src/Positions.js"
-import * as Scenarios from "../src/Scenarios.js"
 import { descriptions, type StatusCode } from "../src/StatusCode.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
 

@@ -1,6 +1,6 @@
 /**
- * The mock tracking scenarios of the UAT sandbox: a registry from scenario name to generator, and
- * the release schedule of `mock_tracking.speed`.
+ * The mock tracking scenarios of the UAT sandbox: a registry from scenario name to generator
+ * (each a `MockJourney*` module), and the release schedule of `mock_tracking.speed`.
  *
  * A generator answers the whole journey: its events in journey order, grouped in steps (one
  * happening each: a milestone of every container, a vessel move, a changed prediction). `instant`
@@ -10,71 +10,28 @@
  * @module
  */
 import { Clock, Effect, Option } from "effect"
-import * as DelayedEta from "./DelayedEta.js"
-import type { Locations } from "./Locations.js"
-import * as OceanBasic from "./OceanBasic.js"
-import * as OceanFull from "./OceanFull.js"
-import * as RolledShipment from "./RolledShipment.js"
-import type { StorageError } from "./StorageError.js"
-import type { MockEvent as MockEventSchema } from "./Tradeflow.js"
+import type { MockEvent, Scenario } from "./MockJourney.js"
+import * as MockJourneyDelayedEta from "./MockJourneyDelayedEta.js"
+import * as MockJourneyOceanBasic from "./MockJourneyOceanBasic.js"
+import * as MockJourneyOceanFull from "./MockJourneyOceanFull.js"
+import * as MockJourneyRolledShipment from "./MockJourneyRolledShipment.js"
 import type { MockSpeed } from "./TradeflowRecord.js"
-import type { TradeflowStore } from "./TradeflowStore.js"
-
-/** What a scenario is generated from: the merged tradeflow, with the dates as they were sent. */
-export interface MockInput {
-  readonly organisation_id: string
-  readonly reference: string
-  /** The tradeflow's container numbers (may be empty). */
-  readonly containers: ReadonlyArray<string>
-  readonly port_of_loading?: string | undefined
-  readonly port_of_discharge?: string | undefined
-  readonly estimated_time_of_departure?: string | undefined
-  readonly actual_time_of_departure?: string | undefined
-  readonly estimated_time_of_arrival?: string | undefined
-  readonly actual_time_of_arrival?: string | undefined
-}
-
-/**
- * A generated event (see `Tradeflow.MockEvent`). `container_reference` null is a vessel move of
- * the shipment, which renders as a SHIPMENT_CHANGE.
- */
-export type MockEvent = MockEventSchema
-
-/** A generated journey. */
-export interface MockJourney {
-  /** The containers the events are for: the input's, or the one picked when it had none. */
-  readonly containers: ReadonlyArray<string>
-  /** Resolved departure and arrival instants (epoch milliseconds). */
-  readonly departure: number
-  readonly arrival: number
-  /**
-   * Every event in journey order: steps 0, 1, 2, ... with no gap, the events of a step adjacent
-   * (its container events in container order, then its vessel moves).
-   */
-  readonly events: ReadonlyArray<MockEvent>
-}
-
-/** What a scenario needs: the organisation's containers (to pick one) and the location directory. */
-export type ScenarioContext = TradeflowStore | Locations
-
-/** A scenario generator. Time comes from `Clock`, randomness from `Random`. */
-export type Scenario = (input: MockInput) => Effect.Effect<MockJourney, StorageError, ScenarioContext>
 
 /** The `empty` scenario: a journey without events (the tradeflow is tracked, nothing is known yet). */
 export const empty: Scenario = (input) =>
   Effect.map(Clock.currentTimeMillis, (now) => ({
     containers: input.containers,
-    departure: OceanBasic.departureOf(input, now),
-    arrival: OceanBasic.arrivalOf(input, now),
+    departure: MockJourneyOceanBasic.departureOf(input, now),
+    arrival: MockJourneyOceanBasic.arrivalOf(input, now),
     events: []
   }))
 
 /** Every scenario by name. */
 export const scenarios: ReadonlyMap<string, Scenario> = new Map<string, Scenario>([
-  [OceanBasic.name, OceanBasic.generate],
-  [OceanFull.name, OceanFull.generate],
-  [RolledShipment.name, RolledShipment.generate],
-  [DelayedEta.name, DelayedEta.generate],
+  [MockJourneyOceanBasic.name, MockJourneyOceanBasic.generate],
+  [MockJourneyOceanFull.name, MockJourneyOceanFull.generate],
+  [MockJourneyRolledShipment.name, MockJourneyRolledShipment.generate],
+  [MockJourneyDelayedEta.name, MockJourneyDelayedEta.generate],
   ["empty", empty]
 ])
 

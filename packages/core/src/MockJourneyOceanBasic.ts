@@ -29,7 +29,7 @@ import { Clock, Effect, Random } from "effect"
 import type { Vessel } from "./ApiMessage.js"
 import { fnv1a, vesselNamed } from "./internal/vessel.js"
 import * as Iso6346 from "./Iso6346.js"
-import type { MockInput, MockJourney } from "./Scenarios.js"
+import type { MockInput, MockJourney } from "./MockJourney.js"
 import { descriptions, type StatusCode } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
@@ -183,7 +183,7 @@ export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageEr
       port_of_discharge: input.port_of_discharge
     })
     return { ...resolved, events }
-  }).pipe(Effect.withSpan("OceanBasic.generate"))
+  }).pipe(Effect.withSpan("MockJourneyOceanBasic.generate"))
 
 const vesselNames = [
   "MOCK ATLANTIC",

@@ -1,6 +1,6 @@
 /**
  * The `ocean_full` mock scenario: the whole container cycle with a transshipment to a second
- * vessel. D is the departure, A the arrival (resolved as in `OceanBasic`), M the midpoint
+ * vessel. D is the departure, A the arrival (resolved as in `MockJourneyOceanBasic`), M the midpoint
  * D + ⌊(A − D) / 2⌋, T the transshipment port. In journey order:
  *
  * | Step | Where | Code | When | Actual | Vessel |
@@ -30,6 +30,7 @@ import { Effect, Option } from "effect"
 import { fnv1a } from "./internal/vessel.js"
 import type { Location } from "./Location.js"
 import { Locations } from "./Locations.js"
+import type { MockInput, MockJourney } from "./MockJourney.js"
 import {
   afterArrival,
   day,
@@ -40,9 +41,8 @@ import {
   numberSteps,
   polSequence,
   resolve
-} from "./OceanBasic.js"
+} from "./MockJourneyOceanBasic.js"
 import { distanceMetres } from "./Positions.js"
-import type { MockInput, MockJourney } from "./Scenarios.js"
 import type { StorageError } from "./StorageError.js"
 import type { MockEvent } from "./Tradeflow.js"
 import type { TradeflowStore } from "./TradeflowStore.js"
@@ -143,4 +143,4 @@ export const generate = (input: MockInput): Effect.Effect<MockJourney, StorageEr
       vessel: mockVesselName(input.reference, 1)
     })
     return { ...resolved, events }
-  }).pipe(Effect.withSpan("OceanFull.generate"))
+  }).pipe(Effect.withSpan("MockJourneyOceanFull.generate"))

@@ -22,7 +22,7 @@
  * and writes its profile into `<dir>/<backend>/` when it stops), TRADEFLOW_TEST_PG_URL. Prints JSON lines and a Markdown table;
  * writes nothing into the repository.
  */
-import { IngestLimits, Render } from "@tradeflow/core"
+import { IngestLimits, RenderBudget } from "@tradeflow/core"
 import Database from "better-sqlite3"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -51,7 +51,8 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 
 /** The largest number of changed container events one request may carry for a tradeflow of 1,000 containers. */
 const admitted = Math.floor(
-  (Render.maxBytesPerJob - 24_000) / (600 + IngestLimits.shipmentMessageBytes(IngestLimits.maxStoredContainers, false))
+  (RenderBudget.maxBytesPerJob - 24_000) /
+    (600 + IngestLimits.shipmentMessageBytes(IngestLimits.maxStoredContainers, false))
 )
 
 /** A reader of one organisation's jobs: how many are pending, and the duration of the last one done. */

@@ -367,7 +367,7 @@ export type TradeflowEvent = typeof TradeflowEvent.Type
 
 /**
  * A partner link of the V3 tradeflow document: the partner organisation (its id is derived from
- * the owning organisation and the name, see `Render.partnerId`), the role and the reference, each
+ * the owning organisation and the name, see `RenderDocument.partnerId`), the role and the reference, each
  * null when never sent.
  */
 export const TradeflowPartner = Schema.Struct({

@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { TradeflowDocument } from "./ApiMessage.js"
 import { TradeflowNotFound } from "./DownstreamError.js"
 import type { Locations } from "./Locations.js"
-import * as Render from "./Render.js"
+import * as RenderDocument from "./RenderDocument.js"
 import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
 import { TradeflowStore } from "./TradeflowStore.js"
@@ -25,7 +25,7 @@ export class Documents extends Context.Tag("@tradeflow/core/Documents")<Document
   ) => Effect.Effect<TradeflowDocument, TradeflowNotFound | StorageError>
 }>() {}
 
-/** Documents over the {@link TradeflowStore} port, rendered with `Render.tradeflowDocument`. */
+/** Documents over the {@link TradeflowStore} port, rendered with `RenderDocument.tradeflowDocument`. */
 export const layer: Layer.Layer<Documents, never, TradeflowStore | Locations | TrackingConfig> = Layer.effect(
   Documents,
   Effect.gen(function*() {
@@ -35,7 +35,7 @@ export const layer: Layer.Layer<Documents, never, TradeflowStore | Locations | T
       download: Effect.fn("Documents.download")(function*(organisationId: string, reference: string) {
         const found = yield* store.get(organisationId, reference)
         if (Option.isNone(found)) return yield* new TradeflowNotFound({ reference })
-        return yield* Render.tradeflowDocument(found.value, { vessels: true }).pipe(Effect.provide(context))
+        return yield* RenderDocument.tradeflowDocument(found.value, { vessels: true }).pipe(Effect.provide(context))
       })
     })
   })

@@ -25,7 +25,7 @@ import * as GroupCommit from "./internal/groupCommit.js"
 import type { Enqueue, NewJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { Locations } from "./Locations.js"
-import * as Render from "./Render.js"
+import * as RenderBudget from "./RenderBudget.js"
 import type { StorageError } from "./StorageError.js"
 import type { RecordGroup } from "./TradeflowRecord.js"
 import { TradeflowStore } from "./TradeflowStore.js"
@@ -191,7 +191,9 @@ export const layer: Layer.Layer<
               } ` +
               `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
               `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
-              `${Render.maxMessagesPerJob.toLocaleString("en")} messages and ${mib(Render.maxBytesPerJob)}: ` +
+              `${RenderBudget.maxMessagesPerJob.toLocaleString("en")} messages and ${
+                mib(RenderBudget.maxBytesPerJob)
+              }: ` +
               "send fewer tradeflows per request, or fewer containers or events per tradeflow"
           })
           break

@@ -1,7 +1,7 @@
 /**
  * The size caps a downstream request is checked against before it is queued (see
  * docs/behaviour.md, "Size caps"), so that no accepted job can grow a tradeflow without bound or
- * render more than a job may (`Render.maxMessagesPerJob`, `Render.maxBytesPerJob`):
+ * render more than a job may (`RenderBudget.maxMessagesPerJob`, `RenderBudget.maxBytesPerJob`):
  *
  * - Stored caps: after the request, a tradeflow holds at most {@link maxStoredContainers}
  *   containers and {@link maxStoredEvents} events (imported and mock, a regenerated mock journey
@@ -20,7 +20,7 @@
  */
 import { Option } from "effect"
 import * as MockJourneys from "./MockJourneys.js"
-import * as Render from "./Render.js"
+import * as RenderBudget from "./RenderBudget.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { RecordGroup, TradeflowRecord } from "./TradeflowRecord.js"
 import type { TradeflowSize } from "./TradeflowStore.js"
@@ -186,4 +186,4 @@ export const estimateGroup = (
 
 /** Whether a group or job estimate is within the per-job render caps. */
 export const withinRenderCaps = (e: { readonly messages: number; readonly bytes: number }): boolean =>
-  e.messages <= Render.maxMessagesPerJob && e.bytes <= Render.maxBytesPerJob
+  e.messages <= RenderBudget.maxMessagesPerJob && e.bytes <= RenderBudget.maxBytesPerJob

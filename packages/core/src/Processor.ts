@@ -34,8 +34,8 @@
  * renders the positions due (from the first one again when the releases changed the voyage);
  * `result.count` is the number of messages rendered, and a duplicate renders nothing.
  *
- * Budget: a job renders within one `Render.Budget` (its messages, and its webhook documents):
- * past a cap the job dies with `Render.RenderCapExceeded` before anything of it is committed, and
+ * Budget: a job renders within one `RenderBudget.Budget` (its messages, and its webhook documents):
+ * past a cap the job dies with `RenderBudget.RenderCapExceeded` before anything of it is committed, and
  * positions only take what room is left (the rest stay due for the next Advance). The merges and
  * renders of a group let the event loop turn every 2 ms, as the loop over groups does.
  *
@@ -51,7 +51,9 @@ import type { Locations } from "./Locations.js"
 import * as MessageHash from "./MessageHash.js"
 import * as MockJourneys from "./MockJourneys.js"
 import * as Positions from "./Positions.js"
-import * as Render from "./Render.js"
+import * as RenderBudget from "./RenderBudget.js"
+import * as RenderDocument from "./RenderDocument.js"
+import * as RenderMessages from "./RenderMessages.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
@@ -68,9 +70,9 @@ const encodeDocument = Schema.encode(Schema.parseJson(TradeflowDocument))
 /** The body of a `tradeflow` webhook delivery: the V3 document of the state, without `vessels`, as JSON text. */
 export const deliveryDocument = (
   t: Tradeflow,
-  spend: Render.Budget = Render.budget()
+  spend: RenderBudget.Budget = RenderBudget.budget()
 ): Effect.Effect<string, StorageError, Locations | TrackingConfig> =>
-  Render.tradeflowDocument(t, { vessels: false }).pipe(
+  RenderDocument.tradeflowDocument(t, { vessels: false }).pipe(
     Effect.flatMap((document) => Effect.orDie(encodeDocument(document))),
     Effect.tap((text) => spend.take(text, 0))
   )
@@ -82,7 +84,7 @@ export const deliveryDocument = (
  */
 export const outboxOf = (
   commit: Commit,
-  spend: Render.Budget = Render.budget()
+  spend: RenderBudget.Budget = RenderBudget.budget()
 ): Effect.Effect<Outbox | undefined, StorageError, Requirements | AutomationStore> =>
   Effect.gen(function*() {
     if (commit.messages.length === 0) return undefined
@@ -268,17 +270,17 @@ export const schedule = (t: Tradeflow, nextLocation: number | null): Tradeflow =
 const renderStages = (
   previous: Tradeflow | undefined,
   stages: ReadonlyArray<Tradeflow>,
-  lifecycle: ReadonlyArray<Render.Lifecycle>,
+  lifecycle: ReadonlyArray<RenderMessages.Lifecycle>,
   updateSummary: string | undefined,
   now: number,
-  budget: Render.Budget
+  budget: RenderBudget.Budget
 ): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function*() {
     const out: Array<NewMessage> = []
     let before = previous
     for (const [i, next] of stages.entries()) {
       out.push(
-        ...yield* Render.render(
+        ...yield* RenderMessages.render(
           i === 0
             ? { previous: before, next, lifecycle, updateSummary, now, budget }
             : { previous: before, next, lifecycle: [], now, budget }
@@ -294,7 +296,7 @@ export const processGroup = (
   job: Job,
   group: RecordGroup,
   previous: Option.Option<Tradeflow>,
-  budget: Render.Budget = Render.budget()
+  budget: RenderBudget.Budget = RenderBudget.budget()
 ): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
@@ -312,7 +314,7 @@ export const processGroup = (
       : yield* applyMock(merged, tracking.scenario, tracking.speed ?? "instant", now, budget.pause)
     let next = stages[stages.length - 1]!
 
-    const lifecycle: Array<Render.Lifecycle> = []
+    const lifecycle: Array<RenderMessages.Lifecycle> = []
     let summary: string | undefined
     if (Option.isNone(previous)) {
       lifecycle.push("TRADEFLOW_CREATED")
@@ -350,7 +352,7 @@ export const advancePositions = (
   t: Tradeflow,
   from: number | "start" | null,
   now: number,
-  budget: Render.Budget = Render.budget()
+  budget: RenderBudget.Budget = RenderBudget.budget()
 ): Effect.Effect<
   { readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> },
   StorageError,
@@ -358,7 +360,7 @@ export const advancePositions = (
 > =>
   from === null
     ? Effect.succeed({ next: schedule(t, null), messages: [] })
-    : Effect.map(Render.positionUpdates(t, from, now, Positions.maxPositionsPerJob, budget), (p) => ({
+    : Effect.map(RenderMessages.positionUpdates(t, from, now, Positions.maxPositionsPerJob, budget), (p) => ({
       next: schedule(t, p.next_position_at),
       messages: p.messages
     }))
@@ -373,7 +375,7 @@ const sameVoyage = (a: Tradeflow, b: Tradeflow): boolean =>
 export const advance = (
   t: Tradeflow,
   now: number,
-  budget: Render.Budget = Render.budget()
+  budget: RenderBudget.Budget = RenderBudget.budget()
 ): Effect.Effect<
   { readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> },
   StorageError,
@@ -388,12 +390,18 @@ export const advance = (
     return { next: moved.next, messages: [...messages, ...moved.messages] }
   })
 
-const deactivate = (t: Tradeflow, budget: Render.Budget): Effect.Effect<Outcome, StorageError, Requirements> =>
+const deactivate = (t: Tradeflow, budget: RenderBudget.Budget): Effect.Effect<Outcome, StorageError, Requirements> =>
   Effect.gen(function*() {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
     const next = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
-    const messages = yield* Render.render({ previous: t, next, lifecycle: ["TRADEFLOW_DEACTIVATED"], now, budget })
+    const messages = yield* RenderMessages.render({
+      previous: t,
+      next,
+      lifecycle: ["TRADEFLOW_DEACTIVATED"],
+      now,
+      budget
+    })
     return { upsert: Option.some(next), messages }
   })
 
@@ -403,79 +411,80 @@ const deactivate = (t: Tradeflow, budget: Render.Budget): Effect.Effect<Outcome,
  */
 export const processJob: (
   job: Job,
-  budget?: Render.Budget
+  budget?: RenderBudget.Budget
 ) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
   "Processor.processJob"
-)(function*(job: Job, budget: Render.Budget = Render.budget()) {
+)(function*(job: Job, budget: RenderBudget.Budget = RenderBudget.budget()) {
   const commit = yield* computeCommit(job, budget)
   const outbox = yield* outboxOf(commit, budget)
   return outbox === undefined ? commit : { ...commit, outbox }
 })
 
-const computeCommit: (job: Job, budget: Render.Budget) => Effect.Effect<Commit, StorageError, Requirements> = Effect
-  .fnUntraced(
-    function*(job: Job, budget: Render.Budget) {
-      const store = yield* TradeflowStore
-      const payload = job.payload
-      const base = { job_id: job.id, organisation_id: job.organisation_id }
-      if (payload._tag === "Upsert") {
-        const states = new Map<string, Tradeflow>()
+const computeCommit: (job: Job, budget: RenderBudget.Budget) => Effect.Effect<Commit, StorageError, Requirements> =
+  Effect
+    .fnUntraced(
+      function*(job: Job, budget: RenderBudget.Budget) {
+        const store = yield* TradeflowStore
+        const payload = job.payload
+        const base = { job_id: job.id, organisation_id: job.organisation_id }
+        if (payload._tag === "Upsert") {
+          const states = new Map<string, Tradeflow>()
+          const messages: Array<NewMessage> = []
+          for (const group of payload.groups) {
+            yield* budget.pause
+            const known = states.get(group.tradeflow_reference)
+            const previous = known !== undefined
+              ? Option.some(known)
+              : yield* store.get(job.organisation_id, group.tradeflow_reference)
+            const outcome = yield* processGroup(job, group, previous, budget)
+            if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
+            messages.push(...outcome.messages)
+          }
+          return {
+            ...base,
+            upserts: [...states.values()],
+            deletes: [],
+            messages,
+            result: { count: payload.groups.length }
+          }
+        }
+        if (payload._tag === "Advance") {
+          const found = yield* store.get(job.organisation_id, payload.reference)
+          const t = Option.getOrUndefined(found)
+          const now = yield* Clock.currentTimeMillis
+          if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
+            return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
+          }
+          const moved = yield* advance(t, now, budget)
+          return {
+            ...base,
+            upserts: [moved.next],
+            deletes: [],
+            messages: moved.messages,
+            result: { count: moved.messages.length }
+          }
+        }
+        const targets = payload.reference === null
+          ? yield* store.list(job.organisation_id)
+          : Option.toArray(yield* store.get(job.organisation_id, payload.reference))
+        if (payload.hard) {
+          return {
+            ...base,
+            upserts: [],
+            deletes: targets.map((t) => t.reference),
+            messages: [],
+            result: { count: targets.length }
+          }
+        }
+        const upserts: Array<Tradeflow> = []
         const messages: Array<NewMessage> = []
-        for (const group of payload.groups) {
+        for (const t of targets) {
           yield* budget.pause
-          const known = states.get(group.tradeflow_reference)
-          const previous = known !== undefined
-            ? Option.some(known)
-            : yield* store.get(job.organisation_id, group.tradeflow_reference)
-          const outcome = yield* processGroup(job, group, previous, budget)
-          if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
+          const outcome = yield* deactivate(t, budget)
+          if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
           messages.push(...outcome.messages)
         }
-        return {
-          ...base,
-          upserts: [...states.values()],
-          deletes: [],
-          messages,
-          result: { count: payload.groups.length }
-        }
+        const count = payload.reference === null ? upserts.length : targets.length
+        return { ...base, upserts, deletes: [], messages, result: { count } }
       }
-      if (payload._tag === "Advance") {
-        const found = yield* store.get(job.organisation_id, payload.reference)
-        const t = Option.getOrUndefined(found)
-        const now = yield* Clock.currentTimeMillis
-        if (t === undefined || t.next_position_at === null || t.next_position_at > now) {
-          return { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
-        }
-        const moved = yield* advance(t, now, budget)
-        return {
-          ...base,
-          upserts: [moved.next],
-          deletes: [],
-          messages: moved.messages,
-          result: { count: moved.messages.length }
-        }
-      }
-      const targets = payload.reference === null
-        ? yield* store.list(job.organisation_id)
-        : Option.toArray(yield* store.get(job.organisation_id, payload.reference))
-      if (payload.hard) {
-        return {
-          ...base,
-          upserts: [],
-          deletes: targets.map((t) => t.reference),
-          messages: [],
-          result: { count: targets.length }
-        }
-      }
-      const upserts: Array<Tradeflow> = []
-      const messages: Array<NewMessage> = []
-      for (const t of targets) {
-        yield* budget.pause
-        const outcome = yield* deactivate(t, budget)
-        if (Option.isSome(outcome.upsert)) upserts.push(outcome.upsert.value)
-        messages.push(...outcome.messages)
-      }
-      const count = payload.reference === null ? upserts.length : targets.length
-      return { ...base, upserts, deletes: [], messages, result: { count } }
-    }
-  )
+    )

@@ -98,7 +98,7 @@ export type TradeflowDetails = typeof TradeflowDetails.Type
 /**
  * A link of the tradeflow to a partner organisation of its organisation (DECISIONS.md §3,
  * production only), identified by (`name`, `role`). The partner itself is not stored: its id is
- * derived from the organisation and the name (`Render.partnerId`).
+ * derived from the organisation and the name (`RenderDocument.partnerId`).
  */
 export const PartnerLink = Schema.Struct({
   name: Schema.String,

@@ -22,7 +22,7 @@ import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/
 import { Locations } from "./Locations.js"
 import type { Organisation } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
-import * as Render from "./Render.js"
+import * as RenderWidget from "./RenderWidget.js"
 import type { StorageError } from "./StorageError.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
@@ -142,7 +142,7 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         for (const candidate of candidates) {
           const found = yield* tradeflows.get(organisationId, candidate.reference)
           if (Option.isSome(found) && matches(found.value, query)) {
-            return yield* Render.widgetSearchResult(found.value).pipe(Effect.provideService(Locations, locations))
+            return yield* RenderWidget.widgetSearchResult(found.value).pipe(Effect.provideService(Locations, locations))
           }
         }
         return yield* new WidgetNoMatch({ query })

@@ -7,7 +7,7 @@ import * as IngestLimits from "../src/IngestLimits.js"
 import { JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
-import * as Render from "../src/Render.js"
+import * as RenderBudget from "../src/RenderBudget.js"
 import type { TrackedEvent, Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
@@ -170,7 +170,7 @@ describe("Ingest: the render estimate", () => {
       Effect.gen(function*() {
         yield* store(atTheCaps("FULL"))
         const perEvent = 600 + IngestLimits.shipmentMessageBytes(IngestLimits.maxStoredContainers, false)
-        const admitted = Math.floor((Render.maxBytesPerJob - 4_000 - 20 * 1_000) / perEvent)
+        const admitted = Math.floor((RenderBudget.maxBytesPerJob - 4_000 - 20 * 1_000) / perEvent)
         const changed = (n: number) => ({
           tradeflow_reference: "FULL",
           container_reference: range(0, 1_000).map(containerNumber),
@@ -185,9 +185,9 @@ describe("Ingest: the render estimate", () => {
           (m) => m.list({ organisation_id: org, take: "oldest", limit: 100_000 })
         )
         assert.isAtLeast(log.length, admitted)
-        const bytes = log.reduce((n, m) => n + Render.utf8Length(m.body), 0)
-        assert.isAtMost(bytes, Render.maxBytesPerJob)
-        assert.isAbove(bytes, Render.maxBytesPerJob / 2)
+        const bytes = log.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0)
+        assert.isAtMost(bytes, RenderBudget.maxBytesPerJob)
+        assert.isAbove(bytes, RenderBudget.maxBytesPerJob / 2)
       }).pipe(Effect.provide(layer)),
     120_000
   )
@@ -213,7 +213,7 @@ describe("Ingest: the render estimate", () => {
       )
       assert.isAtMost(rendered.length, estimates.reduce((n, e) => n + e.messages, 0))
       assert.isAtMost(
-        rendered.reduce((n, m) => n + Render.utf8Length(m.body), 0),
+        rendered.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0),
         estimates.reduce((n, e) => n + e.bytes, 0)
       )
       for (const [i, t] of commit.upserts.entries()) {

@@ -3,7 +3,7 @@ import { Effect, FastCheck as fc, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { TradeflowDocument } from "../src/ApiMessage.js"
 import * as Locations from "../src/Locations.js"
-import * as Render from "../src/Render.js"
+import * as RenderDocument from "../src/RenderDocument.js"
 import { Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowRecord } from "../src/TradeflowRecord.js"
@@ -26,7 +26,7 @@ const withPartners = {
 }
 
 const documentOf = (reference: string, organisationId = org) =>
-  Effect.flatMap(tradeflow(reference, organisationId), (t) => Render.tradeflowDocument(t))
+  Effect.flatMap(tradeflow(reference, organisationId), (t) => RenderDocument.tradeflowDocument(t))
 
 const roundTrip = (doc: TradeflowDocument): TradeflowDocument =>
   Schema.decodeUnknownSync(TradeflowDocument, { onExcessProperty: "error" })(
@@ -205,7 +205,7 @@ describe("Partner links merge", () => {
   })
 })
 
-describe("Render.partnerId", () => {
+describe("RenderDocument.partnerId", () => {
   const organisationId = fc.string({ minLength: 1 }).filter((s) => !s.includes("\u0000"))
 
   it.effect.prop("is partner_ and 24 hex digits of SHA-256(organisation \\0 name), the same every time", [
@@ -213,10 +213,10 @@ describe("Render.partnerId", () => {
     fc.string({ unit: "grapheme" })
   ], ([o, n]) =>
     Effect.gen(function*() {
-      const id = yield* Render.partnerId(o, n)
+      const id = yield* RenderDocument.partnerId(o, n)
       assert.match(id, /^partner_[0-9a-f]{24}$/)
       assert.strictEqual(id, expectedId(o, n))
-      assert.strictEqual(yield* Render.partnerId(o, n), id)
+      assert.strictEqual(yield* RenderDocument.partnerId(o, n), id)
     }))
 
   it.effect.prop("never gives two organisations the same id, whatever the names", [
@@ -225,7 +225,7 @@ describe("Render.partnerId", () => {
     fc.string()
   ], ([[a, b], m, n]) =>
     Effect.gen(function*() {
-      assert.notStrictEqual(yield* Render.partnerId(a!, m), yield* Render.partnerId(b!, n))
+      assert.notStrictEqual(yield* RenderDocument.partnerId(a!, m), yield* RenderDocument.partnerId(b!, n))
     }))
 
   it("a tradeflow stored before partners existed decodes with no links", () => {

@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Random, Schema, TestClock } from "effect"
 import { ApiMessage, type ContainerMilestone, WidgetSearchResult } from "../src/ApiMessage.js"
+import * as Projection from "../src/internal/projection.js"
 import * as Iso6346 from "../src/Iso6346.js"
 import type { JobPayload } from "../src/Job.js"
 import * as MessageHash from "../src/MessageHash.js"
 import * as Processor from "../src/Processor.js"
-import * as Render from "../src/Render.js"
+import * as RenderWidget from "../src/RenderWidget.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
 import { C1, C2, groups, layer, messages, org, post, recordArb, run, statuses, tradeflow } from "./ProcessorKit.js"
 
@@ -298,7 +299,7 @@ describe("Processor: mock scenarios", () => {
       const D = now0 - day
       const A = now0 + 30 * day
       const M = D + (A - D) / 2
-      const first = Render.vesselOf(yield* tradeflow("PO-1")).name
+      const first = Projection.vesselOf(yield* tradeflow("PO-1")).name
       const cs = changes(ms)
       const ts = cs[1]!.payload.change.location!.unlocode
       assert.notInclude(["NLRTM", "USNYC"], ts)
@@ -363,7 +364,7 @@ describe("Processor: mock scenarios", () => {
       const ms = yield* messages()
       const D = now0 - day
       const A = now0 + 30 * day
-      const own = Render.vesselOf(yield* tradeflow("PO-1")).name
+      const own = Projection.vesselOf(yield* tradeflow("PO-1")).name
       const cs = changes(ms).map(({ payload: { change: c } }) => [c.move_type, c.reading, c.actual, c.vessel.name])
       const booked = cs[0]![3] as string
       assert.notStrictEqual(booked, own)
@@ -432,7 +433,7 @@ describe("Processor: mock scenarios", () => {
     }).pipe(Effect.provide(layer())))
 })
 
-describe("Render.widgetSearchResult", () => {
+describe("RenderWidget.widgetSearchResult", () => {
   it.effect("summarises a processed ocean_basic tradeflow", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(now0)
@@ -442,7 +443,7 @@ describe("Render.widgetSearchResult", () => {
         booking_reference: "BK",
         container_reference: [{ reference: C1, custom_properties: { container_type: "45R1" } }]
       }])
-      const w = yield* Render.widgetSearchResult(yield* tradeflow("PO-1"))
+      const w = yield* RenderWidget.widgetSearchResult(yield* tradeflow("PO-1"))
       assert.deepStrictEqual(Schema.decodeUnknownSync(WidgetSearchResult)(w), w)
       assert.strictEqual(w.carrier, "Maersk")
       assert.strictEqual(w.booking_reference, "BK")

@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
 import { turn } from "../src/internal/eventLoop.js"
+import * as Projection from "../src/internal/projection.js"
 import { JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
-import * as Render from "../src/Render.js"
+import * as RenderBudget from "../src/RenderBudget.js"
+import * as RenderMessages from "../src/RenderMessages.js"
 import type { TrackedEvent } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
@@ -48,7 +50,10 @@ describe("Processor: the event loop turns inside one large group", () => {
     Effect.gen(function*() {
       const turns = yield* Ref.make(0)
       const { fiber, ticks } = yield* ticker
-      const budget = Render.budget({ sliceMillis: 0, turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1)) })
+      const budget = RenderBudget.budget({
+        sliceMillis: 0,
+        turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1))
+      })
       const commit = yield* Processor.processJob(upsertJob(1, [bigRecord("BIG", 4_000, 0)]), budget)
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(commit.upserts[0]?.containers.length, 4_000)
@@ -62,7 +67,10 @@ describe("Processor: the event loop turns inside one large group", () => {
     Effect.gen(function*() {
       const turns = yield* Ref.make(0)
       const { fiber, ticks } = yield* ticker
-      const budget = Render.budget({ sliceMillis: 0, turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1)) })
+      const budget = RenderBudget.budget({
+        sliceMillis: 0,
+        turn: Effect.zipRight(turn, Ref.update(turns, (n) => n + 1))
+      })
       const commit = yield* Processor.processJob(upsertJob(1, [bigRecord("BIG", 300, 300)]), budget)
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(commit.messages.length, 1 + 2 * 300)
@@ -71,7 +79,7 @@ describe("Processor: the event loop turns inside one large group", () => {
       assert.isAtLeast(yield* Ref.get(ticks), paused - 1)
       assert.deepStrictEqual(budget.used(), {
         messages: commit.messages.length,
-        bytes: commit.messages.reduce((n, m) => n + Render.utf8Length(m.body), 0)
+        bytes: commit.messages.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0)
       })
     }).pipe(Effect.provide(layer())))
 })
@@ -97,7 +105,7 @@ describe("Processor: per-job render caps", () => {
       const outcome = yield* queue.outcome(big._tag === "Enqueued" ? big.id : -1)
       assert.isTrue(Option.isSome(outcome) && outcome.value._tag === "Failed")
       if (Option.isSome(outcome) && outcome.value._tag === "Failed") {
-        assert.include(outcome.value.error, `per-job cap of ${Render.maxBytesPerJob.toLocaleString("en")} bytes`)
+        assert.include(outcome.value.error, `per-job cap of ${RenderBudget.maxBytesPerJob.toLocaleString("en")} bytes`)
       }
       assert.isTrue(Option.isNone(yield* store.get(org, "HUGE")))
       assert.isTrue(Option.isNone(yield* store.get(org, "AFTER")))
@@ -108,12 +116,12 @@ describe("Processor: per-job render caps", () => {
 
   it.effect("the message cap: the job dies with RenderCapExceeded once one message too many is rendered", () =>
     Effect.gen(function*() {
-      const budget = Render.budget({ maxMessages: 10 })
+      const budget = RenderBudget.budget({ maxMessages: 10 })
       const exit = yield* Effect.exit(Processor.processJob(upsertJob(1, [bigRecord("BIG", 20, 20)]), budget))
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) {
         const defect = Cause.dieOption(exit.cause)
-        assert.isTrue(Option.isSome(defect) && defect.value instanceof Render.RenderCapExceeded)
+        assert.isTrue(Option.isSome(defect) && defect.value instanceof RenderBudget.RenderCapExceeded)
       }
       assert.strictEqual(budget.used().messages, 11)
     }).pipe(Effect.provide(layer())))
@@ -131,16 +139,16 @@ describe("Processor: per-job render caps", () => {
       }])
       yield* TestClock.setTime(Date.UTC(2026, 0, 1))
       const t = yield* Effect.map(Processor.processJob({ ...job, environment: "uat" }), (c) => c.upserts[0]!)
-      const budget = Render.budget({ maxMessages: 5 })
+      const budget = RenderBudget.budget({ maxMessages: 5 })
       const now = Date.UTC(2026, 0, 10)
-      const p = yield* Render.positionUpdates(t, "start", now, 1_000, budget)
+      const p = yield* RenderMessages.positionUpdates(t, "start", now, 1_000, budget)
       assert.strictEqual(p.messages.length, 4)
       assert.strictEqual(budget.used().messages, 4)
       assert.isTrue(p.next_position_at !== null && p.next_position_at < now)
     }).pipe(Effect.provide(layer())))
 })
 
-describe("Render.dwellIndex", () => {
+describe("Projection.dwellIndex", () => {
   const reference = (events: ReadonlyArray<TrackedEvent>, container: string, code: string) => {
     const matching = events.filter((e) =>
       e.container_reference === container && e.status_code === code && e.event_date !== null
@@ -167,13 +175,13 @@ describe("Render.dwellIndex", () => {
   ], ([events]) => {
     const t = { ...TradeflowMerge.empty(org, "R", 0), events }
     const settings = { demurrageFreeDays: 3, detentionFreeDays: 5, locationIntervalMinutes: 60 }
-    const dwell = Render.dwellIndex(t, settings as never)
+    const dwell = Projection.dwellIndex(t, settings as never)
     for (const c of ["C1", "C2"]) {
       const uv = reference(events, c, "UV")
       const gt = reference(events, c, "GT")
       assert.deepStrictEqual(dwell(c), {
-        demurrage_free_time_expires: uv == null ? null : Render.iso(uv + 3 * 86_400_000),
-        detention_free_time_expires: gt == null ? null : Render.iso(gt + 5 * 86_400_000)
+        demurrage_free_time_expires: uv == null ? null : Projection.iso(uv + 3 * 86_400_000),
+        detention_free_time_expires: gt == null ? null : Projection.iso(gt + 5 * 86_400_000)
       })
     }
   })

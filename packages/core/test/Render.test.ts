@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Schema } from "effect"
 import { ApiMessage, LocationUpdate } from "../src/ApiMessage.js"
+import * as Projection from "../src/internal/projection.js"
 import * as MessageHash from "../src/MessageHash.js"
-import * as Render from "../src/Render.js"
+import * as RenderMessages from "../src/RenderMessages.js"
 import * as StatusCode from "../src/StatusCode.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 
@@ -43,10 +44,10 @@ describe("StatusCode", () => {
   )
 })
 
-describe("Render.container", () => {
+describe("Projection.container", () => {
   it("reads ISO size-type codes and common forms, defaults to 45G1 / 40 ft / dry", () => {
     const c = (container_type?: string) =>
-      Render.container(
+      Projection.container(
         container_type === undefined ? { reference: "X" } : { reference: "X", custom_properties: { container_type } }
       )
     assert.deepStrictEqual(c(), {
@@ -94,14 +95,14 @@ describe("Render.container", () => {
   })
 
   it("renders an unknown location from its code without failing", () => {
-    assert.deepStrictEqual(Render.unknownLocation("XXABC"), {
+    assert.deepStrictEqual(Projection.unknownLocation("XXABC"), {
       name: "XXABC",
       country: { name: "", iso_a2: "XX" },
       timezone: "UTC",
       unlocode: "XXABC",
       coordinates: { lat: 0, lng: 0 }
     })
-    assert.strictEqual(Render.unknownLocation("Some depot").unlocode, "")
+    assert.strictEqual(Projection.unknownLocation("Some depot").unlocode, "")
   })
 })
 
@@ -114,9 +115,9 @@ const readingsArb = fc.array(
   { maxLength: 8 }
 )
 
-describe("Render.readingSummary", () => {
+describe("Projection.readingSummary", () => {
   it.prop("the summary readings agree with the reading log", [readingsArb], ([readings]) => {
-    const s = Render.readingSummary(readings)
+    const s = Projection.readingSummary(readings)
     const log = s.reading_log
     assert.strictEqual(log.length, readings.length)
     assert.strictEqual(log.filter((r) => r.is_latest).length, readings.length === 0 ? 0 : 1)
@@ -238,9 +239,12 @@ describe("TradeflowMerge", () => {
     const e1 = TradeflowMerge.mergeEvent([], incoming(5), 1, 0)
     const e2 = TradeflowMerge.mergeEvent(e1, { ...incoming(3), status_code: "GE", message: "GE" }, 1, 0)
     const before = { ...base, events: e2 }
-    assert.deepStrictEqual(Render.changedEvents(undefined, before).map((e) => e.status_code), ["GE", "AE"])
-    assert.deepStrictEqual(Render.changedEvents(before, before), [])
+    assert.deepStrictEqual(RenderMessages.changedEvents(undefined, before).map((e) => e.status_code), ["GE", "AE"])
+    assert.deepStrictEqual(RenderMessages.changedEvents(before, before), [])
     const after = { ...base, events: TradeflowMerge.mergeEvent(e2, incoming(7), 2, 0) }
-    assert.deepStrictEqual(Render.changedEvents(before, after).map((e) => [e.status_code, e.event_date]), [["AE", 7]])
+    assert.deepStrictEqual(RenderMessages.changedEvents(before, after).map((e) => [e.status_code, e.event_date]), [[
+      "AE",
+      7
+    ]])
   })
 })

@@ -2,8 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer, Schema, TestClock } from "effect"
 import { type ApiMessage, TradeflowDocument } from "../src/ApiMessage.js"
 import * as Documents from "../src/Documents.js"
+import * as Projection from "../src/internal/projection.js"
 import { mockVessel } from "../src/MockJourneyOceanBasic.js"
-import * as Render from "../src/Render.js"
+import * as RenderDocument from "../src/RenderDocument.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
 import { C1, layer, messages, org, post, recordArb, tradeflow } from "./ProcessorKit.js"
 
@@ -28,13 +29,13 @@ const roundTrip = (doc: TradeflowDocument): TradeflowDocument =>
 const shipmentOf = (m: ApiMessage) =>
   m.type === "CONTAINER_MILESTONE" || m.type === "SHIPMENT_CHANGE" ? m.payload.shipment : undefined
 
-describe("Render.tradeflowDocument", () => {
+describe("RenderDocument.tradeflowDocument", () => {
   it.effect("an ocean_basic tradeflow: metadata, every event, its containers, ports and vessel", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(now0)
       yield* post([oceanBasic])
       const t = yield* tradeflow("PO-1")
-      const doc = yield* Render.tradeflowDocument(t, { vessels: true })
+      const doc = yield* RenderDocument.tradeflowDocument(t, { vessels: true })
       assert.strictEqual(doc.version, "3.0.0")
       assert.strictEqual(doc.tradeflow_reference, "PO-1")
       assert.deepStrictEqual(doc.metadata, {
@@ -45,7 +46,7 @@ describe("Render.tradeflowDocument", () => {
       })
       assert.isAbove(doc.events.length, 0)
       assert.strictEqual(doc.events.length, t.events.length)
-      assert.deepStrictEqual(doc.containers, [Render.container({ reference: C1 })])
+      assert.deepStrictEqual(doc.containers, [Projection.container({ reference: C1 })])
       assert.deepStrictEqual(doc.locations.map((l) => l.unlocode), ["CNSHA", "NLRTM"])
       assert.deepStrictEqual(doc.vessels, [mockVessel("PO-1")])
       const dates = doc.events.map((e) => Date.parse(e.event_date))
@@ -53,7 +54,7 @@ describe("Render.tradeflowDocument", () => {
       for (const e of doc.events) {
         if (e.transport_unit_reference === null) continue
         assert.strictEqual(e.transport_unit_reference, C1)
-        assert.deepStrictEqual(e.container_details, Render.container({ reference: C1 }))
+        assert.deepStrictEqual(e.container_details, Projection.container({ reference: C1 }))
         assert.isNotNull(e.dwell_details)
       }
       assert.deepStrictEqual(roundTrip(doc), doc)
@@ -71,7 +72,7 @@ describe("Render.tradeflowDocument", () => {
           { message: "Vessel departure", location_name: "XXABC", event_date: "2026-11-21T10:00:00Z", actual: true }
         ]
       }], "production")
-      const doc = yield* Render.tradeflowDocument(yield* tradeflow("FT-1"))
+      const doc = yield* RenderDocument.tradeflowDocument(yield* tradeflow("FT-1"))
       assert.deepStrictEqual(
         doc.events.map((e) => [e.status_code, e.location, e.location_name, e.transport_unit_reference]),
         [
@@ -81,9 +82,9 @@ describe("Render.tradeflowDocument", () => {
       )
       assert.deepStrictEqual(doc.events[1]?.container_details, null)
       assert.deepStrictEqual(doc.events[1]?.dwell_details, null)
-      assert.deepStrictEqual(doc.locations, [Render.unknownLocation("XXABC")])
+      assert.deepStrictEqual(doc.locations, [Projection.unknownLocation("XXABC")])
       assert.deepStrictEqual(doc.shipment, {
-        containers: [Render.container({ reference: C1 })],
+        containers: [Projection.container({ reference: C1 })],
         transport_plan_legs: []
       })
       assert.isFalse("vessels" in doc)
@@ -100,15 +101,15 @@ describe("Render.tradeflowDocument", () => {
         const stored = yield* Effect.flatMap(TradeflowStore, (s) => s.list(org))
         assert.isAbove(stored.length, 0)
         for (const t of stored) {
-          const plain = yield* Render.tradeflowDocument(t)
-          const full = yield* Render.tradeflowDocument(t, { vessels: true })
+          const plain = yield* RenderDocument.tradeflowDocument(t)
+          const full = yield* RenderDocument.tradeflowDocument(t, { vessels: true })
           assert.deepStrictEqual(roundTrip(plain), plain)
           assert.deepStrictEqual(roundTrip(full), full)
           assert.isFalse("vessels" in plain)
           assert.isTrue(Array.isArray(full.vessels))
           const { vessels: _, ...rest } = full
           assert.deepStrictEqual(rest, plain)
-          assert.deepStrictEqual(full.vessels, [Render.vesselOf(t)].filter((v) => v.name !== ""))
+          assert.deepStrictEqual(full.vessels, [Projection.vesselOf(t)].filter((v) => v.name !== ""))
 
           assert.strictEqual(plain.tradeflow_reference, t.reference)
           assert.strictEqual(plain.metadata.is_active, t.active)
@@ -143,7 +144,7 @@ describe("Documents", () => {
       yield* post([oceanBasic])
       const documents = yield* Documents.Documents
       const doc = yield* documents.download(org, "PO-1")
-      assert.deepStrictEqual(doc, yield* Render.tradeflowDocument(yield* tradeflow("PO-1"), { vessels: true }))
+      assert.deepStrictEqual(doc, yield* RenderDocument.tradeflowDocument(yield* tradeflow("PO-1"), { vessels: true }))
       assert.isDefined(doc.vessels)
       for (const [organisationId, reference] of [[org, "PO-2"], ["org-unknown", "PO-1"]] as const) {
         const error = yield* Effect.flip(documents.download(organisationId, reference))

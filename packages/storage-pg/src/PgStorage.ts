@@ -28,8 +28,6 @@ import {
   type Automation,
   Delivery,
   DeliveryStore,
-  type Job,
-  JobQueue,
   MessageStore,
   type Storage,
   StorageError,
@@ -59,8 +57,6 @@ import { loader, migrationsTable } from "./internal/migrations.js"
 const {
   storageError,
   chunks,
-  decodeIdempotency,
-  decodeIds,
   decodeLastSeq,
   decodeHashes,
   decodeValues,
@@ -68,12 +64,6 @@ const {
   decodeContainers,
   decodeSizes,
   decodeDue,
-  decodeJobs,
-  claimOf,
-  decodeLeased,
-  decodeDead,
-  decodeSummaries,
-  decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
   decodeBodySizes,
@@ -84,7 +74,6 @@ const {
   decodeClaimedDeliveries,
   decodeDeliveryLog,
   encodeAutomation,
-  encodePayload,
   encodeResult,
   encodeTradeflow,
   numberMessages,
@@ -223,170 +212,14 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
 
     const organisations = yield* Effect.provideService(SqlStorage.organisations, SqlClient.SqlClient, sql)
 
-    const jobColumns = sql`id::float8 AS id, organisation_id, environment, payload, received_at`
-    const leaseUntil = (leaseMillis: number) =>
-      sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'`
-
-    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
-      Effect.gen(function*() {
-        const payload = yield* encodePayload(job.payload)
-        if (idempotency !== undefined) {
-          const claimed =
-            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
-            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
-              ${job.received_at})
-            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-          if (claimed.length === 0) {
-            const seen = (yield* decodeIdempotency(
-              yield* sql`SELECT request_hash, response FROM idempotency_keys
-              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
-            ))[0]
-            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-            return seen.request_hash === idempotency.request_hash
-              ? { _tag: "Replayed" as const, response: seen.response }
-              : { _tag: "KeyReused" as const }
-          }
-        }
-        const inserted = (yield* decodeIds(
-          yield* sql`
-          INSERT INTO jobs (organisation_id, environment, payload, received_at, kind, payload_bytes)
-          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, ${job.payload._tag},
-            ${Buffer.byteLength(payload)})
-          RETURNING id::float8 AS id`
-        ))[0]
-        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-        return { _tag: "Enqueued" as const, id: inserted.id }
-      })
-
-    const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
-      enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
-        const organisations = [...new Set(entries.map((e) => e.job.organisation_id))].sort()
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          for (const organisation of organisations) {
-            yield* sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, hashtext(${organisation}))`
-          }
-          const outcomes = yield* Effect.forEach(entries, enqueueOne)
-          if (outcomes.some((o) => o._tag === "Enqueued")) yield* sql`SELECT pg_notify(${channel}, ${schema})`
-          return outcomes
-        }))
-      }, storageError("JobQueue.enqueueAll")),
-      pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
-        return yield* decodeJobs(
-          yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("JobQueue.pending")),
-      claim: Effect.fn("JobQueue.claim")(function*(options: {
-        readonly worker: string
-        readonly limit: number
-        readonly leaseMillis: number
-        readonly maxAttempts?: number
-      }) {
-        const limit = Math.max(0, Math.floor(options.limit))
-        const max = JobQueue.attemptLimit(options.maxAttempts)
-        const dead = yield* decodeDead(
-          yield* sql`
-          UPDATE jobs SET status = 'dead', leased_by = NULL, lease_until = NULL,
-            error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
-          WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND lease_until IS NOT NULL
-            AND lease_until <= now() AND attempt >= ${max} FOR UPDATE SKIP LOCKED)
-          RETURNING id::float8 AS id, organisation_id, attempt, error`
-        )
-        // `held` reads the statement's snapshot; the row lock re-checks only the locked row's newest version, so
-        // the lease is checked on that row too, or a head leased since the snapshot is claimed a second time.
-        const leased = limit === 0 ? [] : yield* decodeLeased(
-          yield* sql`
-          WITH RECURSIVE heads AS (
-            (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)
-            UNION ALL
-            SELECT following.organisation_id, following.id FROM heads
-            CROSS JOIN LATERAL (
-              SELECT j.organisation_id, j.id FROM jobs j
-              WHERE j.status = 'pending' AND j.organisation_id > heads.organisation_id
-              ORDER BY j.organisation_id, j.id LIMIT 1
-            ) following
-          ), candidates AS (
-            SELECT j.id, j.attempt FROM jobs j JOIN heads ON heads.id = j.id
-            WHERE j.status = 'pending' AND j.attempt < ${max} AND (j.lease_until IS NULL OR j.lease_until <= now())
-              AND NOT EXISTS (SELECT 1 FROM jobs held WHERE held.organisation_id = j.organisation_id
-                AND held.status = 'pending' AND held.lease_until IS NOT NULL AND held.lease_until > now())
-            ORDER BY j.id LIMIT ${limit}
-            FOR UPDATE OF j SKIP LOCKED
-          ), suspect AS (
-            SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1
-          ), claimable AS (
-            SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect)
-          )
-          UPDATE jobs SET attempt = jobs.attempt + 1, leased_by = ${options.worker},
-            lease_until = ${leaseUntil(options.leaseMillis)}
-          FROM claimable WHERE jobs.id = claimable.id
-          RETURNING jobs.id::float8 AS id, jobs.attempt`
-        )
-        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
-          yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
-        )
-        return claimOf(leased, jobs, dead)
-      }, storageError("JobQueue.claim")),
-      heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
-        readonly worker: string
-        readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
-        readonly leaseMillis: number
-      }) {
-        for (const part of chunks(options.jobs, 500)) {
-          yield* sql`UPDATE jobs SET lease_until = ${leaseUntil(options.leaseMillis)}
-            WHERE status = 'pending' AND leased_by = ${options.worker}
-              AND (${sql.or(part.map((j) => sql`(id = ${j.id} AND attempt = ${j.attempt})`))})`
-        }
-      }, storageError("JobQueue.heartbeat")),
-      outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
-        const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
-        if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
-        if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
-        if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
-        return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
-      }, storageError("JobQueue.outcome")),
-      fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
-        const fence = attempt === undefined ? sql`TRUE` : sql`attempt = ${attempt}`
-        const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
-          WHERE id = ${id} AND status = 'pending' AND ${fence} RETURNING id`
-        return rows.length > 0
-      }, storageError("JobQueue.fail")),
-      recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
-        const rows = yield* sql`UPDATE jobs SET error = ${error}
-          WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
-        return rows.length > 0
-      }, storageError("JobQueue.recordFailure")),
-      list: Effect.fn("JobQueue.list")(function*(options: {
-        readonly organisation_id: string
-        readonly state: JobQueue.JobState
-        readonly limit: number
-      }) {
-        return yield* decodeSummaries(
-          yield* sql`SELECT id::float8 AS id, organisation_id, environment, kind,
-            payload_bytes::float8 AS payload_bytes, received_at, attempt, error
-          FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
-          ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`
-        )
-      }, storageError("JobQueue.list")),
-      retry: Effect.fn("JobQueue.retry")(function*(id: number) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const organisation = (yield* decodeValues(
-            yield* sql`SELECT organisation_id AS value FROM jobs
-            WHERE id = ${id}`
-          ))[0]?.value
-          if (organisation === undefined) return "not-found" as const
-          yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending' FOR UPDATE`
-          const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
-              lease_until = NULL
-            WHERE id = ${id} AND status = 'dead' RETURNING id`
-          if (rows.length === 0) return "not-dead" as const
-          yield* sql`SELECT pg_notify(${channel}, ${schema})`
-          return "retried" as const
-        }))
-      }, storageError("JobQueue.retry")),
-      wakeups: Stream.fromPubSub(hub)
-    }))
+    const jobs = yield* Effect.provideService(
+      SqlStorage.jobs({
+        jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
+        deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
+      }),
+      SqlClient.SqlClient,
+      sql
+    )
 
     /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
     const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>

@@ -17,11 +17,15 @@ import {
   Storage,
   TradeflowStore
 } from "@tradeflow/core"
-import { Context, type Effect } from "effect"
+import { Context, Effect, PubSub, Stream } from "effect"
 import * as automationStore from "./internal/automations.js"
+import * as jobQueue from "./internal/jobs.js"
+import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
 import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
+
+export type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 
 /** The adapters of every storage port, sharing one SQL client. */
 export interface SqlStorage {
@@ -47,6 +51,16 @@ export const automations: Effect.Effect<SqlStorage["automations"], never, SqlCli
 
 /** `RetentionStore` over the `SqlClient`; a dead delivery goes with its attempts. */
 export const retention: Effect.Effect<SqlStorage["retention"], never, SqlClient.SqlClient> = retentionStore.make
+
+/** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
+export const inProcess: Effect.Effect<Wakeup> = Effect.map(PubSub.sliding<void>(1), (hub) => ({
+  notify: PubSub.publish(hub, undefined),
+  stream: Stream.fromPubSub(hub)
+}))
+
+/** `JobQueue` over the `SqlClient`, signalling `options.jobWakeups`. */
+export const jobs = (options: SqlStorageOptions): Effect.Effect<SqlStorage["jobs"], never, SqlClient.SqlClient> =>
+  jobQueue.make(options)
 
 /** The storage ports as a context. */
 export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage> =>

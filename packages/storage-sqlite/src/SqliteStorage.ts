@@ -12,8 +12,6 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import {
   Delivery,
   DeliveryStore,
-  type Job,
-  JobQueue,
   MessageStore,
   type Storage,
   StorageError,
@@ -22,19 +20,7 @@ import {
   TradeflowStore
 } from "@tradeflow/core"
 import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
-import {
-  Clock,
-  Config,
-  type ConfigError,
-  Context,
-  Duration,
-  Effect,
-  Layer,
-  Option,
-  PubSub,
-  Schema,
-  Stream
-} from "effect"
+import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { lookupStatement } from "./internal/lookup.js"
@@ -43,21 +29,13 @@ import { loader, migrationsTable } from "./internal/migrations.js"
 const {
   storageError,
   chunks,
-  decodeIdempotency,
-  decodeIds,
   decodeHashes,
   decodeLastSeq,
   decodeCandidates,
   decodeContainers,
-  decodeJobs,
-  claimOf,
-  decodeLeased,
-  decodeDead,
-  decodeSummaries,
   decodeDue,
   decodeSizes,
   decodeValues,
-  decodeOutcomes,
   decodeTradeflows,
   decodeMessages,
   decodeBodySizes,
@@ -68,7 +46,6 @@ const {
   decodeClaimedDeliveries,
   decodeDeliveryLog,
   encodeAutomation,
-  encodePayload,
   encodeResult,
   encodeTradeflow,
   numberMessages,
@@ -144,143 +121,11 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
 
     const organisations = yield* SqlStorage.organisations
 
-    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
-      Effect.gen(function*() {
-        const payload = yield* encodePayload(job.payload)
-        if (idempotency !== undefined) {
-          const claimed =
-            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
-          VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response}, ${job.received_at})
-          ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-          if (claimed.length === 0) {
-            const seen = (yield* decodeIdempotency(
-              yield* sql`SELECT request_hash, response FROM idempotency_keys
-            WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
-            ))[0]
-            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-            return seen.request_hash === idempotency.request_hash
-              ? { _tag: "Replayed" as const, response: seen.response }
-              : { _tag: "KeyReused" as const }
-          }
-        }
-        const inserted = (yield* decodeIds(
-          yield* sql`
-        INSERT INTO jobs (organisation_id, environment, payload, received_at, status, kind, payload_bytes)
-        VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending',
-          ${job.payload._tag}, ${Buffer.byteLength(payload)})
-        RETURNING id`
-        ))[0]
-        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-        return { _tag: "Enqueued" as const, id: inserted.id }
-      })
-
-    const wakeups = yield* PubSub.sliding<void>(1)
-    const jobs = JobQueue.JobQueue.of(JobQueue.withEnqueue({
-      enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
-        const outcomes = yield* sql.withTransaction(Effect.forEach(entries, enqueueOne))
-        if (outcomes.some((o) => o._tag === "Enqueued")) yield* PubSub.publish(wakeups, undefined)
-        return outcomes
-      }, storageError("JobQueue.enqueueAll")),
-      pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
-        return yield* decodeJobs(
-          yield* sql`SELECT id, organisation_id, environment, payload, received_at FROM jobs
-        WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("JobQueue.pending")),
-      outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
-        const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
-        if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
-        if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
-        if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
-        return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
-      }, storageError("JobQueue.outcome")),
-      claim: Effect.fn("JobQueue.claim")(function*(options: {
-        readonly worker: string
-        readonly limit: number
-        readonly leaseMillis: number
-        readonly maxAttempts?: number
-      }) {
-        const limit = Math.max(0, Math.floor(options.limit))
-        const max = JobQueue.attemptLimit(options.maxAttempts)
-        const now = yield* Clock.currentTimeMillis
-        const [dead, leased] = yield* withoutSync(Effect.all([
-          sql`UPDATE jobs INDEXED BY jobs_leased SET status = 'dead', leased_by = NULL, lease_until = NULL,
-            error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
-          WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ${now} AND attempt >= ${max}
-          RETURNING id, organisation_id, attempt, error`.pipe(Effect.flatMap(decodeDead)),
-          limit === 0 ? Effect.succeed([]) : sql`
-          UPDATE jobs SET attempt = attempt + 1, leased_by = ${options.worker}, lease_until = ${
-            now + options.leaseMillis
-          }
-          WHERE id IN (
-            WITH candidates AS MATERIALIZED (
-              SELECT head.id, head.attempt FROM (
-                SELECT min(id) AS id FROM jobs WHERE status = 'pending' GROUP BY organisation_id
-              ) AS heads JOIN jobs AS head ON head.id = heads.id
-              WHERE head.attempt < ${max} AND NOT EXISTS (SELECT 1 FROM jobs AS held
-                WHERE held.organisation_id = head.organisation_id AND held.status = 'pending'
-                  AND held.lease_until IS NOT NULL AND held.lease_until > ${now})
-              ORDER BY heads.id LIMIT ${limit}
-            ), suspect AS (SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1)
-            SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect))
-          RETURNING id, attempt`.pipe(Effect.flatMap(decodeLeased))
-        ]))
-        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
-          yield* sql`SELECT id, organisation_id, environment,
-        payload, received_at FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
-        )
-        return claimOf(leased, jobs, dead)
-      }, storageError("JobQueue.claim")),
-      heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
-        readonly worker: string
-        readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
-        readonly leaseMillis: number
-      }) {
-        if (options.jobs.length === 0) return
-        const until = (yield* Clock.currentTimeMillis) + options.leaseMillis
-        yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
-          sql`UPDATE jobs SET lease_until = ${until}
-          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`, {
-          discard: true
-        }))
-      }, storageError("JobQueue.heartbeat")),
-      fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
-        const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
-        const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
-        WHERE id = ${id} AND status = 'pending'${fenced} RETURNING id`
-        return rows.length > 0
-      }, storageError("JobQueue.fail")),
-      recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
-        const rows = yield* sql`UPDATE jobs SET error = ${error}
-        WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
-        return rows.length > 0
-      }, storageError("JobQueue.recordFailure")),
-      list: Effect.fn("JobQueue.list")(function*(options: {
-        readonly organisation_id: string
-        readonly state: JobQueue.JobState
-        readonly limit: number
-      }) {
-        return yield* decodeSummaries(
-          yield* sql`SELECT id, organisation_id, environment, kind, payload_bytes, received_at,
-          attempt, error
-        FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
-        ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`
-        )
-      }, storageError("JobQueue.list")),
-      retry: Effect.fn("JobQueue.retry")(function*(id: number) {
-        const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
-          lease_until = NULL
-        WHERE id = ${id} AND status = 'dead' RETURNING id`
-        if (rows.length > 0) {
-          yield* PubSub.publish(wakeups, undefined)
-          return "retried" as const
-        }
-        return (yield* sql`SELECT id FROM jobs WHERE id = ${id}`).length > 0
-          ? "not-dead" as const
-          : "not-found" as const
-      }, storageError("JobQueue.retry")),
-      wakeups: Stream.fromPubSub(wakeups)
-    }))
+    const jobs = yield* SqlStorage.jobs({
+      jobWakeups: yield* SqlStorage.inProcess,
+      deliveryWakeups: yield* SqlStorage.inProcess,
+      relaxed: withoutSync
+    })
 
     const deliveryWakeups = yield* PubSub.sliding<void>(1)
     const deliveryRow = (d: Delivery.NewDelivery) => ({

@@ -1,0 +1,246 @@
+import { SqlClient } from "@effect/sql"
+import { type Job, JobQueue } from "@tradeflow/core"
+import { Clock, Effect, Option } from "effect"
+import {
+  chunks,
+  claimOf,
+  decodeDead,
+  decodeIdempotency,
+  decodeIds,
+  decodeJobs,
+  decodeLeased,
+  decodeOutcomes,
+  decodeSummaries,
+  decodeValues,
+  encodePayload,
+  storageError
+} from "../StorageRows.js"
+import { dialectOf } from "./dialect.js"
+import type { SqlStorageOptions } from "./options.js"
+
+const advisoryNamespace = 7_411_001
+
+/**
+ * `JobQueue` over the `SqlClient`. On PostgreSQL the enqueues of an organisation are serialised
+ * (a transaction-scoped advisory lock, so its job ids become visible in ascending order), claims
+ * lock with `FOR UPDATE SKIP LOCKED` and leases run on the database clock; on SQLite (one writer)
+ * leases run on the `Clock`.
+ */
+export const make = (options: SqlStorageOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { number, pg } = dialectOf(sql)
+    const wakeups = options.jobWakeups
+    const relaxed = options.relaxed ?? ((effect) => effect)
+    const jobColumns = sql`${number("id")} AS id, organisation_id, environment, payload, received_at`
+
+    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
+      Effect.gen(function*() {
+        const payload = yield* encodePayload(job.payload)
+        if (idempotency !== undefined) {
+          const claimed =
+            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
+              ${job.received_at})
+            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+          if (claimed.length === 0) {
+            const seen = (yield* decodeIdempotency(
+              yield* sql`SELECT request_hash, response FROM idempotency_keys
+              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
+            ))[0]
+            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+            return seen.request_hash === idempotency.request_hash
+              ? { _tag: "Replayed" as const, response: seen.response }
+              : { _tag: "KeyReused" as const }
+          }
+        }
+        const inserted = (yield* decodeIds(
+          yield* sql`
+          INSERT INTO jobs (organisation_id, environment, payload, received_at, status, kind, payload_bytes)
+          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending',
+            ${job.payload._tag}, ${Buffer.byteLength(payload)})
+          RETURNING ${number("id")} AS id`
+        ))[0]
+        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
+        return { _tag: "Enqueued" as const, id: inserted.id }
+      })
+
+    /** Serialises the enqueues of these organisations until the transaction ends (PostgreSQL). */
+    const lockOrganisations = (organisations: ReadonlyArray<string>) =>
+      pg
+        ? Effect.forEach(
+          organisations,
+          (organisation) => sql`SELECT pg_advisory_xact_lock(${advisoryNamespace}, hashtext(${organisation}))`,
+          { discard: true }
+        )
+        : Effect.void
+
+    /** The instant a lease taken now for `leaseMillis` ends, in the column's dialect. */
+    const leaseUntil = (now: number, leaseMillis: number) =>
+      pg ? sql`now() + ${Math.max(0, leaseMillis)}::float8 * interval '1 millisecond'` : sql`${now + leaseMillis}`
+
+    const claimStatements = (worker: string, limit: number, leaseMillis: number, max: number, now: number) =>
+      sql.onDialectOrElse({
+        pg: () =>
+          Effect.all([
+            sql`
+            UPDATE jobs SET status = 'dead', leased_by = NULL, lease_until = NULL,
+              error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
+            WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND lease_until IS NOT NULL
+              AND lease_until <= now() AND attempt >= ${max} FOR UPDATE SKIP LOCKED)
+            RETURNING id::float8 AS id, organisation_id, attempt, error`.pipe(Effect.flatMap(decodeDead)),
+            // `held` reads the statement's snapshot; the row lock re-checks only the locked row's newest version, so
+            // the lease is checked on that row too, or a head leased since the snapshot is claimed a second time.
+            limit === 0 ? Effect.succeed([]) : sql`
+            WITH RECURSIVE heads AS (
+              (SELECT organisation_id, id FROM jobs WHERE status = 'pending' ORDER BY organisation_id, id LIMIT 1)
+              UNION ALL
+              SELECT following.organisation_id, following.id FROM heads
+              CROSS JOIN LATERAL (
+                SELECT j.organisation_id, j.id FROM jobs j
+                WHERE j.status = 'pending' AND j.organisation_id > heads.organisation_id
+                ORDER BY j.organisation_id, j.id LIMIT 1
+              ) following
+            ), candidates AS (
+              SELECT j.id, j.attempt FROM jobs j JOIN heads ON heads.id = j.id
+              WHERE j.status = 'pending' AND j.attempt < ${max} AND (j.lease_until IS NULL OR j.lease_until <= now())
+                AND NOT EXISTS (SELECT 1 FROM jobs held WHERE held.organisation_id = j.organisation_id
+                  AND held.status = 'pending' AND held.lease_until IS NOT NULL AND held.lease_until > now())
+              ORDER BY j.id LIMIT ${limit}
+              FOR UPDATE OF j SKIP LOCKED
+            ), suspect AS (
+              SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1
+            ), claimable AS (
+              SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect)
+            )
+            UPDATE jobs SET attempt = jobs.attempt + 1, leased_by = ${worker},
+              lease_until = ${leaseUntil(now, leaseMillis)}
+            FROM claimable WHERE jobs.id = claimable.id
+            RETURNING jobs.id::float8 AS id, jobs.attempt`.pipe(Effect.flatMap(decodeLeased))
+          ], { concurrency: 1 }),
+        orElse: () =>
+          relaxed(Effect.all([
+            sql`UPDATE jobs INDEXED BY jobs_leased SET status = 'dead', leased_by = NULL, lease_until = NULL,
+              error = COALESCE(error, ${JobQueue.attemptLimitReached(max)})
+            WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ${now} AND attempt >= ${max}
+            RETURNING id, organisation_id, attempt, error`.pipe(Effect.flatMap(decodeDead)),
+            limit === 0 ? Effect.succeed([]) : sql`
+            UPDATE jobs SET attempt = attempt + 1, leased_by = ${worker}, lease_until = ${now + leaseMillis}
+            WHERE id IN (
+              WITH candidates AS MATERIALIZED (
+                SELECT head.id, head.attempt FROM (
+                  SELECT min(id) AS id FROM jobs WHERE status = 'pending' GROUP BY organisation_id
+                ) AS heads JOIN jobs AS head ON head.id = heads.id
+                WHERE head.attempt < ${max} AND NOT EXISTS (SELECT 1 FROM jobs AS held
+                  WHERE held.organisation_id = head.organisation_id AND held.status = 'pending'
+                    AND held.lease_until IS NOT NULL AND held.lease_until > ${now})
+                ORDER BY heads.id LIMIT ${limit}
+              ), suspect AS (SELECT id FROM candidates WHERE attempt > 0 ORDER BY id LIMIT 1)
+              SELECT id FROM suspect UNION ALL SELECT id FROM candidates WHERE NOT EXISTS (SELECT 1 FROM suspect))
+            RETURNING id, attempt`.pipe(Effect.flatMap(decodeLeased))
+          ]))
+      })
+
+    return JobQueue.JobQueue.of(JobQueue.withEnqueue({
+      enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
+        const organisations = [...new Set(entries.map((e) => e.job.organisation_id))].sort()
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* lockOrganisations(organisations)
+          const outcomes = yield* Effect.forEach(entries, enqueueOne)
+          if (outcomes.some((o) => o._tag === "Enqueued")) yield* wakeups.notify
+          return outcomes
+        }))
+      }, storageError("JobQueue.enqueueAll")),
+      pending: Effect.fn("JobQueue.pending")(function*(limit: number) {
+        return yield* decodeJobs(
+          yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("JobQueue.pending")),
+      claim: Effect.fn("JobQueue.claim")(function*(options: {
+        readonly worker: string
+        readonly limit: number
+        readonly leaseMillis: number
+        readonly maxAttempts?: number
+      }) {
+        const limit = Math.max(0, Math.floor(options.limit))
+        const max = JobQueue.attemptLimit(options.maxAttempts)
+        const now = yield* Clock.currentTimeMillis
+        const [dead, leased] = yield* claimStatements(options.worker, limit, options.leaseMillis, max, now)
+        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
+          yield* sql`SELECT ${jobColumns} FROM jobs
+          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
+        )
+        return claimOf(leased, jobs, dead)
+      }, storageError("JobQueue.claim")),
+      heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
+        readonly worker: string
+        readonly jobs: ReadonlyArray<{ readonly id: number; readonly attempt: number }>
+        readonly leaseMillis: number
+      }) {
+        if (options.jobs.length === 0) return
+        const until = leaseUntil(yield* Clock.currentTimeMillis, options.leaseMillis)
+        if (pg) {
+          for (const part of chunks(options.jobs, 500)) {
+            yield* sql`UPDATE jobs SET lease_until = ${until}
+              WHERE status = 'pending' AND leased_by = ${options.worker}
+                AND (${sql.or(part.map((j) => sql`(id = ${j.id} AND attempt = ${j.attempt})`))})`
+          }
+          return
+        }
+        yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
+          sql`UPDATE jobs SET lease_until = ${until}
+          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`, {
+          discard: true
+        }))
+      }, storageError("JobQueue.heartbeat")),
+      outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
+        const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]
+        if (row === undefined || row.status === "pending") return Option.none<JobQueue.JobOutcome>()
+        if (row.status === "dead") return Option.some<JobQueue.JobOutcome>({ _tag: "Failed", error: row.error ?? "" })
+        if (row.result === null) return yield* Effect.fail(`job ${id} is done without a result`)
+        return Option.some<JobQueue.JobOutcome>({ _tag: "Done", result: row.result })
+      }, storageError("JobQueue.outcome")),
+      fail: Effect.fn("JobQueue.fail")(function*(id: number, error: string, attempt?: number) {
+        const fenced = attempt === undefined ? sql`` : sql` AND attempt = ${attempt}`
+        const rows = yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
+          WHERE id = ${id} AND status = 'pending'${fenced} RETURNING id`
+        return rows.length > 0
+      }, storageError("JobQueue.fail")),
+      recordFailure: Effect.fn("JobQueue.recordFailure")(function*(id: number, attempt: number, error: string) {
+        const rows = yield* sql`UPDATE jobs SET error = ${error}
+          WHERE id = ${id} AND status = 'pending' AND attempt = ${attempt} RETURNING id`
+        return rows.length > 0
+      }, storageError("JobQueue.recordFailure")),
+      list: Effect.fn("JobQueue.list")(function*(options: {
+        readonly organisation_id: string
+        readonly state: JobQueue.JobState
+        readonly limit: number
+      }) {
+        return yield* decodeSummaries(
+          yield* sql`SELECT ${number("id")} AS id, organisation_id, environment, kind,
+            ${number("payload_bytes")} AS payload_bytes, received_at, attempt, error
+          FROM jobs WHERE organisation_id = ${options.organisation_id} AND status = ${options.state}
+          ORDER BY id LIMIT ${Math.max(0, Math.floor(options.limit))}`
+        )
+      }, storageError("JobQueue.list")),
+      retry: Effect.fn("JobQueue.retry")(function*(id: number) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const organisation = (yield* decodeValues(
+            yield* sql`SELECT organisation_id AS value FROM jobs WHERE id = ${id}`
+          ))[0]?.value
+          if (organisation === undefined) return "not-found" as const
+          if (pg) {
+            yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending' FOR UPDATE`
+          }
+          const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
+              lease_until = NULL
+            WHERE id = ${id} AND status = 'dead' RETURNING id`
+          if (rows.length === 0) return "not-dead" as const
+          yield* wakeups.notify
+          return "retried" as const
+        }))
+      }, storageError("JobQueue.retry")),
+      wakeups: wakeups.stream
+    }))
+  })

@@ -1,0 +1,17 @@
+import type { Effect, Stream } from "effect"
+
+/** A wake-up signal: `notify` (inside the writing transaction) reaches every `stream` subscriber. */
+export interface Wakeup {
+  readonly notify: Effect.Effect<void, unknown>
+  readonly stream: Stream.Stream<void>
+}
+
+/** What the driver layer gives the shared implementation. */
+export interface SqlStorageOptions {
+  /** Signalled by a committed enqueue or retried job. */
+  readonly jobWakeups: Wakeup
+  /** Signalled by a commit that writes deliveries, a delivery enqueued or retried. */
+  readonly deliveryWakeups: Wakeup
+  /** Runs writes of lease state only, which may skip durability (SQLite: `synchronous = NORMAL`). */
+  readonly relaxed?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown, R>
+}

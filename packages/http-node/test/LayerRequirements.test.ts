@@ -1,0 +1,83 @@
+/**
+ * Every layer of the API requires only the services it calls (checked by the type checker: a
+ * requirement added to a layer fails `tsc`).
+ */
+import type { HttpApiGroup } from "@effect/platform"
+import { it } from "@effect/vitest"
+import type {
+  Accounts,
+  Automations,
+  Deliveries,
+  Documents,
+  Ingest,
+  Jobs,
+  Schemes,
+  Upstream,
+  WebhookDestination,
+  WidgetSearch
+} from "@tradeflow/core"
+import type { Layer } from "effect"
+import { expectTypeOf } from "vitest"
+import { Api, ApiV3 } from "../src/Api.js"
+import type { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "../src/Authentication.js"
+import type { HttpConfig } from "../src/HttpConfig.js"
+import type { HttpApp } from "../src/index.js"
+import { apiKeyAuthLayer, consoleAuthLayer, widgetKeyAuthLayer } from "../src/internal/authentication.js"
+import type { RequestBodies } from "../src/internal/body.js"
+import { consoleGroup } from "../src/internal/consoleGroup.js"
+import { downstreamGroup } from "../src/internal/downstreamGroup.js"
+import { healthGroup } from "../src/internal/healthGroup.js"
+import { problemMiddleware } from "../src/internal/problemMiddleware.js"
+import { upstreamGroup } from "../src/internal/upstreamGroup.js"
+import { widgetGroup } from "../src/internal/widgetGroup.js"
+
+type Group<Name extends string, R> = Layer.Layer<HttpApiGroup.ApiGroup<"tradeflow", Name>, never, R>
+
+it("each route group requires only the services its handlers call, on the root and on /v3", () => {
+  for (const api of [Api, ApiV3]) {
+    expectTypeOf(downstreamGroup(api)).toEqualTypeOf<
+      Group<"downstream", Ingest.Ingest | Schemes.Schemes | ApiKeyAuth | RequestBodies>
+    >()
+    expectTypeOf(upstreamGroup(api)).toEqualTypeOf<Group<"upstream", Upstream.Upstream | ApiKeyAuth>>()
+    expectTypeOf(widgetGroup(api)).toEqualTypeOf<Group<"widget", WidgetSearch.WidgetSearch | WidgetKeyAuth>>()
+    expectTypeOf(healthGroup(api)).toEqualTypeOf<Group<"health", never>>()
+  }
+  expectTypeOf(consoleGroup).toEqualTypeOf<
+    Group<
+      "console",
+      | Accounts.Accounts
+      | Automations.Automations
+      | Deliveries.Deliveries
+      | Documents.Documents
+      | Jobs.Jobs
+      | WidgetSearch.WidgetSearch
+      | WebhookDestination.WebhookDestination
+      | ConsoleAuth
+      | RequestBodies
+    >
+  >()
+})
+
+it("the authentication layers and the problem middleware require only what they read", () => {
+  expectTypeOf(apiKeyAuthLayer).toEqualTypeOf<Layer.Layer<ApiKeyAuth, never, Accounts.Accounts | HttpConfig>>()
+  expectTypeOf(widgetKeyAuthLayer).toEqualTypeOf<
+    Layer.Layer<WidgetKeyAuth, never, WidgetSearch.WidgetSearch | HttpConfig>
+  >()
+  expectTypeOf(consoleAuthLayer).toEqualTypeOf<Layer.Layer<ConsoleAuth, never, HttpConfig>>()
+  expectTypeOf(problemMiddleware("")).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
+})
+
+it("the API's services are the core services its groups call, and the destination check; not the worker", () => {
+  expectTypeOf<HttpApp.Services>().toEqualTypeOf<
+    | Accounts.Accounts
+    | Automations.Automations
+    | Deliveries.Deliveries
+    | Documents.Documents
+    | Ingest.Ingest
+    | Jobs.Jobs
+    | Schemes.Schemes
+    | Upstream.Upstream
+    | WidgetSearch.WidgetSearch
+    | WebhookDestination.WebhookDestination
+  >()
+})

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import {
   ApiKeyNotFound,
   InvalidOrganisationRequest,
@@ -11,28 +11,49 @@ import {
   OrganisationNotFound,
   Unauthenticated
 } from "./AccountError.js"
-import type { Environment } from "./Environment.js"
+import { Environment } from "./Environment.js"
 import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
 import type { ApiKeyRecord, Organisation } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
 
-/** A freshly created API key: `key` is shown once and only its hash is stored. */
-export interface CreatedApiKey {
-  readonly id: string
-  readonly key: string
-  readonly environment: Environment
-  readonly organisation: { readonly id: string; readonly name: string }
-}
+/** A freshly created organisation, as the console answers it. */
+export const CreatedOrganisation = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({
+  identifier: "CreatedOrganisation"
+})
+export type CreatedOrganisation = typeof CreatedOrganisation.Type
 
-/** An API key as listed (never the key). */
-export interface ApiKeyInfo {
-  readonly id: string
-  readonly environment: Environment
-  readonly organisation: { readonly id: string; readonly name: string }
-  readonly created_at: string
-  readonly revoked_at: string | null
-}
+/** An organisation as the console lists it: a live one, or a `(UAT)` companion naming its live organisation. */
+export const OrganisationSummary = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  environment: Environment,
+  live_organisation_id: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "OrganisationSummary" })
+export type OrganisationSummary = typeof OrganisationSummary.Type
+
+const KeyOrganisation = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({
+  description: "The organisation the key reads and writes (the (UAT) companion for a uat key)"
+})
+
+/** A freshly created API key: `key` is shown once and only its hash is stored. */
+export const CreatedApiKey = Schema.Struct({
+  id: Schema.String,
+  key: Schema.String.annotations({ description: "The API key (prod_… or uat_…), shown once" }),
+  environment: Environment,
+  organisation: KeyOrganisation
+}).annotations({ identifier: "CreatedApiKey" })
+export type CreatedApiKey = typeof CreatedApiKey.Type
+
+/** An API key as listed (never the key); instants as ISO 8601. */
+export const ApiKeyInfo = Schema.Struct({
+  id: Schema.String,
+  environment: Environment,
+  organisation: KeyOrganisation,
+  created_at: Schema.String,
+  revoked_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ApiKeyInfo" })
+export type ApiKeyInfo = typeof ApiKeyInfo.Type
 
 /** Who a valid API key belongs to. */
 export interface Caller {

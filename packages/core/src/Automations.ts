@@ -6,7 +6,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
-import type { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
+import { type Automation, AutomationFormat, IntegrationType } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import { Issue } from "./DownstreamError.js"
 import { randomId } from "./internal/crypto.js"
@@ -51,27 +51,41 @@ export interface NewAutomation {
 }
 
 /** A freshly created automation: `secret` (`whsec_…`) is shown once. */
-export interface CreatedAutomation {
-  readonly id: string
-  readonly url: string
-  readonly format: AutomationFormat
-  readonly types: ReadonlyArray<IntegrationType>
-  readonly enabled: boolean
-  readonly secret: string
-}
+export const CreatedAutomation = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  format: AutomationFormat,
+  types: Schema.Array(IntegrationType),
+  enabled: Schema.Boolean,
+  secret: Schema.String.annotations({ description: "The signing secret (whsec_…), shown once" })
+}).annotations({ identifier: "CreatedAutomation" })
+export type CreatedAutomation = typeof CreatedAutomation.Type
 
 /** An automation as listed (never its secrets); instants as ISO 8601. */
-export interface AutomationInfo {
-  readonly id: string
-  readonly organisation_id: string
-  readonly url: string
-  readonly format: AutomationFormat
-  readonly types: ReadonlyArray<IntegrationType>
-  readonly enabled: boolean
-  readonly disabled_reason: string | null
-  readonly failing_since: string | null
-  readonly created_at: string
-}
+export const AutomationInfo = Schema.Struct({
+  id: Schema.String,
+  organisation_id: Schema.String,
+  url: Schema.String,
+  format: AutomationFormat,
+  types: Schema.Array(IntegrationType),
+  enabled: Schema.Boolean,
+  disabled_reason: Schema.NullOr(Schema.String).annotations({
+    description: "Why the service disabled it (the receiver answered 410, or it failed for 5 days); null otherwise"
+  }),
+  failing_since: Schema.NullOr(Schema.String).annotations({
+    description: "Since when every delivery failed (ISO 8601)"
+  }),
+  created_at: Schema.String
+}).annotations({ identifier: "Automation" })
+export type AutomationInfo = typeof AutomationInfo.Type
+
+/** The answer of a secret rotation. */
+export const RotatedSecret = Schema.Struct({
+  secret: Schema.String.annotations({
+    description: "The new signing secret; the previous one stays valid for 24 hours"
+  })
+}).annotations({ identifier: "RotatedSecret" })
+export type RotatedSecret = typeof RotatedSecret.Type
 
 export class Automations extends Context.Tag("@tradeflow/core/Automations")<Automations, {
   /** Creates an automation of an organisation (UAT destinations on its `(UAT)` companion). */
@@ -93,7 +107,7 @@ export class Automations extends Context.Tag("@tradeflow/core/Automations")<Auto
    * Makes a new current secret; the previous one keeps signing for {@link previousSecretMillis}
    * and already-expired ones are dropped.
    */
-  readonly rotateSecret: (id: string) => Effect.Effect<{ readonly secret: string }, AutomationNotFound | StorageError>
+  readonly rotateSecret: (id: string) => Effect.Effect<RotatedSecret, AutomationNotFound | StorageError>
 }>() {}
 
 /** A new signing secret: `whsec_` and the base64 of 32 random bytes. */

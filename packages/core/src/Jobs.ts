@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
-import type { Environment } from "./Environment.js"
+import { Environment } from "./Environment.js"
 import { JobQueue, type JobState } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
@@ -23,21 +23,25 @@ export class JobNotDead extends Schema.TaggedError<JobNotDead>()("JobNotDead", {
   id: Schema.Number
 }) {}
 
-/** A job as the console lists it. */
-export interface JobInfo {
-  readonly id: number
-  readonly environment: Environment
-  /** `upsert`, `delete` or `advance`. */
-  readonly kind: string
-  /** The size of its payload, in bytes. */
-  readonly payload_bytes: number
-  /** When it was accepted (ISO 8601). */
-  readonly created_at: string
-  /** How often it was claimed. */
-  readonly attempts: number
-  /** The last failure recorded for it; for a dead job, why it died. */
-  readonly last_error: string | null
-}
+/** A job as the console lists it (never its payload). */
+export const JobInfo = Schema.Struct({
+  id: Schema.Int.annotations({ description: "The job (what retry takes)" }),
+  environment: Environment,
+  kind: Schema.String.annotations({
+    description: "upsert (a downstream post), delete, or advance (the position scheduler)"
+  }),
+  payload_bytes: Schema.Int.annotations({
+    description: "The size of the job's stored payload, in bytes (the payload is not shown)"
+  }),
+  created_at: Schema.String.annotations({ description: "When the request was accepted (ISO 8601)" }),
+  attempts: Schema.Int.annotations({
+    description: "How often a worker took the job up; a crash, a lost lease or a failure each count"
+  }),
+  last_error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the last attempt failed, or why the job is dead; null when nothing was recorded"
+  })
+}).annotations({ identifier: "Job" })
+export type JobInfo = typeof JobInfo.Type
 
 /** The longest list the console returns. */
 export const maxListed = 1000

@@ -40,10 +40,11 @@ export class WidgetNoMatch extends Schema.TaggedError<WidgetNoMatch>()("WidgetNo
 }) {}
 
 /** A freshly created widget key: `key` is shown once and only its hash is stored. */
-export interface CreatedWidgetKey {
-  readonly id: string
-  readonly key: string
-}
+export const CreatedWidgetKey = Schema.Struct({
+  id: Schema.String,
+  key: Schema.String.annotations({ description: "The widget key (wk_…), shown once: Authorization: Basic <key>" })
+}).annotations({ identifier: "CreatedWidgetKey" })
+export type CreatedWidgetKey = typeof CreatedWidgetKey.Type
 
 /** Who a valid widget key belongs to. */
 export interface WidgetCaller {

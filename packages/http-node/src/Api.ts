@@ -6,7 +6,18 @@
  * @module
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ApiMessage as CoreMessage, Automation, Environment, Ingest, TradeflowRecord } from "@tradeflow/core"
+import {
+  Accounts,
+  ApiMessage as CoreMessage,
+  Automation,
+  Automations,
+  Deliveries,
+  Environment,
+  Ingest,
+  Jobs,
+  TradeflowRecord,
+  WidgetSearch
+} from "@tradeflow/core"
 import { Schema } from "effect"
 import { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "./Authentication.js"
 import {
@@ -241,33 +252,6 @@ export class HealthGroup extends HttpApiGroup.make("health")
   )
 {}
 
-const OrganisationSummary = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  environment: Environment.Environment,
-  live_organisation_id: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "OrganisationSummary" })
-
-const CreatedApiKey = Schema.Struct({
-  id: Schema.String,
-  key: Schema.String,
-  environment: Environment.Environment,
-  organisation: Schema.Struct({ id: Schema.String, name: Schema.String })
-}).annotations({ identifier: "CreatedApiKey" })
-
-const ApiKeyInfo = Schema.Struct({
-  id: Schema.String,
-  environment: Environment.Environment,
-  organisation: Schema.Struct({ id: Schema.String, name: Schema.String }),
-  created_at: Schema.String,
-  revoked_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "ApiKeyInfo" })
-
-const CreatedWidgetKey = Schema.Struct({
-  id: Schema.String,
-  key: Schema.String.annotations({ description: "The widget key (wk_…), shown once: Authorization: Basic <key>" })
-}).annotations({ identifier: "CreatedWidgetKey" })
-
 /** The body of `POST /console/organisations`. */
 export const NewOrganisation = Schema.Struct({ name: Schema.String })
 /** The body of `POST /console/organisations/:id/api-keys`. */
@@ -296,65 +280,6 @@ export const NewAutomation = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
 }).annotations({ identifier: "NewAutomation" })
 
-const CreatedAutomation = Schema.Struct({
-  id: Schema.String,
-  url: Schema.String,
-  format: Automation.AutomationFormat,
-  types: Schema.Array(Automation.IntegrationType),
-  enabled: Schema.Boolean,
-  secret: Schema.String.annotations({ description: "The signing secret (whsec_…), shown once" })
-}).annotations({ identifier: "CreatedAutomation" })
-
-const AutomationInfo = Schema.Struct({
-  id: Schema.String,
-  organisation_id: Schema.String,
-  url: Schema.String,
-  format: Automation.AutomationFormat,
-  types: Schema.Array(Automation.IntegrationType),
-  enabled: Schema.Boolean,
-  disabled_reason: Schema.NullOr(Schema.String).annotations({
-    description: "Why the service disabled it (the receiver answered 410, or it failed for 5 days); null otherwise"
-  }),
-  failing_since: Schema.NullOr(Schema.String).annotations({
-    description: "Since when every delivery failed (ISO 8601)"
-  }),
-  created_at: Schema.String
-}).annotations({ identifier: "Automation" })
-
-const RotatedSecret = Schema.Struct({
-  secret: Schema.String.annotations({
-    description: "The new signing secret; the previous one stays valid for 24 hours"
-  })
-}).annotations({ identifier: "RotatedSecret" })
-
-const TestDelivery = Schema.Struct({
-  delivery_id: Schema.Int.annotations({ description: "The queued delivery (what retry takes)" }),
-  tradeflow_reference: Schema.String.annotations({
-    description: "The sample tradeflow's reference (TEST_…, never stored)"
-  }),
-  message_hash: Schema.String.annotations({ description: "The webhook-id the delivery is signed with" })
-}).annotations({ identifier: "TestDelivery" })
-
-const DeliveryAttempt = Schema.Struct({
-  id: Schema.Int.annotations({ description: "The delivery (what retry takes); one delivery has an entry per attempt" }),
-  message_hash: Schema.String.annotations({ description: "The webhook-id: the hash of the message carried" }),
-  attempt: Schema.Int.annotations({ description: "1 for the first attempt of the delivery" }),
-  status: Schema.Literal("delivered", "failed", "dead").annotations({
-    description: "failed: retried on the schedule; dead: retries exhausted (retryable from the console)"
-  }),
-  response_status: Schema.NullOr(Schema.Int).annotations({
-    description: "The receiver's HTTP status; null when none was received"
-  }),
-  error: Schema.NullOr(Schema.String).annotations({
-    description: "Why the attempt failed (timeout, connection, status)"
-  }),
-  at: Schema.String.annotations({ description: "When the attempt was made (ISO 8601)" }),
-  response_body: Schema.NullOr(Schema.String).annotations({
-    description: "The receiver's answer, at most 4 KiB of it"
-  }),
-  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
-}).annotations({ identifier: "DeliveryAttempt" })
-
 /** `limit` of the delivery log: a decimal integer from 1 to 1000. */
 export const LogLimit = Schema.String.pipe(
   Schema.filter((s) =>
@@ -378,24 +303,6 @@ export const JobListParams = Schema.Struct({
   )
 })
 
-const JobInfo = Schema.Struct({
-  id: Schema.Int.annotations({ description: "The job (what retry takes)" }),
-  environment: Environment.Environment,
-  kind: Schema.String.annotations({
-    description: "upsert (a downstream post), delete, or advance (the position scheduler)"
-  }),
-  payload_bytes: Schema.Int.annotations({
-    description: "The size of the job's stored payload, in bytes (the payload is not shown)"
-  }),
-  created_at: Schema.String.annotations({ description: "When the request was accepted (ISO 8601)" }),
-  attempts: Schema.Int.annotations({
-    description: "How often a worker took the job up; a crash, a lost lease or a failure each count"
-  }),
-  last_error: Schema.NullOr(Schema.String).annotations({
-    description: "Why the last attempt failed, or why the job is dead; null when nothing was recorded"
-  })
-}).annotations({ identifier: "Job" })
-
 const TradeflowPath = Schema.Struct({
   id: Schema.String.annotations({ description: "The live organisation's id, or its (UAT) companion's id" }),
   reference: Schema.String.annotations({ description: "The tradeflow reference" })
@@ -409,19 +316,19 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createOrganisation", "/console/organisations")
       .setPayload(NewOrganisation)
-      .addSuccess(Schema.Struct({ id: Schema.String, name: Schema.String }), { status: 201 })
+      .addSuccess(Accounts.CreatedOrganisation, { status: 201 })
       .annotate(OpenApi.Description, "Creates a production organisation.")
   )
   .add(
     HttpApiEndpoint.get("listOrganisations", "/console/organisations")
-      .addSuccess(Schema.Array(OrganisationSummary))
+      .addSuccess(Schema.Array(Accounts.OrganisationSummary))
       .annotate(OpenApi.Description, "Every organisation, live and (UAT) companions.")
   )
   .add(
     HttpApiEndpoint.post("createApiKey", "/console/organisations/:id/api-keys")
       .setPath(OrganisationId)
       .setPayload(NewApiKey)
-      .addSuccess(CreatedApiKey, { status: 201 })
+      .addSuccess(Accounts.CreatedApiKey, { status: 201 })
       .annotate(
         OpenApi.Description,
         "Creates an API key of the environment, shown once. The first key of either environment creates the " +
@@ -431,7 +338,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.get("listApiKeys", "/console/organisations/:id/api-keys")
       .setPath(OrganisationId)
-      .addSuccess(Schema.Array(ApiKeyInfo))
+      .addSuccess(Schema.Array(Accounts.ApiKeyInfo))
       .annotate(OpenApi.Description, "The API keys of the organisation and its companion, without the keys themselves.")
   )
   .add(
@@ -447,7 +354,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
           description: "The organisation the key reads: a live one or its (UAT) companion"
         })
       }))
-      .addSuccess(CreatedWidgetKey, { status: 201 })
+      .addSuccess(WidgetSearch.CreatedWidgetKey, { status: 201 })
       .annotate(
         OpenApi.Description,
         "Creates a widget key (wk_…) for the deprecated widget search, shown once. It reads exactly the " +
@@ -466,7 +373,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
         id: Schema.String.annotations({ description: "The organisation; UAT destinations on its (UAT) companion's id" })
       }))
       .setPayload(NewAutomation)
-      .addSuccess(CreatedAutomation, { status: 201 })
+      .addSuccess(Automations.CreatedAutomation, { status: 201 })
       .annotate(
         OpenApi.Description,
         "Creates a webhook automation, disabled unless enabled is true, and answers its signing secret once. A " +
@@ -476,25 +383,25 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.get("listAutomations", "/console/organisations/:id/automations")
       .setPath(OrganisationId)
-      .addSuccess(Schema.Array(AutomationInfo))
+      .addSuccess(Schema.Array(Automations.AutomationInfo))
       .annotate(OpenApi.Description, "The organisation's automations, without secrets.")
   )
   .add(
     HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable")
       .setPath(AutomationId)
-      .addSuccess(AutomationInfo)
+      .addSuccess(Automations.AutomationInfo)
       .annotate(OpenApi.Description, "Enables the automation.")
   )
   .add(
     HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable")
       .setPath(AutomationId)
-      .addSuccess(AutomationInfo)
+      .addSuccess(Automations.AutomationInfo)
       .annotate(OpenApi.Description, "Disables the automation.")
   )
   .add(
     HttpApiEndpoint.post("rotateAutomationSecret", "/console/automations/:id/rotate-secret")
       .setPath(AutomationId)
-      .addSuccess(RotatedSecret)
+      .addSuccess(Automations.RotatedSecret)
       .annotate(OpenApi.Description, "Issues a new signing secret; the previous one stays valid for 24 hours.")
   )
   .add(
@@ -506,7 +413,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("sendTest", "/console/automations/:id/test")
       .setPath(AutomationId)
-      .addSuccess(TestDelivery, { status: 202 })
+      .addSuccess(Deliveries.TestSend, { status: 202 })
       .annotate(
         OpenApi.Description,
         "Queues one delivery of a sample ocean_basic tradeflow to the automation, enabled or not: its first message " +
@@ -518,7 +425,9 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .setPath(AutomationId)
       .setUrlParams(DeliveryLogParams)
       .addSuccess(
-        Schema.Array(DeliveryAttempt).annotations({ description: "The automation's delivery attempts, newest first" })
+        Schema.Array(Deliveries.DeliveryLogInfo).annotations({
+          description: "The automation's delivery attempts, newest first"
+        })
       )
       .annotate(OpenApi.Description, "The automation's delivery attempts, newest first, one entry per attempt.")
   )
@@ -537,7 +446,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .setPath(OrganisationId)
       .setUrlParams(JobListParams)
       .addSuccess(
-        Schema.Array(JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" })
+        Schema.Array(Jobs.JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" })
       )
       .annotate(
         OpenApi.Description,

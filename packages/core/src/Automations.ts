@@ -20,14 +20,10 @@ export const previousSecretMillis = 24 * 60 * 60 * 1000
 export const maxUrlLength = 2048
 
 /** The formats of an automation. */
-export const formats: ReadonlyArray<AutomationFormat> = ["message", "tradeflow"]
+export const formats: ReadonlyArray<AutomationFormat> = AutomationFormat.literals
 
 /** The integration types, the default `types` of an automation. */
-export const integrationTypes: ReadonlyArray<IntegrationType> = [
-  "SHIPMENT_CHANGE",
-  "CONTAINER_MILESTONE",
-  "LOCATION_UPDATE"
-]
+export const integrationTypes: ReadonlyArray<IntegrationType> = IntegrationType.literals
 
 /** The automation request does not satisfy the rules; nothing was stored. */
 export class InvalidAutomation extends Schema.TaggedError<InvalidAutomation>()("InvalidAutomation", {

@@ -98,7 +98,7 @@ export const UpstreamParams = Schema.Struct({
   })),
   type: Schema.optional(queryString(
     TypeList,
-    "One message type or a comma list of them: SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE, BASIC_STATUS"
+    `One message type or a comma list of them: ${CoreMessage.messageTypes.join(", ")}`
   )),
   since: Schema.optional(queryString(
     TradeflowRecord.IsoDateTime,
@@ -274,7 +274,7 @@ export const NewAutomation = Schema.Struct({
   format: Schema.optional(Automation.AutomationFormat.annotations({ description: "Default: message" })),
   types: Schema.optional(
     Schema.Array(Schema.String).annotations({
-      description: "A non-empty list of SHIPMENT_CHANGE, CONTAINER_MILESTONE, LOCATION_UPDATE (default: all three)"
+      description: `A non-empty list of ${Automations.integrationTypes.join(", ")} (default: all of them)`
     })
   ),
   enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))

@@ -22,13 +22,12 @@
  *
  * @module
  */
-import { Migrator, SqlClient, type Statement } from "@effect/sql"
+import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
   type Automation,
   Delivery,
   DeliveryStore,
-  MessageStore,
   type Storage,
   StorageError,
   type StoredMessage,
@@ -65,10 +64,6 @@ const {
   decodeSizes,
   decodeDue,
   decodeTradeflows,
-  decodeMessages,
-  decodeBodySizes,
-  readRun,
-  messageWalk,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
@@ -428,111 +423,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
       }, storageError("TradeflowStore.commit"))
     })
 
-    /**
-     * The statement that selects `columns` (over `u`: `seq` and the `walked` columns of `m`) of the
-     * first `n` matching messages in the order of `take`, in any order, as
-     * {@link StorageRows.messageWalk} plans it (each walk ordered on its own, so that several are
-     * merged, not sorted). What the walked index does not take is read off the rows (`x || ''`,
-     * `x + 0`: so the planner never trades the seq order for another index and a sort).
-     */
-    const matching = (
-      query: StoredMessage.MessageQuery,
-      walked: Statement.Fragment,
-      columns: Statement.Fragment,
-      n: number
-    ) => {
-      const walk = messageWalk(query)
-      const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
-      const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
-      const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
-      if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
-      if (query.tradeflow_reference !== undefined) {
-        where.push(
-          sql`${
-            walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")
-          } = ${query.tradeflow_reference}`
-        )
-      }
-      if (query.container_reference !== undefined) {
-        where.push(
-          sql`${
-            walk.container ? on("container_reference") : read("container_reference")
-          } = ${query.container_reference}`
-        )
-      }
-      if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
-      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-        where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
-      }
-      if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
-      const from = walk.heads
-        ? sql`message_heads h JOIN messages m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
-        : sql`messages m`
-      const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")
-      const walkOf = (type: string | undefined) =>
-        sql`SELECT ${on("seq")} AS seq, ${walked} FROM ${from}
-          WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])} ORDER BY ${
-          on("seq")
-        } ${direction}`
-      const walking = walk.walks.length === 1
-        ? sql`${walkOf(walk.walks[0])} LIMIT ${n}`
-        : sql`${
-          sql.join(" UNION ALL ", false)(walk.walks.map((type) => sql`(${walkOf(type)})`))
-        } ORDER BY seq ${direction} LIMIT ${n}`
-      return sql`SELECT ${columns} FROM (${walking}) u`
-    }
-    const messageColumns = sql`m.seq::float8 AS seq, m.hash, m.type, m.tradeflow_reference, m.container_reference,
-      m.generated_at, m.body`
-    const ascending = <A extends { readonly seq: number }>(rows: ReadonlyArray<A>) =>
-      [...rows].sort((a, b) => a.seq - b.seq)
-
-    const messages = MessageStore.MessageStore.of({
-      list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
-        if (query.types !== undefined && query.types.length === 0) return []
-        return ascending(
-          yield* decodeMessages(
-            yield* matching(
-              query,
-              sql`m.hash, m.type, m.tradeflow_reference, m.container_reference, m.generated_at, m.body`,
-              sql`u.seq::float8 AS seq, u.hash, u.type, u.tradeflow_reference, u.container_reference, u.generated_at, u.body`,
-              Math.max(0, Math.floor(query.limit))
-            )
-          )
-        )
-      }, storageError("MessageStore.list")),
-      read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
-        return yield* readRun(
-          query,
-          (n) =>
-            Effect.flatMap(
-              matching(
-                query,
-                sql`octet_length(m.body) AS bytes`,
-                sql`u.seq::float8 AS seq, u.bytes::float8 AS bytes`,
-                n
-              ),
-              decodeBodySizes
-            ),
-          (seqs) =>
-            Effect.flatMap(
-              sql`SELECT ${messageColumns} FROM messages m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${
-                sql.in(seqs)
-              }`,
-              decodeMessages
-            )
-        )
-      }, storageError("MessageStore.read")),
-      startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
-        const rows = yield* decodeLastSeq(
-          yield* sql`SELECT COALESCE(
-          (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
-            ORDER BY generated_at, seq LIMIT 1),
-          (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
-          0)::float8 AS last_seq`
-        )
-        return rows[0]?.last_seq ?? 0
-      }, storageError("MessageStore.startOf"))
-    })
+    const messages = yield* Effect.provideService(SqlStorage.messages, SqlClient.SqlClient, sql)
 
     const settings = yield* Effect.provideService(SqlStorage.settings, SqlClient.SqlClient, sql)
 

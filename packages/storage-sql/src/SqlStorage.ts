@@ -20,6 +20,7 @@ import {
 import { Context, Effect, PubSub, Stream } from "effect"
 import * as automationStore from "./internal/automations.js"
 import * as jobQueue from "./internal/jobs.js"
+import * as messageStore from "./internal/messages.js"
 import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
 import * as retentionStore from "./internal/retention.js"
@@ -61,6 +62,9 @@ export const inProcess: Effect.Effect<Wakeup> = Effect.map(PubSub.sliding<void>(
 /** `JobQueue` over the `SqlClient`, signalling `options.jobWakeups`. */
 export const jobs = (options: SqlStorageOptions): Effect.Effect<SqlStorage["jobs"], never, SqlClient.SqlClient> =>
   jobQueue.make(options)
+
+/** `MessageStore` over the `SqlClient`: each read walks an index in seq order. */
+export const messages: Effect.Effect<SqlStorage["messages"], never, SqlClient.SqlClient> = messageStore.make
 
 /** The storage ports as a context. */
 export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage> =>

@@ -7,18 +7,9 @@
  *
  * @module
  */
-import { Migrator, SqlClient, type Statement } from "@effect/sql"
+import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import {
-  Delivery,
-  DeliveryStore,
-  MessageStore,
-  type Storage,
-  StorageError,
-  type StoredMessage,
-  type Tradeflow,
-  TradeflowStore
-} from "@tradeflow/core"
+import { Delivery, DeliveryStore, type Storage, StorageError, type Tradeflow, TradeflowStore } from "@tradeflow/core"
 import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
 import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
@@ -37,10 +28,6 @@ const {
   decodeSizes,
   decodeValues,
   decodeTradeflows,
-  decodeMessages,
-  decodeBodySizes,
-  readRun,
-  messageWalk,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
@@ -344,81 +331,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       }, storageError("TradeflowStore.commit"))
     })
 
-    /**
-     * The statement that selects `seq` and `columns` of the first `n` matching messages in the
-     * order of `take`, as {@link StorageRows.messageWalk} plans it. What the walked index does not
-     * take is read off the rows (`x || ''`, `x + 0`: so the planner never trades the seq order for
-     * another index and a sort).
-     */
-    const matching = (query: StoredMessage.MessageQuery, columns: Statement.Fragment, n: number) => {
-      const walk = messageWalk(query)
-      const on = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column}`)
-      const read = (column: string) => sql.literal(`${walk.heads ? "h" : "m"}.${column} || ''`)
-      const where = [sql`${on("organisation_id")} = ${query.organisation_id}`]
-      if (query.after_seq !== undefined) where.push(sql`${on("seq")} > ${query.after_seq}`)
-      if (query.tradeflow_reference !== undefined) {
-        where.push(
-          sql`${
-            walk.tradeflow ? on("tradeflow_reference") : read("tradeflow_reference")
-          } = ${query.tradeflow_reference}`
-        )
-      }
-      if (query.container_reference !== undefined) {
-        where.push(
-          sql`${
-            walk.container ? on("container_reference") : read("container_reference")
-          } = ${query.container_reference}`
-        )
-      }
-      if (walk.readTypes !== undefined) where.push(sql`${read("type")} IN ${sql.in(walk.readTypes)}`)
-      if (query.exclude_types !== undefined && query.exclude_types.length > 0) {
-        where.push(sql`${read("type")} NOT IN ${sql.in([...new Set(query.exclude_types)])}`)
-      }
-      if (query.since !== undefined) where.push(sql`m.generated_at + 0 >= ${query.since}`)
-      const from = walk.heads
-        ? sql`message_heads AS h JOIN messages AS m ON m.organisation_id = h.organisation_id AND m.seq = h.seq`
-        : sql`messages AS m`
-      const walkOf = (type: string | undefined) =>
-        sql`SELECT ${on("seq")} AS seq, ${columns} FROM ${from}
-        WHERE ${sql.and(type === undefined ? where : [...where, sql`${on("type")} = ${type}`])}`
-      return sql`${sql.join(" UNION ALL ", false)(walk.walks.map(walkOf))} ORDER BY seq ${
-        sql.literal(query.take === "oldest" ? "ASC" : "DESC")
-      }
-      LIMIT ${n}`
-    }
-    const messageColumns = sql`m.hash AS hash, m.type AS type, m.tradeflow_reference AS tradeflow_reference,
-    m.container_reference AS container_reference, m.generated_at AS generated_at, m.body AS body`
-
-    const messages = MessageStore.MessageStore.of({
-      list: Effect.fn("MessageStore.list")(function*(query: StoredMessage.MessageQuery) {
-        if (query.types !== undefined && query.types.length === 0) return []
-        const rows = yield* decodeMessages(yield* matching(query, messageColumns, Math.max(0, Math.floor(query.limit))))
-        return query.take === "oldest" ? rows : [...rows].reverse()
-      }, storageError("MessageStore.list")),
-      read: Effect.fn("MessageStore.read")(function*(query: StoredMessage.MessageRead) {
-        return yield* readRun(
-          query,
-          (n) => Effect.flatMap(matching(query, sql`octet_length(m.body) AS bytes`, n), decodeBodySizes),
-          (seqs) =>
-            Effect.flatMap(
-              sql`SELECT m.seq AS seq, ${messageColumns} FROM messages AS m WHERE m.organisation_id = ${query.organisation_id} AND m.seq IN ${
-                sql.in(seqs)
-              }`,
-              decodeMessages
-            )
-        )
-      }, storageError("MessageStore.read")),
-      startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
-        const rows = yield* decodeLastSeq(
-          yield* sql`SELECT COALESCE(
-        (SELECT seq - 1 FROM messages WHERE organisation_id = ${organisationId} AND generated_at >= ${since}
-          ORDER BY generated_at, seq LIMIT 1),
-        (SELECT last_seq FROM message_sequences WHERE organisation_id = ${organisationId}),
-        0) AS last_seq`
-        )
-        return rows[0]?.last_seq ?? 0
-      }, storageError("MessageStore.startOf"))
-    })
+    const messages = yield* SqlStorage.messages
 
     const settings = yield* SqlStorage.settings
 

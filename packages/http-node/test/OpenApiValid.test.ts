@@ -86,6 +86,25 @@ layer(makeAppLayer(), { excludeTestServices: true })("OpenAPI document", (it) =>
       assert.deepStrictEqual(missing, [])
     }))
 
+  it.effect("every error response, 400 included, is documented as the problem document the server answers", () =>
+    Effect.gen(function*() {
+      const doc = yield* served
+      const wrong: Array<string> = []
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const [method, operation] of Object.entries(item)) {
+          const responses = (operation as { responses: Record<string, { content?: Record<string, unknown> }> })
+            .responses
+          for (const [status, response] of Object.entries(responses)) {
+            if (Number(status) < 400) continue
+            const types = Object.keys(response.content ?? {})
+            if (types.join() !== "application/problem+json") wrong.push(`${method} ${path} ${status}: ${types.join()}`)
+          }
+        }
+      }
+      assert.deepStrictEqual(wrong, [])
+      assert.notInclude(JSON.stringify(doc), "HttpApiDecodeError")
+    }))
+
   it.effect("GET /upstream types each of the four message payloads with the fields the renderer writes", () =>
     Effect.gen(function*() {
       const doc = yield* served

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Clock, Context, Effect, Layer, Option, SynchronizedRef } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema, SynchronizedRef } from "effect"
+import { ApiMessage } from "./ApiMessage.js"
 import * as Cursor from "./Cursor.js"
 import { withoutShipment } from "./internal/withoutShipment.js"
 import { MessageStore } from "./MessageStore.js"
@@ -45,6 +46,17 @@ export interface PageQuery extends UpstreamFilters {
   /** First page only (ignored with a cursor): the page starts at the first message generated at or after it. */
   readonly since?: number
 }
+
+/**
+ * A page as `GET /upstream?per_page=…` answers it: {@link Page} with each stored body as the
+ * APIMessage it holds.
+ */
+export const UpstreamPage = Schema.Struct({
+  data: Schema.Array(ApiMessage),
+  next_cursor: Schema.String.annotations({ description: "Resumes after the last message of data; always present" }),
+  has_more: Schema.Boolean.annotations({ description: "Whether more matching messages follow right now" })
+}).annotations({ identifier: "UpstreamPage" })
+export type UpstreamPage = typeof UpstreamPage.Type
 
 /** One page: `next_cursor` is always present and resumes after the last message of `data`. */
 export interface Page {

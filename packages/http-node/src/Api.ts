@@ -16,6 +16,7 @@ import {
   Ingest,
   Jobs,
   TradeflowRecord,
+  Upstream,
   WidgetSearch
 } from "@tradeflow/core"
 import { Schema } from "effect"
@@ -78,15 +79,22 @@ const TypeList = Schema.String.pipe(Schema.filter((s) => {
     }`
 }))
 
-/** `per_page`: a decimal integer from 1 to 500. */
-export const PerPage = Schema.String.pipe(
-  Schema.filter((s) =>
-    (/^[0-9]{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= 500) || "must be an integer from 1 to 500"
-  )
-).annotations({
-  description: "Turns on pagination: messages per page, an integer from 1 to 500",
-  jsonSchema: { pattern: "^[0-9]{1,3}$" }
-})
+/** A query parameter holding a decimal integer from 1 to `max`. */
+const integerUpTo = (max: number, description: string) => {
+  const digits = String(max).length
+  const pattern = new RegExp(`^[0-9]{1,${digits}}$`)
+  return Schema.String.pipe(
+    Schema.filter((s) =>
+      (pattern.test(s) && Number(s) >= 1 && Number(s) <= max) || `must be an integer from 1 to ${max}`
+    )
+  ).annotations({ description, jsonSchema: { pattern: pattern.source } })
+}
+
+/** `per_page`: a decimal integer from 1 to `Upstream.maxPerPage`. */
+export const PerPage = integerUpTo(
+  Upstream.maxPerPage,
+  `Turns on pagination: messages per page, an integer from 1 to ${Upstream.maxPerPage}`
+)
 
 /** The query parameters of `GET /upstream`. */
 export const UpstreamParams = Schema.Struct({
@@ -118,16 +126,6 @@ export const UpstreamParams = Schema.Struct({
     description: "The next_cursor of a previous page (requires per_page); the filters must stay the same"
   }))
 })
-
-/**
- * The paginated answer of `GET /upstream?per_page=…`: `next_cursor` is always present and resumes
- * after the last message of `data`.
- */
-export const UpstreamPage = Schema.Struct({
-  data: Schema.Array(CoreMessage.ApiMessage),
-  next_cursor: Schema.String,
-  has_more: Schema.Boolean
-}).annotations({ identifier: "UpstreamPage" })
 
 /** `POST /downstream`, `POST /downstream/tradeflows`, `DELETE /downstream/tradeflows/:reference`. */
 export class DownstreamGroup extends HttpApiGroup.make("downstream")
@@ -191,15 +189,16 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
       .setUrlParams(UpstreamParams)
       .addSuccess(
         Schema.Array(CoreMessage.ApiMessage).annotations({
-          description: "Without per_page: the 500 most recent matching messages of the last 24 hours, oldest first"
+          description: `Without per_page: the ${Upstream.pollLimit} most recent matching messages of the last 24 ` +
+            "hours, oldest first"
         })
       )
-      .addSuccess(UpstreamPage)
+      .addSuccess(Upstream.UpstreamPage)
       .annotate(
         OpenApi.Description,
-        "The organisation's upstream messages. Without per_page: the 500 most recent matching messages of the last" +
-          " 24 hours, oldest first. With per_page: a page { data, next_cursor, has_more } in sequence order, resumed" +
-          " with cursor."
+        `The organisation's upstream messages. Without per_page: the ${Upstream.pollLimit} most recent matching ` +
+          "messages of the last 24 hours, oldest first. With per_page: a page { data, next_cursor, has_more } in " +
+          "sequence order, resumed with cursor."
       )
   )
   .addError(BadRequest)
@@ -280,15 +279,11 @@ export const NewAutomation = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
 }).annotations({ identifier: "NewAutomation" })
 
-/** `limit` of the delivery log: a decimal integer from 1 to 1000. */
-export const LogLimit = Schema.String.pipe(
-  Schema.filter((s) =>
-    (/^[0-9]{1,4}$/.test(s) && Number(s) >= 1 && Number(s) <= 1000) || "must be an integer from 1 to 1000"
-  )
-).annotations({
-  description: "The most attempts to return, an integer from 1 to 1000 (default 100)",
-  jsonSchema: { pattern: "^[0-9]{1,4}$" }
-})
+/** `limit` of the delivery log: a decimal integer from 1 to `Deliveries.maxLogEntries`. */
+export const LogLimit = integerUpTo(
+  Deliveries.maxLogEntries,
+  `The most attempts to return, an integer from 1 to ${Deliveries.maxLogEntries} (default 100)`
+)
 
 /** The query parameters of `GET /console/automations/:id/deliveries`. */
 export const DeliveryLogParams = Schema.Struct({ limit: Schema.optional(LogLimit) })
@@ -299,7 +294,7 @@ export const JobListParams = Schema.Struct({
     description: "dead: jobs given up on (retryable); pending: jobs not processed yet, with the attempts they used"
   }),
   limit: Schema.optional(
-    LogLimit.annotations({ description: "The most jobs to return, an integer from 1 to 1000 (default 100)" })
+    integerUpTo(Jobs.maxListed, `The most jobs to return, an integer from 1 to ${Jobs.maxListed} (default 100)`)
   )
 })
 

@@ -70,11 +70,17 @@ export interface Packed {
 }
 
 /**
- * Builds every package and packs it into a new temporary directory. Concurrent callers (test
- * files) take turns, so no build overlaps another.
+ * Builds every package from scratch (so that no output of a removed module is packed) and packs
+ * it into a new temporary directory. Concurrent callers (test files) take turns, so no build
+ * overlaps another.
  */
 export const packAll = (): Promise<Packed> =>
   withLock(async () => {
+    for (const name of readdirSync(join(root, "packages"))) {
+      for (const output of ["dist", ".tsbuildinfo"]) {
+        rmSync(join(root, "packages", name, output), { recursive: true, force: true })
+      }
+    }
     await run(
       process.execPath,
       [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"],

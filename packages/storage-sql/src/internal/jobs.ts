@@ -26,7 +26,9 @@ const advisoryNamespace = 7_411_001
  * lock with `FOR UPDATE SKIP LOCKED` and leases run on the database clock; on SQLite (one writer)
  * leases run on the `Clock`.
  */
-export const make = (options: SqlStorageOptions) =>
+export const make = (
+  options: SqlStorageOptions
+): Effect.Effect<JobQueue.JobQueue["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { number, pg } = dialectOf(sql)

@@ -5,88 +5,90 @@ import { chunks, decodeApiKeys, decodeOrganisations, decodeWidgetKeys, storageEr
 import { dialectOf } from "./dialect.js"
 
 /** `OrganisationStore` over the `SqlClient`. */
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const { chunk, insertionOrder } = dialectOf(sql)
-  const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
-  const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
-  const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
-  const upsertOrganisation = (o: Organisation.Organisation) =>
-    sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], never, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { chunk, insertionOrder } = dialectOf(sql)
+    const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
+    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
+    const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
+    const upsertOrganisation = (o: Organisation.Organisation) =>
+      sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
       VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, environment = excluded.environment,
         live_organisation_id = excluded.live_organisation_id, created_at = excluded.created_at`
 
-  return OrganisationStore.OrganisationStore.of({
-    insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
-      yield* upsertOrganisation(organisation)
-    }, storageError("OrganisationStore.insert")),
-    get: Effect.fn("OrganisationStore.get")(function*(id: string) {
-      const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.get")),
-    list: sql`${selectOrganisation} ORDER BY created_at, ${insertionOrder}`.pipe(
-      Effect.flatMap(decodeOrganisations),
-      storageError("OrganisationStore.list"),
-      Effect.withSpan("OrganisationStore.list")
-    ),
-    ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
-      const live = companion.live_organisation_id
-      if (live === null) {
-        yield* upsertOrganisation(companion)
-        return companion
-      }
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
+    return OrganisationStore.OrganisationStore.of({
+      insert: Effect.fn("OrganisationStore.insert")(function*(organisation: Organisation.Organisation) {
+        yield* upsertOrganisation(organisation)
+      }, storageError("OrganisationStore.insert")),
+      get: Effect.fn("OrganisationStore.get")(function*(id: string) {
+        const rows = yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE id = ${id}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.get")),
+      list: sql`${selectOrganisation} ORDER BY created_at, ${insertionOrder}`.pipe(
+        Effect.flatMap(decodeOrganisations),
+        storageError("OrganisationStore.list"),
+        Effect.withSpan("OrganisationStore.list")
+      ),
+      ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
+        const live = companion.live_organisation_id
+        if (live === null) {
+          yield* upsertOrganisation(companion)
+          return companion
+        }
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
           VALUES (${companion.id}, ${companion.name}, ${companion.environment}, ${live}, ${companion.created_at})
           ON CONFLICT (live_organisation_id) DO NOTHING`
-        const stored =
-          (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
-        return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
-      }))
-    }, storageError("OrganisationStore.ensureCompanion")),
-    insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
-      yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
+          const stored =
+            (yield* decodeOrganisations(yield* sql`${selectOrganisation} WHERE live_organisation_id = ${live}`))[0]
+          return stored === undefined ? yield* Effect.fail("companion vanished after insert") : stored
+        }))
+      }, storageError("OrganisationStore.ensureCompanion")),
+      insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
+        yield* sql`INSERT INTO api_keys (id, organisation_id, environment, key_hash, created_at, revoked_at)
         VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
           key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-    }, storageError("OrganisationStore.insertApiKey")),
-    findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
-      const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.findApiKeyByHash")),
-    listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
-      if (organisationIds.length === 0) return []
-      const parts = chunks([...new Set(organisationIds)], chunk)
-      const rows: Array<Organisation.ApiKeyRecord> = []
-      for (const ids of parts) {
-        rows.push(
-          ...yield* decodeApiKeys(
-            yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)} ORDER BY created_at, ${insertionOrder}`
+      }, storageError("OrganisationStore.insertApiKey")),
+      findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
+        const rows = yield* decodeApiKeys(yield* sql`${selectApiKey} WHERE key_hash = ${keyHash}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.findApiKeyByHash")),
+      listApiKeys: Effect.fn("OrganisationStore.listApiKeys")(function*(organisationIds: ReadonlyArray<string>) {
+        if (organisationIds.length === 0) return []
+        const parts = chunks([...new Set(organisationIds)], chunk)
+        const rows: Array<Organisation.ApiKeyRecord> = []
+        for (const ids of parts) {
+          rows.push(
+            ...yield* decodeApiKeys(
+              yield* sql`${selectApiKey} WHERE ${sql.in("organisation_id", ids)} ORDER BY created_at, ${insertionOrder}`
+            )
           )
-        )
-      }
-      return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
-    }, storageError("OrganisationStore.listApiKeys")),
-    revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
-      const rows =
-        yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-      return rows.length > 0
-    }, storageError("OrganisationStore.revokeApiKey")),
-    insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
-      yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
+        }
+        return parts.length > 1 ? rows.sort((a, b) => a.created_at - b.created_at) : rows
+      }, storageError("OrganisationStore.listApiKeys")),
+      revokeApiKey: Effect.fn("OrganisationStore.revokeApiKey")(function*(id: string, at: number) {
+        const rows =
+          yield* sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("OrganisationStore.revokeApiKey")),
+      insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
+        yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at)
         VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, key_hash = excluded.key_hash,
           created_at = excluded.created_at, revoked_at = excluded.revoked_at`
-    }, storageError("OrganisationStore.insertWidgetKey")),
-    findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
-      const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
-      return Option.fromNullable(rows[0])
-    }, storageError("OrganisationStore.findWidgetKeyByHash")),
-    revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
-      const rows =
-        yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
-      return rows.length > 0
-    }, storageError("OrganisationStore.revokeWidgetKey"))
-  })
-})
+      }, storageError("OrganisationStore.insertWidgetKey")),
+      findWidgetKeyByHash: Effect.fn("OrganisationStore.findWidgetKeyByHash")(function*(keyHash: string) {
+        const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.findWidgetKeyByHash")),
+      revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
+        const rows =
+          yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}) WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      }, storageError("OrganisationStore.revokeWidgetKey"))
+    })
+  }
+)

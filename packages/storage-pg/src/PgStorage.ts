@@ -24,16 +24,7 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import {
-  type Automation,
-  Delivery,
-  DeliveryStore,
-  type Storage,
-  StorageError,
-  type StoredMessage,
-  type Tradeflow,
-  TradeflowStore
-} from "@tradeflow/core"
+import { type Automation, Delivery, DeliveryStore, type Storage, StorageError } from "@tradeflow/core"
 import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
 import {
   Config,
@@ -56,24 +47,11 @@ import { loader, migrationsTable } from "./internal/migrations.js"
 const {
   storageError,
   chunks,
-  decodeLastSeq,
-  decodeHashes,
-  decodeValues,
-  decodeCandidates,
-  decodeContainers,
-  decodeSizes,
-  decodeDue,
-  decodeTradeflows,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
   decodeDeliveryLog,
-  encodeAutomation,
-  encodeResult,
-  encodeTradeflow,
-  numberMessages,
-  sizeColumns,
-  tradeflowWrites
+  encodeAutomation
 } = StorageRows
 
 /** How to reach the database. */
@@ -207,221 +185,12 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
 
     const organisations = yield* Effect.provideService(SqlStorage.organisations, SqlClient.SqlClient, sql)
 
-    const jobs = yield* Effect.provideService(
-      SqlStorage.jobs({
-        jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
-        deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
-      }),
-      SqlClient.SqlClient,
-      sql
-    )
-
-    /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
-    const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
-      Effect.gen(function*() {
-        const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
-        for (const part of chunks(latest, 1000)) {
-          yield* sql`INSERT INTO tradeflows ${
-            sql.insert(part.map(([t, doc]) => ({
-              organisation_id: t.organisation_id,
-              reference: t.reference,
-              active: t.active,
-              next_position_at: t.next_position_at,
-              doc,
-              ...sizeColumns(t)
-            })))
-          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active,
-            next_position_at = excluded.next_position_at, doc = excluded.doc,
-            container_count = excluded.container_count, event_count = excluded.event_count`
-        }
-        for (const [org, references] of byOrganisation) {
-          for (const part of chunks(references, 1000)) {
-            yield* sql`DELETE FROM tradeflow_containers
-              WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", part)}`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", part)
-            }`
-          }
-        }
-        for (const part of chunks(containers, 1000)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
-        for (const part of chunks(keys, 1000)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
-      })
-
-    /**
-     * Appends messages under the organisation's counter row lock, held until the transaction ends;
-     * answers the messages actually inserted, ascending seq.
-     */
-    const appendMessages = (org: string, batch: ReadonlyArray<StoredMessage.NewMessage>) =>
-      Effect.gen(function*() {
-        const locked = (yield* decodeLastSeq(
-          yield* sql`INSERT INTO message_sequences (organisation_id, last_seq)
-          VALUES (${org}, 0)
-          ON CONFLICT (organisation_id) DO UPDATE SET last_seq = message_sequences.last_seq
-          RETURNING last_seq::float8 AS last_seq`
-        ))[0]
-        if (locked === undefined) return yield* Effect.fail("message_sequences answered no row")
-        const existing = new Set<string>()
-        for (const part of chunks([...new Set(batch.map((m) => m.hash))], 1000)) {
-          for (
-            const row of yield* decodeHashes(
-              yield* sql`SELECT hash FROM messages
-            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
-            )
-          ) existing.add(row.hash)
-        }
-        const append = numberMessages(org, batch, existing, locked.last_seq)
-        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
-        for (const part of chunks(append.heads.filter((h) => h.container_reference !== null), 1000)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
-            ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
-            DO UPDATE SET seq = excluded.seq`
-        }
-        for (const part of chunks(append.heads.filter((h) => h.container_reference === null), 1000)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
-            ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
-            DO UPDATE SET seq = excluded.seq`
-        }
-        if (append.lastSeq !== locked.last_seq) {
-          yield* sql`UPDATE message_sequences SET last_seq = ${append.lastSeq} WHERE organisation_id = ${org}`
-        }
-        return append.inserted
-      })
-
-    const tradeflows = TradeflowStore.TradeflowStore.of({
-      get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
-        const rows = yield* decodeTradeflows(
-          yield* sql`SELECT doc FROM tradeflows
-          WHERE organisation_id = ${organisationId} AND reference = ${reference}`
-        )
-        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
-      }, storageError("TradeflowStore.get")),
-      list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
-        const rows = yield* decodeTradeflows(
-          yield* sql`SELECT doc FROM tradeflows
-          WHERE organisation_id = ${organisationId} ORDER BY reference`
-        )
-        return rows.map((r) => r.doc)
-      }, storageError("TradeflowStore.list")),
-      sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
-        const sizes = new Map<string, TradeflowStore.TradeflowSize>()
-        for (const part of chunks([...new Set(references)], 1000)) {
-          for (
-            const [reference, size] of yield* decodeSizes(
-              yield* sql`SELECT reference, container_count, event_count
-            FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
-            )
-          ) {
-            sizes.set(reference, size)
-          }
-        }
-        return sizes
-      }, storageError("TradeflowStore.sizes")),
-      lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
-        if (keys.length === 0) return []
-        const found = new Map<string, TradeflowStore.Candidate>()
-        for (const part of chunks([...new Set(keys)], 1000)) {
-          for (
-            const c of yield* decodeCandidates(
-              yield* sql`SELECT tradeflow_reference AS reference, created_at, updated_at
-            FROM tradeflow_keys WHERE organisation_id = ${organisationId} AND ${sql.in("key", part)}`
-            )
-          ) found.set(c.reference, c)
-        }
-        return [...found.values()]
-      }, storageError("TradeflowStore.lookup")),
-      held: Effect.fn("TradeflowStore.held")(function*(
-        organisationId: string,
-        reference: string,
-        identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
-      ) {
-        const containers: Array<string> = []
-        for (const part of chunks([...new Set(identities.containers)], 1000)) {
-          for (
-            const r of yield* decodeContainers(
-              yield* sql`SELECT container_reference FROM tradeflow_containers
-            WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
-            AND ${sql.in("container_reference", part)}`
-            )
-          ) containers.push(r.container_reference)
-        }
-        const events: Array<string> = []
-        for (const part of chunks([...new Set(identities.events)], 1000)) {
-          for (
-            const r of yield* decodeValues(
-              yield* sql`SELECT DISTINCT e ->> 'key' AS value
-            FROM tradeflows t, json_array_elements(t.doc::json -> 'events') e
-            WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}
-            AND (e ->> 'key') IN ${sql.in(part)}`
-            )
-          ) events.push(r.value)
-        }
-        return { containers, events }
-      }, storageError("TradeflowStore.held")),
-      containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
-        const rows = yield* decodeContainers(
-          yield* sql`SELECT DISTINCT container_reference
-          FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`
-        )
-        return rows.map((r) => r.container_reference)
-      }, storageError("TradeflowStore.containers")),
-      due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
-        return yield* decodeDue(
-          yield* sql`SELECT organisation_id, reference FROM (
-            SELECT organisation_id, reference, next_position_at,
-              ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
-            FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
-          ) due
-          ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("TradeflowStore.due")),
-      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
-        const result = yield* encodeResult(commit.result)
-        const upserts = yield* Effect.forEach(
-          commit.upserts,
-          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
-        )
-        const org = commit.organisation_id
-        const fence = commit.attempt === undefined ? sql`TRUE` : sql`attempt = ${commit.attempt}`
-        const targets = [...new Set(commit.outbox?.automations.map((a) => a.id))].sort()
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const claimed =
-            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
-            WHERE id = ${commit.job_id} AND status = 'pending' AND ${fence} RETURNING id`
-          if (claimed.length === 0) return false
-          const existing = new Set<string>()
-          if (commit.messages.length > 0) {
-            for (const part of chunks(targets, 1000)) {
-              for (
-                const row of yield* decodeTextIds(
-                  yield* sql`SELECT id FROM automations
-                WHERE ${sql.in("id", part)} ORDER BY id FOR KEY SHARE`
-                )
-              ) existing.add(row.id)
-            }
-          }
-          for (const references of chunks([...new Set(commit.deletes)], 1000)) {
-            yield* sql`DELETE FROM deliveries
-              WHERE organisation_id = ${org} AND ${sql.in("tradeflow_reference", references)} AND NOT test`
-            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
-          }
-          yield* writeTradeflows(upserts)
-          if (commit.messages.length === 0) return true
-          const inserted = yield* appendMessages(org, commit.messages)
-          const planned = Delivery.plan(org, commit.outbox, inserted).filter((d) => existing.has(d.automation_id))
-          for (const part of chunks(planned, 500)) {
-            yield* sql`INSERT INTO deliveries ${sql.insert(part.map((d) => ({ ...d, next_attempt_at: d.created_at })))}`
-          }
-          if (planned.length > 0) yield* notifyDeliveries
-          return true
-        }))
-      }, storageError("TradeflowStore.commit"))
-    })
+    const options: SqlStorage.SqlStorageOptions = {
+      jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
+      deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
+    }
+    const jobs = yield* Effect.provideService(SqlStorage.jobs(options), SqlClient.SqlClient, sql)
+    const tradeflows = yield* Effect.provideService(SqlStorage.tradeflows(options), SqlClient.SqlClient, sql)
 
     const messages = yield* Effect.provideService(SqlStorage.messages, SqlClient.SqlClient, sql)
 

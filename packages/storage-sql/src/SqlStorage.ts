@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, SqlConnection, Statement } from "@effect/sql"
 import {
   AutomationStore,
   DeliveryStore,
@@ -25,6 +25,7 @@ import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
 import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
+import * as tradeflowStore from "./internal/tradeflows.js"
 
 export type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 
@@ -62,6 +63,25 @@ export const inProcess: Effect.Effect<Wakeup> = Effect.map(PubSub.sliding<void>(
 /** `JobQueue` over the `SqlClient`, signalling `options.jobWakeups`. */
 export const jobs = (options: SqlStorageOptions): Effect.Effect<SqlStorage["jobs"], never, SqlClient.SqlClient> =>
   jobQueue.make(options)
+
+/**
+ * `TradeflowStore` over the `SqlClient`; a commit that writes deliveries signals
+ * `options.deliveryWakeups`, and deleting a tradeflow deletes its deliveries (test sends aside) with
+ * their attempts, its messages, containers and keys.
+ */
+export const tradeflows = (
+  options: SqlStorageOptions
+): Effect.Effect<SqlStorage["tradeflows"], never, SqlClient.SqlClient> => tradeflowStore.make(options)
+
+/**
+ * The statement `TradeflowStore.lookup` runs: the tradeflows of the organisation having any of the
+ * keys, read from the primary key of `tradeflow_keys` alone.
+ */
+export const lookupStatement: (
+  sql: SqlClient.SqlClient,
+  organisationId: string,
+  keys: ReadonlyArray<string>
+) => Statement.Statement<SqlConnection.Row> = tradeflowStore.lookupStatement
 
 /** `MessageStore` over the `SqlClient`: each read walks an index in seq order. */
 export const messages: Effect.Effect<SqlStorage["messages"], never, SqlClient.SqlClient> = messageStore.make

@@ -9,35 +9,21 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Delivery, DeliveryStore, type Storage, StorageError, type Tradeflow, TradeflowStore } from "@tradeflow/core"
+import { Delivery, DeliveryStore, type Storage, StorageError } from "@tradeflow/core"
 import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
-import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, PubSub, Schema, Stream } from "effect"
+import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { lookupStatement } from "./internal/lookup.js"
 import { loader, migrationsTable } from "./internal/migrations.js"
 
 const {
   storageError,
   chunks,
-  decodeHashes,
-  decodeLastSeq,
-  decodeCandidates,
-  decodeContainers,
-  decodeDue,
-  decodeSizes,
-  decodeValues,
-  decodeTradeflows,
   decodeAutomations,
   decodeDeliveries,
   decodeClaimedDeliveries,
   decodeDeliveryLog,
-  encodeAutomation,
-  encodeResult,
-  encodeTradeflow,
-  numberMessages,
-  sizeColumns,
-  tradeflowWrites
+  encodeAutomation
 } = StorageRows
 
 const decodeSynchronous = Schema.decodeUnknown(Schema.Array(Schema.Struct({ synchronous: Schema.Number })))
@@ -108,13 +94,15 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
 
     const organisations = yield* SqlStorage.organisations
 
-    const jobs = yield* SqlStorage.jobs({
+    const deliveryWakeups = yield* SqlStorage.inProcess
+    const options: SqlStorage.SqlStorageOptions = {
       jobWakeups: yield* SqlStorage.inProcess,
-      deliveryWakeups: yield* SqlStorage.inProcess,
+      deliveryWakeups,
       relaxed: withoutSync
-    })
+    }
+    const jobs = yield* SqlStorage.jobs(options)
+    const tradeflows = yield* SqlStorage.tradeflows(options)
 
-    const deliveryWakeups = yield* PubSub.sliding<void>(1)
     const deliveryRow = (d: Delivery.NewDelivery) => ({
       automation_id: d.automation_id,
       organisation_id: d.organisation_id,
@@ -126,211 +114,6 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
       created_at: d.created_at,
       next_attempt_at: d.created_at
     })
-    /** Inserts the deliveries whose automation still exists; answers how many. */
-    const insertDeliveries = (planned: ReadonlyArray<Delivery.NewDelivery>) =>
-      Effect.gen(function*() {
-        if (planned.length === 0) return 0
-        const existing = new Set<string>()
-        for (const ids of chunks([...new Set(planned.map((d) => d.automation_id))], 500)) {
-          for (
-            const r of yield* decodeValues(yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", ids)}`)
-          ) {
-            existing.add(r.value)
-          }
-        }
-        const rows = planned.filter((d) => existing.has(d.automation_id)).map(deliveryRow)
-        for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
-        return rows.length
-      })
-
-    /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
-    const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
-      Effect.gen(function*() {
-        const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
-        for (const part of chunks(latest, 200)) {
-          yield* sql`INSERT INTO tradeflows ${
-            sql.insert(part.map(([t, doc]) => ({
-              organisation_id: t.organisation_id,
-              reference: t.reference,
-              active: t.active ? 1 : 0,
-              doc,
-              next_position_at: t.next_position_at,
-              ...sizeColumns(t)
-            })))
-          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
-        next_position_at = excluded.next_position_at, container_count = excluded.container_count,
-        event_count = excluded.event_count`
-        }
-        for (const [org, references] of byOrganisation) {
-          for (const part of chunks(references, 500)) {
-            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", part)
-            }`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", part)
-            }`
-          }
-        }
-        for (const part of chunks(containers, 300)) yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
-        for (const part of chunks(keys, 180)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
-      })
-
-    /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
-    const upsertHeads = (heads: ReadonlyArray<StorageRows.HeadRow>) =>
-      Effect.gen(function*() {
-        for (const part of chunks(heads.filter((h) => h.container_reference !== null), 500)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
-          ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
-          DO UPDATE SET seq = excluded.seq`
-        }
-        for (const part of chunks(heads.filter((h) => h.container_reference === null), 500)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
-          ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
-          DO UPDATE SET seq = excluded.seq`
-        }
-      })
-
-    const tradeflows = TradeflowStore.TradeflowStore.of({
-      get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
-        const rows = yield* decodeTradeflows(
-          yield* sql`SELECT doc FROM tradeflows
-        WHERE organisation_id = ${organisationId} AND reference = ${reference}`
-        )
-        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
-      }, storageError("TradeflowStore.get")),
-      list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
-        const rows = yield* decodeTradeflows(
-          yield* sql`SELECT doc FROM tradeflows
-        WHERE organisation_id = ${organisationId} ORDER BY reference`
-        )
-        return rows.map((r) => r.doc)
-      }, storageError("TradeflowStore.list")),
-      sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
-        const sizes = new Map<string, TradeflowStore.TradeflowSize>()
-        for (const part of chunks([...new Set(references)], 500)) {
-          for (
-            const [reference, size] of yield* decodeSizes(
-              yield* sql`SELECT reference, container_count, event_count
-          FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
-            )
-          ) sizes.set(reference, size)
-        }
-        return sizes
-      }, storageError("TradeflowStore.sizes")),
-      lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
-        if (keys.length === 0) return []
-        const found = new Map<string, TradeflowStore.Candidate>()
-        for (const part of chunks([...new Set(keys)], 500)) {
-          for (const c of yield* decodeCandidates(yield* lookupStatement(sql, organisationId, part))) {
-            found.set(c.reference, c)
-          }
-        }
-        return [...found.values()]
-      }, storageError("TradeflowStore.lookup")),
-      held: Effect.fn("TradeflowStore.held")(function*(
-        organisationId: string,
-        reference: string,
-        identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
-      ) {
-        const containers: Array<string> = []
-        for (const part of chunks([...new Set(identities.containers)], 500)) {
-          for (
-            const r of yield* decodeContainers(
-              yield* sql`SELECT container_reference FROM tradeflow_containers
-          WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
-          AND ${sql.in("container_reference", part)}`
-            )
-          ) containers.push(r.container_reference)
-        }
-        const wanted = new Set(identities.events)
-        const events = wanted.size === 0 ?
-          [] :
-          (yield* decodeValues(
-            yield* sql`SELECT json_extract(e.value, '$.key') AS value
-        FROM tradeflows t, json_each(t.doc, '$.events') e
-        WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}`
-          )).map((r) => r.value).filter((k) => wanted.has(k))
-        return { containers, events: [...new Set(events)] }
-      }, storageError("TradeflowStore.held")),
-      containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
-        const rows = yield* decodeContainers(
-          yield* sql`SELECT DISTINCT container_reference
-        FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`
-        )
-        return rows.map((r) => r.container_reference)
-      }, storageError("TradeflowStore.containers")),
-      due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
-        return yield* decodeDue(
-          yield* sql`SELECT organisation_id, reference FROM (
-          SELECT organisation_id, reference, next_position_at,
-            ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
-          FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
-        ) due
-        ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("TradeflowStore.due")),
-      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
-        const result = yield* encodeResult(commit.result)
-        const upserts = yield* Effect.forEach(
-          commit.upserts,
-          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
-        )
-        const org = commit.organisation_id
-        const written = yield* sql.withTransaction(Effect.gen(function*() {
-          const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
-          const claimed =
-            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
-          WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
-          if (claimed.length === 0) return undefined
-          for (const references of chunks([...new Set(commit.deletes)], 500)) {
-            const ofTradeflows = sql`SELECT id FROM deliveries
-            WHERE organisation_id = ${org} AND test = 0 AND ${sql.in("tradeflow_reference", references)}`
-            yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
-            yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
-            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
-          }
-          yield* writeTradeflows(upserts)
-          if (commit.messages.length === 0) return 0
-          const first = (yield* decodeLastSeq(
-            yield* sql`SELECT last_seq FROM message_sequences
-          WHERE organisation_id = ${org}`
-          ))[0]?.last_seq ?? 0
-          const stored = new Set<string>()
-          for (const part of chunks([...new Set(commit.messages.map((m) => m.hash))], 500)) {
-            for (
-              const row of yield* decodeHashes(
-                yield* sql`SELECT hash FROM messages
-            WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
-              )
-            ) stored.add(row.hash)
-          }
-          const append = numberMessages(org, commit.messages, stored, first)
-          for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
-          yield* upsertHeads(append.heads)
-          if (append.lastSeq !== first) {
-            yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${append.lastSeq})
-            ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
-          }
-          return yield* insertDeliveries(Delivery.plan(org, commit.outbox, append.inserted))
-        }))
-        if (written === undefined) return false
-        if (written > 0) yield* PubSub.publish(deliveryWakeups, undefined)
-        return true
-      }, storageError("TradeflowStore.commit"))
-    })
-
     const messages = yield* SqlStorage.messages
 
     const settings = yield* SqlStorage.settings
@@ -460,7 +243,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         RETURNING ${deliveryColumns}`
         ))[0]
         if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-        yield* PubSub.publish(deliveryWakeups, undefined)
+        yield* deliveryWakeups.notify
         return row
       }, storageError("DeliveryStore.enqueue")),
       get: Effect.fn("DeliveryStore.get")(function*(id: number) {
@@ -480,7 +263,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           yield* writeDelivery(Delivery.retried(found.value, now))
           return "retried" as const
         }))
-        if (outcome === "retried") yield* PubSub.publish(deliveryWakeups, undefined)
+        if (outcome === "retried") yield* deliveryWakeups.notify
         return outcome
       }, storageError("DeliveryStore.retry")),
       log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
@@ -492,7 +275,7 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
         ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`
         )
       }, storageError("DeliveryStore.log")),
-      wakeups: Stream.fromPubSub(deliveryWakeups)
+      wakeups: deliveryWakeups.stream
     })
 
     const retention = yield* SqlStorage.retention

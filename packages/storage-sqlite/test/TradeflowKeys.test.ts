@@ -3,13 +3,13 @@ import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Tradeflow, TradeflowKey, TradeflowStore, WidgetSearch } from "@tradeflow/core"
 import { makeTradeflow } from "@tradeflow/core/test-kit"
+import { SqlStorage } from "@tradeflow/storage-sql"
 import { Effect, Schema } from "effect"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { SqliteStorage } from "../src/index.js"
-import { lookupStatement } from "../src/internal/lookup.js"
 import { migrations, migrationsTable } from "../src/internal/migrations.js"
 
 const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-keys-"))
@@ -64,7 +64,7 @@ describe("tradeflow_keys on SQLite", () => {
       const plan = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         return yield* sql<{ readonly detail: string }>`EXPLAIN QUERY PLAN ${
-          lookupStatement(sql, "org-a", TradeflowKey.ofQuery("MSCU1234565"))
+          SqlStorage.lookupStatement(sql, "org-a", TradeflowKey.ofQuery("MSCU1234565"))
         }`
       }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "plan.sqlite") })))
       expect(plan.map((row) => row.detail)).toEqual([

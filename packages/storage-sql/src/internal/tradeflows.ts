@@ -1,0 +1,320 @@
+import { SqlClient, type SqlConnection, type Statement } from "@effect/sql"
+import { Delivery, type StoredMessage, type Tradeflow, TradeflowStore } from "@tradeflow/core"
+import { Effect, Option } from "effect"
+import {
+  chunks,
+  decodeCandidates,
+  decodeContainers,
+  decodeDue,
+  decodeHashes,
+  decodeLastSeq,
+  decodeSizes,
+  decodeTradeflows,
+  decodeValues,
+  encodeResult,
+  encodeTradeflow,
+  type HeadRow,
+  numberMessages,
+  sizeColumns,
+  storageError,
+  tradeflowWrites
+} from "../StorageRows.js"
+import { dialectOf } from "./dialect.js"
+import type { SqlStorageOptions } from "./options.js"
+
+/**
+ * The candidates of `TradeflowStore.lookup`: the tradeflows of the organisation having any of the
+ * keys, read from the primary key of `tradeflow_keys` alone (a covering index).
+ */
+export const lookupStatement = (
+  sql: SqlClient.SqlClient,
+  organisationId: string,
+  keys: ReadonlyArray<string>
+): Statement.Statement<SqlConnection.Row> =>
+  sql`SELECT tradeflow_reference AS reference, created_at, updated_at FROM tradeflow_keys
+    WHERE organisation_id = ${organisationId} AND ${sql.in("key", keys)}`
+
+/**
+ * `TradeflowStore` over the `SqlClient`. A commit takes the organisation's message numbers from its
+ * counter row (on PostgreSQL locked by an upsert until the transaction ends; SQLite has one writer),
+ * writes deliveries only for automations that exist (on PostgreSQL locked `FOR KEY SHARE` first)
+ * and signals `options.deliveryWakeups` when it wrote any.
+ */
+export const make = (
+  options: SqlStorageOptions
+): Effect.Effect<TradeflowStore.TradeflowStore["Type"], never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { bool, chunk, pg } = dialectOf(sql)
+    const slice = pg
+      ? { tradeflows: 1000, containers: 1000, keys: 1000 }
+      : { tradeflows: 200, containers: 300, keys: 180 }
+    const notTest = sql.literal(pg ? "NOT test" : "test = 0")
+
+    /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
+    const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
+      Effect.gen(function*() {
+        const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
+        for (const part of chunks(latest, slice.tradeflows)) {
+          yield* sql`INSERT INTO tradeflows ${
+            sql.insert(part.map(([t, doc]) => ({
+              organisation_id: t.organisation_id,
+              reference: t.reference,
+              active: bool(t.active),
+              doc,
+              next_position_at: t.next_position_at,
+              ...sizeColumns(t)
+            })))
+          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
+          next_position_at = excluded.next_position_at, container_count = excluded.container_count,
+          event_count = excluded.event_count`
+        }
+        for (const [org, references] of byOrganisation) {
+          for (const part of chunks(references, chunk)) {
+            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", part)
+            }`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", part)
+            }`
+          }
+        }
+        for (const part of chunks(containers, slice.containers)) {
+          yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
+        }
+        for (const part of chunks(keys, slice.keys)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
+      })
+
+    /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
+    const upsertHeads = (heads: ReadonlyArray<HeadRow>) =>
+      Effect.gen(function*() {
+        for (const part of chunks(heads.filter((h) => h.container_reference !== null), chunk)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+          ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
+          DO UPDATE SET seq = excluded.seq`
+        }
+        for (const part of chunks(heads.filter((h) => h.container_reference === null), chunk)) {
+          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+          ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
+          DO UPDATE SET seq = excluded.seq`
+        }
+      })
+
+    /** The organisation's last message number; on PostgreSQL its counter row stays locked until the transaction ends. */
+    const takeCounter = (org: string) =>
+      pg
+        ? Effect.flatMap(
+          Effect.flatMap(
+            sql`INSERT INTO message_sequences (organisation_id, last_seq)
+            VALUES (${org}, 0)
+            ON CONFLICT (organisation_id) DO UPDATE SET last_seq = message_sequences.last_seq
+            RETURNING last_seq::float8 AS last_seq`,
+            decodeLastSeq
+          ),
+          (rows) =>
+            rows[0] === undefined ? Effect.fail("message_sequences answered no row") : Effect.succeed(rows[0].last_seq)
+        )
+        : Effect.map(
+          Effect.flatMap(sql`SELECT last_seq FROM message_sequences WHERE organisation_id = ${org}`, decodeLastSeq),
+          (rows) => rows[0]?.last_seq ?? 0
+        )
+
+    /** Sets the organisation's counter to `lastSeq` (PostgreSQL: the row {@link takeCounter} created and locked). */
+    const advanceCounter = (org: string, lastSeq: number) =>
+      pg
+        ? sql`UPDATE message_sequences SET last_seq = ${lastSeq} WHERE organisation_id = ${org}`
+        : sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${org}, ${lastSeq})
+          ON CONFLICT (organisation_id) DO UPDATE SET last_seq = excluded.last_seq`
+
+    /** Appends the messages not stored yet; answers those inserted, ascending seq. */
+    const appendMessages = (org: string, batch: ReadonlyArray<StoredMessage.NewMessage>) =>
+      Effect.gen(function*() {
+        const first = yield* takeCounter(org)
+        const stored = new Set<string>()
+        for (const part of chunks([...new Set(batch.map((m) => m.hash))], chunk)) {
+          for (
+            const row of yield* decodeHashes(
+              yield* sql`SELECT hash FROM messages
+              WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
+            )
+          ) stored.add(row.hash)
+        }
+        const append = numberMessages(org, batch, stored, first)
+        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        yield* upsertHeads(append.heads)
+        if (append.lastSeq !== first) yield* advanceCounter(org, append.lastSeq)
+        return append.inserted
+      })
+
+    /** The automations among `ids` that exist; on PostgreSQL locked `FOR KEY SHARE` until the transaction ends. */
+    const existingAutomations = (ids: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const existing = new Set<string>()
+        for (const part of chunks(ids, chunk)) {
+          for (
+            const row of yield* decodeValues(
+              pg
+                ? yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", part)} ORDER BY id FOR KEY SHARE`
+                : yield* sql`SELECT id AS value FROM automations WHERE ${sql.in("id", part)}`
+            )
+          ) existing.add(row.value)
+        }
+        return existing
+      })
+
+    /** The events of the tradeflow among `events`. */
+    const heldEvents = (organisationId: string, reference: string, events: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const wanted = new Set(events)
+        if (!pg) {
+          if (wanted.size === 0) return []
+          const keys = (yield* decodeValues(
+            yield* sql`SELECT json_extract(e.value, '$.key') AS value
+            FROM tradeflows t, json_each(t.doc, '$.events') e
+            WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}`
+          )).map((r) => r.value).filter((k) => wanted.has(k))
+          return [...new Set(keys)]
+        }
+        const held: Array<string> = []
+        for (const part of chunks([...wanted], chunk)) {
+          for (
+            const r of yield* decodeValues(
+              yield* sql`SELECT DISTINCT e ->> 'key' AS value
+              FROM tradeflows t, json_array_elements(t.doc::json -> 'events') e
+              WHERE t.organisation_id = ${organisationId} AND t.reference = ${reference}
+              AND (e ->> 'key') IN ${sql.in(part)}`
+            )
+          ) held.push(r.value)
+        }
+        return held
+      })
+
+    return TradeflowStore.TradeflowStore.of({
+      get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} AND reference = ${reference}`
+        )
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
+      }, storageError("TradeflowStore.get")),
+      list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
+        const rows = yield* decodeTradeflows(
+          yield* sql`SELECT doc FROM tradeflows
+          WHERE organisation_id = ${organisationId} ORDER BY reference`
+        )
+        return rows.map((r) => r.doc)
+      }, storageError("TradeflowStore.list")),
+      sizes: Effect.fn("TradeflowStore.sizes")(function*(organisationId: string, references: ReadonlyArray<string>) {
+        const sizes = new Map<string, TradeflowStore.TradeflowSize>()
+        for (const part of chunks([...new Set(references)], chunk)) {
+          for (
+            const [reference, size] of yield* decodeSizes(
+              yield* sql`SELECT reference, container_count, event_count
+              FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+            )
+          ) sizes.set(reference, size)
+        }
+        return sizes
+      }, storageError("TradeflowStore.sizes")),
+      lookup: Effect.fn("TradeflowStore.lookup")(function*(organisationId: string, keys: ReadonlyArray<string>) {
+        if (keys.length === 0) return []
+        const found = new Map<string, TradeflowStore.Candidate>()
+        for (const part of chunks([...new Set(keys)], chunk)) {
+          for (const c of yield* decodeCandidates(yield* lookupStatement(sql, organisationId, part))) {
+            found.set(c.reference, c)
+          }
+        }
+        return [...found.values()]
+      }, storageError("TradeflowStore.lookup")),
+      held: Effect.fn("TradeflowStore.held")(function*(
+        organisationId: string,
+        reference: string,
+        identities: { readonly containers: ReadonlyArray<string>; readonly events: ReadonlyArray<string> }
+      ) {
+        const containers: Array<string> = []
+        for (const part of chunks([...new Set(identities.containers)], chunk)) {
+          for (
+            const r of yield* decodeContainers(
+              yield* sql`SELECT container_reference FROM tradeflow_containers
+              WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
+              AND ${sql.in("container_reference", part)}`
+            )
+          ) containers.push(r.container_reference)
+        }
+        return { containers, events: yield* heldEvents(organisationId, reference, identities.events) }
+      }, storageError("TradeflowStore.held")),
+      containers: Effect.fn("TradeflowStore.containers")(function*(organisationId: string) {
+        const rows = yield* decodeContainers(
+          yield* sql`SELECT DISTINCT container_reference
+          FROM tradeflow_containers WHERE organisation_id = ${organisationId} ORDER BY container_reference`
+        )
+        return rows.map((r) => r.container_reference)
+      }, storageError("TradeflowStore.containers")),
+      due: Effect.fn("TradeflowStore.due")(function*(now: number, limit: number) {
+        return yield* decodeDue(
+          yield* sql`SELECT organisation_id, reference FROM (
+            SELECT organisation_id, reference, next_position_at,
+              ROW_NUMBER() OVER (PARTITION BY organisation_id ORDER BY next_position_at, reference) AS turn
+            FROM tradeflows WHERE next_position_at IS NOT NULL AND next_position_at <= ${now}
+          ) due
+          ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("TradeflowStore.due")),
+      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
+        const result = yield* encodeResult(commit.result)
+        const upserts = yield* Effect.forEach(
+          commit.upserts,
+          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
+        )
+        const org = commit.organisation_id
+        const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
+        const targets = [...new Set(commit.outbox?.automations.map((a) => a.id))].sort()
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const claimed =
+            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+            WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
+          if (claimed.length === 0) return false
+          const locked = pg && commit.messages.length > 0 ? yield* existingAutomations(targets) : undefined
+          for (const references of chunks([...new Set(commit.deletes)], chunk)) {
+            const ofTradeflows = sql`SELECT id FROM deliveries
+            WHERE organisation_id = ${org} AND ${notTest} AND ${sql.in("tradeflow_reference", references)}`
+            yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
+            yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
+            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+          }
+          yield* writeTradeflows(upserts)
+          if (commit.messages.length === 0) return true
+          const inserted = yield* appendMessages(org, commit.messages)
+          const planned = Delivery.plan(org, commit.outbox, inserted)
+          if (planned.length === 0) return true
+          const existing = locked ?? (yield* existingAutomations([...new Set(planned.map((d) => d.automation_id))]))
+          const rows = planned.filter((d) => existing.has(d.automation_id)).map((d) => ({
+            automation_id: d.automation_id,
+            organisation_id: d.organisation_id,
+            tradeflow_reference: d.tradeflow_reference,
+            message_hash: d.message_hash,
+            seq: d.seq,
+            body: d.body,
+            test: bool(d.test),
+            created_at: d.created_at,
+            next_attempt_at: d.created_at
+          }))
+          for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
+          if (rows.length > 0) yield* options.deliveryWakeups.notify
+          return true
+        }))
+      }, storageError("TradeflowStore.commit"))
+    })
+  })

@@ -24,7 +24,7 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { type Automation, Delivery, DeliveryStore, type Storage, StorageError } from "@tradeflow/core"
+import { type Storage, StorageError } from "@tradeflow/core"
 import { SqlStorage, StorageRows } from "@tradeflow/storage-sql"
 import {
   Config,
@@ -34,7 +34,6 @@ import {
   Duration,
   Effect,
   Layer,
-  Option,
   PubSub,
   Redacted,
   Schedule,
@@ -44,15 +43,7 @@ import {
 } from "effect"
 import { loader, migrationsTable } from "./internal/migrations.js"
 
-const {
-  storageError,
-  chunks,
-  decodeAutomations,
-  decodeDeliveries,
-  decodeClaimedDeliveries,
-  decodeDeliveryLog,
-  encodeAutomation
-} = StorageRows
+const { storageError } = StorageRows
 
 /** How to reach the database. */
 export interface PgStorageOptions {
@@ -84,29 +75,6 @@ export const deliveryChannel = "tradeflow_deliveries"
 const advisoryNamespace = 7_411_001
 
 const decodeSchema = Schema.decodeUnknown(Schema.Array(Schema.Struct({ schema: Schema.NullOr(Schema.String) })))
-
-const decodeTextIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.String })))
-
-const decodeFencedDeliveries = Schema.decodeUnknown(
-  Schema.Array(Schema.Struct({ ...StorageRows.DeliveryRow.fields, claim: Schema.Number }))
-)
-
-const deliveryFields = [
-  "id",
-  "automation_id",
-  "organisation_id",
-  "tradeflow_reference",
-  "message_hash",
-  "seq",
-  "body",
-  "test",
-  "created_at",
-  "status",
-  "attempt",
-  "retries",
-  "schedule_started_at",
-  "next_attempt_at"
-]
 
 const validSchema = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -198,163 +166,7 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
 
     const automations = yield* Effect.provideService(SqlStorage.automations, SqlClient.SqlClient, sql)
 
-    const columns = (alias: string) => sql.literal(deliveryFields.map((f) => `${alias}.${f}`).join(", "))
-    const selectDelivery = sql`SELECT ${columns("d")} FROM deliveries d`
-    const writeDelivery = (d: Delivery.Delivery, release: boolean) =>
-      sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
-        schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}
-        ${release ? sql.literal(", leased_by = NULL, lease_until = NULL") : sql.literal("")}
-        WHERE id = ${d.id}`
-
-    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => {
-      const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
-      return sql.withTransaction(Effect.gen(function*() {
-        const owners = (yield* decodeTextIds(
-          yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
-          WHERE ${sql.in("id", ids)} AND NOT test`
-        )).map((r) => r.id).sort()
-        const automations = new Map<string, Automation.Automation>()
-        if (owners.length > 0) {
-          for (
-            const row of yield* decodeAutomations(
-              yield* sql`SELECT doc FROM automations
-            WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`
-            )
-          ) automations.set(row.doc.id, row.doc)
-        }
-        const rows = yield* decodeFencedDeliveries(
-          yield* sql`SELECT ${columns("d")}, d.claim FROM deliveries d
-          WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
-          ORDER BY d.id FOR UPDATE`
-        )
-        const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
-        const claims = new Map(rows.map((d) => [d.id, d.claim]))
-        const written = new Map<number, Delivery.Delivery>()
-        const changed = new Map<string, Automation.Automation>()
-        const attempts: Array<Record<string, string | number | null>> = []
-        const answers = results.map((r) => {
-          const d = current.get(r.delivery_id)
-          if (d === undefined || claims.get(d.id) !== r.claim) return false
-          const next = Delivery.afterAttempt(d, r)
-          current.set(d.id, next)
-          claims.delete(d.id)
-          written.set(d.id, next)
-          attempts.push({
-            delivery_id: d.id,
-            attempt: next.attempt,
-            automation_id: d.automation_id,
-            at: r.at,
-            status: r.status,
-            response_status: r.response_status,
-            error: r.error,
-            response_body: r.response_body
-          })
-          const automation = d.test ? undefined : automations.get(d.automation_id)
-          if (automation !== undefined) {
-            const after = Delivery.automationAfter(automation, r)
-            if (after !== automation) {
-              automations.set(after.id, after)
-              changed.set(after.id, after)
-            }
-          }
-          return true
-        })
-        for (const d of written.values()) yield* writeDelivery(d, true)
-        for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
-        const expired = Delivery.expiredBodies(written.values())
-        if (expired.length > 0) {
-          yield* sql`UPDATE delivery_attempts a SET response_body = NULL
-            FROM json_to_recordset(${JSON.stringify(expired)}::json) AS k(delivery_id bigint, up_to integer)
-            WHERE a.delivery_id = k.delivery_id AND a.attempt <= k.up_to AND a.response_body IS NOT NULL`
-        }
-        for (const a of changed.values()) {
-          yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(
-            a
-          )} WHERE id = ${a.id}`
-        }
-        return answers
-      }))
-    }
-
-    const deliveries = DeliveryStore.DeliveryStore.of({
-      claim: Effect.fn("DeliveryStore.claim")(function*(options: {
-        readonly worker: string
-        readonly limit: number
-        readonly leaseMillis: number
-        readonly now: number
-      }) {
-        const limit = Math.max(0, Math.floor(options.limit))
-        if (limit === 0) return []
-        const now = options.now
-        return yield* decodeClaimedDeliveries(
-          yield* sql`
-          WITH claimable AS (
-            SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-              AND (d.lease_until IS NULL OR d.lease_until <= ${now})
-              AND (a.enabled OR d.test)
-              AND NOT EXISTS (SELECT 1 FROM deliveries p
-                WHERE p.status = 'pending' AND p.automation_id = d.automation_id
-                  AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
-                  AND p.id < d.id)
-            ORDER BY d.id LIMIT ${limit}
-            FOR UPDATE OF d SKIP LOCKED
-          ), claimed AS (
-            UPDATE deliveries d SET claim = d.claim + 1, leased_by = ${options.worker},
-              lease_until = ${now + Math.max(0, options.leaseMillis)}
-            FROM claimable WHERE d.id = claimable.id
-            RETURNING d.*
-          )
-          SELECT ${columns("c")}, c.claim, COALESCE(c.body, m.body) AS body FROM claimed c
-          LEFT JOIN messages m ON m.organisation_id = c.organisation_id AND m.seq = c.seq
-          ORDER BY c.id`
-        )
-      }, storageError("DeliveryStore.claim")),
-      record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
-        return yield* DeliveryStore.recordIndependently(recordBatch)(results)
-      }, storageError("DeliveryStore.record")),
-      enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const row = (yield* decodeDeliveries(
-            yield* sql`INSERT INTO deliveries AS d
-            ${sql.insert({ ...delivery, next_attempt_at: delivery.created_at })}
-            RETURNING ${columns("d")}`
-          ))[0]
-          if (row === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-          yield* notifyDeliveries
-          return row
-        }))
-      }, storageError("DeliveryStore.enqueue")),
-      get: Effect.fn("DeliveryStore.get")(function*(id: number) {
-        return Option.fromNullable((yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id}`))[0])
-      }, storageError("DeliveryStore.get")),
-      list: Effect.fn("DeliveryStore.list")(function*(automationId: string, limit: number) {
-        return yield* decodeDeliveries(
-          yield* sql`${selectDelivery} WHERE d.automation_id = ${automationId}
-          ORDER BY d.id LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("DeliveryStore.list")),
-      retry: Effect.fn("DeliveryStore.retry")(function*(id: number, now: number) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const d = (yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id} FOR UPDATE`))[0]
-          if (d === undefined) return "not-found" as const
-          if (!Delivery.retryable(d)) return "not-retryable" as const
-          yield* writeDelivery(Delivery.retried(d, now), false)
-          yield* notifyDeliveries
-          return "retried" as const
-        }))
-      }, storageError("DeliveryStore.retry")),
-      log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
-        return yield* decodeDeliveryLog(
-          yield* sql`SELECT d.id, d.message_hash, a.attempt, a.status, a.response_status,
-            a.error, a.response_body, a.at, d.test
-          FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
-          WHERE a.automation_id = ${automationId}
-          ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`
-        )
-      }, storageError("DeliveryStore.log")),
-      wakeups: Stream.fromPubSub(deliveryHub)
-    })
+    const deliveries = yield* Effect.provideService(SqlStorage.deliveries(options), SqlClient.SqlClient, sql)
 
     const retention = yield* Effect.provideService(SqlStorage.retention, SqlClient.SqlClient, sql)
 

@@ -19,6 +19,7 @@ import {
 } from "@tradeflow/core"
 import { Context, Effect, PubSub, Stream } from "effect"
 import * as automationStore from "./internal/automations.js"
+import * as deliveryStore from "./internal/deliveries.js"
 import * as jobQueue from "./internal/jobs.js"
 import * as messageStore from "./internal/messages.js"
 import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
@@ -82,6 +83,11 @@ export const lookupStatement: (
   organisationId: string,
   keys: ReadonlyArray<string>
 ) => Statement.Statement<SqlConnection.Row> = tradeflowStore.lookupStatement
+
+/** `DeliveryStore` over the `SqlClient`; enqueues and retries signal `options.deliveryWakeups`, its `wakeups`. */
+export const deliveries = (
+  options: SqlStorageOptions
+): Effect.Effect<SqlStorage["deliveries"], never, SqlClient.SqlClient> => deliveryStore.make(options)
 
 /** `MessageStore` over the `SqlClient`: each read walks an index in seq order. */
 export const messages: Effect.Effect<SqlStorage["messages"], never, SqlClient.SqlClient> = messageStore.make

@@ -151,26 +151,14 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
     const [hub, deliveryHub] = yield* Effect.all([listen(channel), listen(deliveryChannel)], { concurrency: 2 })
     const notifyDeliveries = sql`SELECT pg_notify(${deliveryChannel}, ${schema})`
 
-    const organisations = yield* Effect.provideService(SqlStorage.organisations, SqlClient.SqlClient, sql)
-
-    const options: SqlStorage.SqlStorageOptions = {
-      jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
-      deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
-    }
-    const jobs = yield* Effect.provideService(SqlStorage.jobs(options), SqlClient.SqlClient, sql)
-    const tradeflows = yield* Effect.provideService(SqlStorage.tradeflows(options), SqlClient.SqlClient, sql)
-
-    const messages = yield* Effect.provideService(SqlStorage.messages, SqlClient.SqlClient, sql)
-
-    const settings = yield* Effect.provideService(SqlStorage.settings, SqlClient.SqlClient, sql)
-
-    const automations = yield* Effect.provideService(SqlStorage.automations, SqlClient.SqlClient, sql)
-
-    const deliveries = yield* Effect.provideService(SqlStorage.deliveries(options), SqlClient.SqlClient, sql)
-
-    const retention = yield* Effect.provideService(SqlStorage.retention, SqlClient.SqlClient, sql)
-
-    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
+    return yield* Effect.provideService(
+      SqlStorage.make({
+        jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
+        deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
+      }),
+      SqlClient.SqlClient,
+      sql
+    )
   }
 )
 

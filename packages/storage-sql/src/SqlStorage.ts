@@ -92,6 +92,22 @@ export const deliveries = (
 /** `MessageStore` over the `SqlClient`: each read walks an index in seq order. */
 export const messages: Effect.Effect<SqlStorage["messages"], never, SqlClient.SqlClient> = messageStore.make
 
+/**
+ * Every port over the `SqlClient` (already migrated), with the driver's wake-ups and, on SQLite,
+ * its relaxed lease writes: what a driver package builds once it has opened the database.
+ */
+export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, never, SqlClient.SqlClient> =>
+  Effect.all({
+    organisations,
+    jobs: jobs(options),
+    tradeflows: tradeflows(options),
+    messages,
+    settings,
+    automations,
+    deliveries: deliveries(options),
+    retention
+  })
+
 /** The storage ports as a context. */
 export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage> =>
   Context.make(OrganisationStore.OrganisationStore, storage.organisations).pipe(

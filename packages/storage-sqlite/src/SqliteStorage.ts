@@ -70,28 +70,11 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
           () => Effect.orDie(connection.executeRaw(`PRAGMA synchronous = ${synchronous}`, []))
         )))
 
-    const organisations = yield* SqlStorage.organisations
-
-    const deliveryWakeups = yield* SqlStorage.inProcess
-    const options: SqlStorage.SqlStorageOptions = {
+    return yield* SqlStorage.make({
       jobWakeups: yield* SqlStorage.inProcess,
-      deliveryWakeups,
+      deliveryWakeups: yield* SqlStorage.inProcess,
       relaxed: withoutSync
-    }
-    const jobs = yield* SqlStorage.jobs(options)
-    const tradeflows = yield* SqlStorage.tradeflows(options)
-
-    const messages = yield* SqlStorage.messages
-
-    const settings = yield* SqlStorage.settings
-
-    const automations = yield* SqlStorage.automations
-
-    const deliveries = yield* SqlStorage.deliveries(options)
-
-    const retention = yield* SqlStorage.retention
-
-    return { organisations, jobs, tradeflows, messages, settings, automations, deliveries, retention }
+    })
   }
 )
 

@@ -41,9 +41,13 @@ import {
 const queryString = <S extends Schema.Schema<any, string>>(schema: S, description: string): S =>
   schema.annotations({ description, jsonSchema: { type: "string", description } }) as S
 
+/** The longest `Idempotency-Key` accepted. */
+export const maxIdempotencyKeyLength = 255
+
 const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.annotations({
-    description: "At most 255 characters. A repeat with the same body within 24 hours answers the first 202 again " +
+    description:
+      `At most ${maxIdempotencyKeyLength} characters. A repeat with the same body within 24 hours answers the first 202 again ` +
       "and queues nothing; with another body it is 422, while the first is still being answered 409"
   }))
 })
@@ -344,11 +348,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.post("createWidgetKey", "/console/organisations/:id/widget-keys")
-      .setPath(Schema.Struct({
-        id: Schema.String.annotations({
-          description: "The organisation the key reads: a live one or its (UAT) companion"
-        })
-      }))
+      .setPath(pathId("The organisation the key reads: a live one or its (UAT) companion"))
       .addSuccess(WidgetSearch.CreatedWidgetKey, { status: 201 })
       .annotate(
         OpenApi.Description,
@@ -364,9 +364,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.post("createAutomation", "/console/organisations/:id/automations")
-      .setPath(Schema.Struct({
-        id: Schema.String.annotations({ description: "The organisation; UAT destinations on its (UAT) companion's id" })
-      }))
+      .setPath(pathId("The organisation; UAT destinations on its (UAT) companion's id"))
       .setPayload(NewAutomation)
       .addSuccess(Automations.CreatedAutomation, { status: 201 })
       .annotate(
@@ -428,7 +426,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.post("retryDelivery", "/console/deliveries/:id/retry")
-      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A delivery id from the delivery log" }) }))
+      .setPath(pathId("A delivery id from the delivery log"))
       .addSuccess(HttpApiSchema.Accepted)
       .addError(Conflict)
       .annotate(
@@ -452,7 +450,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.post("retryJob", "/console/jobs/:id/retry")
-      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A job id from the job list" }) }))
+      .setPath(pathId("A job id from the job list"))
       .addSuccess(HttpApiSchema.Accepted)
       .addError(Conflict)
       .annotate(

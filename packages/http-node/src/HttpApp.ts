@@ -40,7 +40,7 @@ import { problemMiddleware } from "./internal/problemMiddleware.js"
 import { upstreamGroup } from "./internal/upstreamGroup.js"
 import { widgetGroup } from "./internal/widgetGroup.js"
 
-export { maxIdempotencyKeyLength } from "./internal/downstreamGroup.js"
+export { maxIdempotencyKeyLength } from "./Api.js"
 
 const openApiRoute = (document: OpenApi.OpenAPISpec) =>
   HttpApiBuilder.Router.use((router) =>

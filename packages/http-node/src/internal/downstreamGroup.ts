@@ -1,14 +1,11 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Ingest, Schemes } from "@tradeflow/core"
 import { Effect } from "effect"
-import type { Api, ApiV3, RemoveParams } from "../Api.js"
+import { type Api, type ApiV3, maxIdempotencyKeyLength, type RemoveParams } from "../Api.js"
 import { CurrentCaller } from "../Authentication.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { mapCoreErrors } from "./errors.js"
-
-/** The longest `Idempotency-Key` accepted. */
-export const maxIdempotencyKeyLength = 255
 
 const idempotencyKey = (
   request: HttpServerRequest.HttpServerRequest

@@ -12,15 +12,22 @@ const sources = (dir: string): Array<string> =>
     entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
   )
 
-/** The `Config` constructors that read a named value. */
+/** The `Config` constructors that read a named value as their first argument. */
 const readers =
-  "string|nonEmptyString|number|integer|boolean|bigint|redacted|secret|port|url|date|duration|logLevel|array|chunk|hashSet|hashMap|nested"
+  "string|nonEmptyString|number|integer|boolean|bigint|redacted|secret|port|url|date|duration|logLevel|nested"
+
+/** Arguments with parentheses nested up to three deep. */
+const nestedArguments = "(?:[^()]|\\((?:[^()]|\\((?:[^()]|\\([^()]*\\))*\\))*\\))*"
 
 const rules: ReadonlyArray<RegExp> = [
-  /\bprocess\.env\b/g,
+  /\bprocess(?:\.env\b|\s*\[\s*["'`]env["'`]\s*\])/g,
   new RegExp(`\\bConfig\\.(?:${readers})\\(\\s*["'\`][A-Z][A-Z0-9_]+["'\`]`, "g"),
   /\bConfig\.\w+\([^()]*\)\(\s*["'`][A-Z][A-Z0-9_]+["'`]/g,
-  /\bConfig\.nested\((?:[^()]|\([^()]*\))*,\s*["'`][A-Z][A-Z0-9_]+["'`]/g
+  new RegExp(
+    `\\bConfig\\.(?:nested|array|chunk|hashSet|hashMap)\\(${nestedArguments},\\s*["'\`][A-Z][A-Z0-9_]+["'\`]`,
+    "g"
+  ),
+  /\bSchema\.Config\(\s*["'`][A-Z][A-Z0-9_]+["'`]/g
 ]
 
 /** Where `text` reads an environment variable by name: `process.env` or a `Config` of an UPPER_CASE name. */
@@ -47,6 +54,11 @@ describe("library packages name no environment variable", () => {
       `const d = Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS")`,
       `const e = Config.nested(Config.integer(), "MAX_BODY_BYTES")`,
       `const f = Config.integer().pipe(Config.nested("BODY_TIMEOUT_MILLIS"))`,
+      `const g = process [ 'env' ].HOME`,
+      `const h = Config.array(Config.string(), "PRODUCTION_HOSTS")`,
+      `const i = Config.hashSet(Config.string().pipe(Config.withDefault("x")), "UAT_HOSTS")`,
+      `const j = Config.nested(Config.string().pipe(Config.withDefault("x")), "PORT")`,
+      `const k = Schema.Config("HOST", Schema.String)`,
       `const ok = Config.string("url").pipe(Config.withDefault("DEFAULT"), Config.orElse(() => Config.succeed("X_Y")))`
     ].join("\n")
     expect(environmentReads(sample).sort()).toEqual([
@@ -55,7 +67,12 @@ describe("library packages name no environment variable", () => {
       `Config.redacted('CURSOR_SECRET'`,
       `Config.literal("FULL", "NORMAL")("SQLITE_SYNCHRONOUS"`,
       `Config.nested("BODY_TIMEOUT_MILLIS"`,
-      `Config.nested(Config.integer(), "MAX_BODY_BYTES"`
+      `Config.nested(Config.integer(), "MAX_BODY_BYTES"`,
+      "process [ 'env' ]",
+      `Config.array(Config.string(), "PRODUCTION_HOSTS"`,
+      `Config.hashSet(Config.string().pipe(Config.withDefault("x")), "UAT_HOSTS"`,
+      `Config.nested(Config.string().pipe(Config.withDefault("x")), "PORT"`,
+      `Schema.Config("HOST"`
     ].sort())
   })
 })

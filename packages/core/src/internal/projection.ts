@@ -261,7 +261,3 @@ export const dwellIndex = (t: Tradeflow, settings: TrackingSettings): (container
     }
   }
 }
-
-/** When demurrage and detention start for a container (see {@link dwellIndex}). */
-export const dwellDetails = (t: Tradeflow, containerReference: string, settings: TrackingSettings): DwellDetails =>
-  dwellIndex(t, settings)(containerReference)

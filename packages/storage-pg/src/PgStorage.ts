@@ -72,7 +72,7 @@ export const channel = "tradeflow_jobs"
 /** The NOTIFY channel of deliveries becoming due (the payload is the schema, like {@link channel}). */
 export const deliveryChannel = "tradeflow_deliveries"
 
-const advisoryNamespace = 7_411_001
+const { advisoryNamespace } = SqlStorage
 
 const decodeSchema = Schema.decodeUnknown(Schema.Array(Schema.Struct({ schema: Schema.NullOr(Schema.String) })))
 

@@ -28,6 +28,7 @@ import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
 import * as tradeflowStore from "./internal/tradeflows.js"
 
+export { advisoryNamespace } from "./internal/options.js"
 export type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 
 /** The adapters of every storage port, sharing one SQL client. */
@@ -42,37 +43,11 @@ export interface SqlStorage {
   readonly retention: RetentionStore.RetentionStore["Type"]
 }
 
-/** `OrganisationStore` (organisations, API keys, widget keys) over the `SqlClient`. */
-export const organisations: Effect.Effect<SqlStorage["organisations"], never, SqlClient.SqlClient> =
-  organisationStore.make
-
-/** `Settings` over the `SqlClient`. */
-export const settings: Effect.Effect<SqlStorage["settings"], never, SqlClient.SqlClient> = settingsStore.make
-
-/** `AutomationStore` over the `SqlClient`; removing an automation removes its deliveries and their attempts. */
-export const automations: Effect.Effect<SqlStorage["automations"], never, SqlClient.SqlClient> = automationStore.make
-
-/** `RetentionStore` over the `SqlClient`; a dead delivery goes with its attempts. */
-export const retention: Effect.Effect<SqlStorage["retention"], never, SqlClient.SqlClient> = retentionStore.make
-
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
 export const inProcess: Effect.Effect<Wakeup> = Effect.map(PubSub.sliding<void>(1), (hub) => ({
   notify: PubSub.publish(hub, undefined),
   stream: Stream.fromPubSub(hub)
 }))
-
-/** `JobQueue` over the `SqlClient`, signalling `options.jobWakeups`. */
-export const jobs = (options: SqlStorageOptions): Effect.Effect<SqlStorage["jobs"], never, SqlClient.SqlClient> =>
-  jobQueue.make(options)
-
-/**
- * `TradeflowStore` over the `SqlClient`; a commit that writes deliveries signals
- * `options.deliveryWakeups`, and deleting a tradeflow deletes its deliveries (test sends aside) with
- * their attempts, its messages, containers and keys.
- */
-export const tradeflows = (
-  options: SqlStorageOptions
-): Effect.Effect<SqlStorage["tradeflows"], never, SqlClient.SqlClient> => tradeflowStore.make(options)
 
 /**
  * The statement `TradeflowStore.lookup` runs: the tradeflows of the organisation having any of the
@@ -84,28 +59,23 @@ export const lookupStatement: (
   keys: ReadonlyArray<string>
 ) => Statement.Statement<SqlConnection.Row> = tradeflowStore.lookupStatement
 
-/** `DeliveryStore` over the `SqlClient`; enqueues and retries signal `options.deliveryWakeups`, its `wakeups`. */
-export const deliveries = (
-  options: SqlStorageOptions
-): Effect.Effect<SqlStorage["deliveries"], never, SqlClient.SqlClient> => deliveryStore.make(options)
-
-/** `MessageStore` over the `SqlClient`: each read walks an index in seq order. */
-export const messages: Effect.Effect<SqlStorage["messages"], never, SqlClient.SqlClient> = messageStore.make
-
 /**
  * Every port over the `SqlClient` (already migrated), with the driver's wake-ups and, on SQLite,
- * its relaxed lease writes: what a driver package builds once it has opened the database.
+ * its relaxed lease writes: what a driver package builds once it has opened the database. A commit
+ * that writes deliveries, an enqueued or retried delivery signal `options.deliveryWakeups`; an
+ * enqueued or retried job `options.jobWakeups`. Removing an automation, deleting a tradeflow or
+ * pruning a dead delivery removes the deliveries' attempts too.
  */
 export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, never, SqlClient.SqlClient> =>
   Effect.all({
-    organisations,
-    jobs: jobs(options),
-    tradeflows: tradeflows(options),
-    messages,
-    settings,
-    automations,
-    deliveries: deliveries(options),
-    retention
+    organisations: organisationStore.make,
+    jobs: jobQueue.make(options),
+    tradeflows: tradeflowStore.make(options),
+    messages: messageStore.make,
+    settings: settingsStore.make,
+    automations: automationStore.make,
+    deliveries: deliveryStore.make(options),
+    retention: retentionStore.make
   })
 
 /** The storage ports as a context. */

@@ -16,9 +16,7 @@ import {
   storageError
 } from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
-import type { SqlStorageOptions } from "./options.js"
-
-const advisoryNamespace = 7_411_001
+import { advisoryNamespace, type SqlStorageOptions } from "./options.js"
 
 /**
  * `JobQueue` over the `SqlClient`. On PostgreSQL the enqueues of an organisation are serialised

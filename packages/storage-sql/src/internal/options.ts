@@ -15,3 +15,9 @@ export interface SqlStorageOptions {
   /** Runs writes of lease state only, which may skip durability (SQLite: `synchronous = NORMAL`). */
   readonly relaxed?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown, R>
 }
+
+/**
+ * The first key of every PostgreSQL advisory lock the storage takes: `(namespace, 0)` for migrations
+ * and schema creation, `(namespace, hashtext(organisation))` for an organisation's enqueues.
+ */
+export const advisoryNamespace = 7_411_001

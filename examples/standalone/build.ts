@@ -1,7 +1,8 @@
 /**
  * `npm run build`: bundles the standalone server (`src/main.ts` with every workspace package and
  * dependency) into one ES module, `dist/server.mjs` at the repository root, which `npm start` runs
- * with plain `node`. The native drivers stay outside the bundle and load from `node_modules`.
+ * with plain `node`, and its source map beside it (for `--enable-source-maps` and
+ * bench/profile-summary.ts). The native drivers stay outside the bundle and load from `node_modules`.
  *
  * Why: under the `tsx` loader the server idles at about 255 MB RSS, bundled at about 145 MB
  * (BENCHMARKS.md, "Memory").
@@ -20,6 +21,7 @@ await build({
   target: "node20",
   conditions: ["@tradeflow/source"],
   external: ["better-sqlite3", "pg-native"],
+  sourcemap: "linked",
   banner: {
     js:
       "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"

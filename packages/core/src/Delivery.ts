@@ -260,3 +260,76 @@ export const automationAfter = (a: Automation, r: AttemptResult): Automation => 
     updated_at: Math.max(a.updated_at, r.at)
   }
 }
+
+/** A delivery as `DeliveryStore.record` finds it: pending under a lease, at its `claim`. */
+export interface LeasedDelivery extends Delivery {
+  readonly claim: number
+}
+
+/** One row of the attempts table: an attempt as the delivery log keeps it. */
+export interface AttemptRow {
+  readonly delivery_id: number
+  /** The attempt's number, from 1. */
+  readonly attempt: number
+  readonly automation_id: string
+  readonly at: number
+  readonly status: AttemptStatus
+  readonly response_status: number | null
+  readonly error: string | null
+  readonly response_body: string | null
+}
+
+/** The writes of recording a batch of results (see {@link recording}). */
+export interface Recording {
+  /** Per result, in order: whether it was recorded. */
+  readonly answers: ReadonlyArray<boolean>
+  /** Each recorded delivery once, after its attempt; its lease is released. */
+  readonly deliveries: ReadonlyArray<Delivery>
+  /** The attempts to append to the log, one per recorded result, in order. */
+  readonly attempts: ReadonlyArray<AttemptRow>
+  /** The older attempts that lose their `response_body` (see {@link expiredBodies}). */
+  readonly expired: ReadonlyArray<{ readonly delivery_id: number; readonly up_to: number }>
+  /** The automations that changed, each once, as they end. */
+  readonly automations: ReadonlyArray<Automation>
+}
+
+/**
+ * What recording `results` writes, as recording them one after the other would: a result records
+ * only if its delivery is among `leased` at the result's claim and no earlier result of the batch
+ * recorded it; the delivery follows {@link afterAttempt}, and for a non-test delivery its
+ * automation (when among `automations`) follows {@link automationAfter} over its recorded results,
+ * in order. Every adapter writes these, so they record alike.
+ */
+export const recording = (
+  results: ReadonlyArray<AttemptResult>,
+  leased: ReadonlyMap<number, LeasedDelivery>,
+  automations: ReadonlyMap<string, Automation>
+): Recording => {
+  const done = new Set<number>()
+  const deliveries: Array<Delivery> = []
+  const attempts: Array<AttemptRow> = []
+  const current = new Map<string, Automation>()
+  const answers = results.map((r) => {
+    const d = leased.get(r.delivery_id)
+    if (d === undefined || d.claim !== r.claim || done.has(d.id)) return false
+    done.add(d.id)
+    const { claim: _claim, ...delivery } = d
+    const next = afterAttempt(delivery, r)
+    deliveries.push(next)
+    attempts.push({
+      delivery_id: d.id,
+      attempt: next.attempt,
+      automation_id: d.automation_id,
+      at: r.at,
+      status: r.status,
+      response_status: r.response_status,
+      error: r.error,
+      response_body: r.response_body
+    })
+    const automation = d.test ? undefined : current.get(d.automation_id) ?? automations.get(d.automation_id)
+    if (automation !== undefined) current.set(automation.id, automationAfter(automation, r))
+    return true
+  })
+  const changed = [...current.values()].filter((a) => a !== automations.get(a.id))
+  return { answers, deliveries, attempts, expired: expiredBodies(deliveries), automations: changed }
+}

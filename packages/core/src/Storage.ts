@@ -557,38 +557,31 @@ export const makeMemory = Effect.gen(function*() {
         return claimed
       }),
     record: recordIndependently((results) =>
-      Effect.sync(() =>
-        results.map((r) => {
+      Effect.sync(() => {
+        const leased = new Map<number, Delivery.LeasedDelivery>()
+        for (const r of results) {
           const d = deliveries.get(r.delivery_id)
-          if (d === undefined || d.status !== "pending" || d.claim !== r.claim || d.lease_until === null) return false
-          const next = Delivery.afterAttempt(d, r)
-          deliveries.set(d.id, { ...next, claim: d.claim, lease_until: null })
-          for (const { delivery_id, up_to } of Delivery.expiredBodies([next])) {
-            attempts.forEach((a, i) => {
-              if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) {
-                attempts[i] = { ...a, response_body: null }
-              }
-            })
-          }
-          attempts.push({
-            id: d.id,
-            automation_id: d.automation_id,
-            message_hash: d.message_hash,
-            attempt: next.attempt,
-            status: r.status,
-            response_status: r.response_status,
-            error: r.error,
-            response_body: r.response_body,
-            at: r.at,
-            test: d.test
+          if (d !== undefined && d.status === "pending" && d.lease_until !== null) leased.set(d.id, d)
+        }
+        const writes = Delivery.recording(results, leased, automationsById)
+        for (const next of writes.deliveries) {
+          const d = deliveries.get(next.id) as StoredDelivery
+          deliveries.set(next.id, { ...next, claim: d.claim, lease_until: null })
+        }
+        for (const { delivery_id, up_to } of writes.expired) {
+          attempts.forEach((a, i) => {
+            if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) {
+              attempts[i] = { ...a, response_body: null }
+            }
           })
-          const automation = automationsById.get(d.automation_id)
-          if (!d.test && automation !== undefined) {
-            automationsById.set(automation.id, Delivery.automationAfter(automation, r))
-          }
-          return true
-        })
-      )
+        }
+        for (const { delivery_id, ...attempt } of writes.attempts) {
+          const d = deliveries.get(delivery_id) as StoredDelivery
+          attempts.push({ id: delivery_id, ...attempt, message_hash: d.message_hash, test: d.test })
+        }
+        for (const a of writes.automations) automationsById.set(a.id, a)
+        return writes.answers
+      })
     ),
     enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),

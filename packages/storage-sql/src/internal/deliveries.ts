@@ -14,7 +14,7 @@ import {
 import { dialectOf } from "./dialect.js"
 import type { SqlStorageOptions } from "./options.js"
 
-const decodeFenced = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...DeliveryRow.fields, claim: Schema.Number })))
+const decodeLeased = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...DeliveryRow.fields, claim: Schema.Number })))
 
 const decodeTextIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.String })))
 
@@ -34,7 +34,16 @@ const stateFields = [
   "next_attempt_at"
 ]
 
-/** The columns `record` writes back to a delivery. */
+/** The columns `record` writes back to a delivery, with their PostgreSQL types. */
+const stateColumns = [
+  ["id", "bigint"],
+  ["status", "text"],
+  ["attempt", "integer"],
+  ["retries", "integer"],
+  ["schedule_started_at", "bigint"],
+  ["next_attempt_at", "bigint"]
+] as const
+
 const stateOf = (d: Delivery.Delivery) => ({
   id: d.id,
   status: d.status,
@@ -44,22 +53,26 @@ const stateOf = (d: Delivery.Delivery) => ({
   next_attempt_at: d.next_attempt_at
 })
 
-/** The attempts table row of a recorded result. */
-const attemptRow = (d: Delivery.Delivery, next: Delivery.Delivery, r: Delivery.AttemptResult) => ({
-  delivery_id: d.id,
-  attempt: next.attempt,
-  automation_id: d.automation_id,
-  at: r.at,
-  status: r.status,
-  response_status: r.response_status,
-  error: r.error,
-  response_body: r.response_body
-})
+/** The columns of the attempts table (`Delivery.AttemptRow`), with their PostgreSQL types. */
+const attemptColumns = [
+  ["delivery_id", "bigint"],
+  ["attempt", "integer"],
+  ["automation_id", "text"],
+  ["at", "bigint"],
+  ["status", "text"],
+  ["response_status", "integer"],
+  ["error", "text"],
+  ["response_body", "text"]
+] as const
+
+const expiredColumns = [["delivery_id", "bigint"], ["up_to", "integer"]] as const
 
 /**
- * `DeliveryStore` over the `SqlClient`. On PostgreSQL claims lock with `FOR UPDATE OF d SKIP LOCKED`
- * and a record locks the automations (`FOR NO KEY UPDATE`) before the deliveries; on SQLite (one
- * writer) a claim is one `UPDATE … RETURNING` and a record one statement per kind of write.
+ * `DeliveryStore` over the `SqlClient`, one algorithm on both dialects. A claim is one
+ * `UPDATE … RETURNING` of the claimable heads (locked `FOR UPDATE OF d SKIP LOCKED` on PostgreSQL;
+ * SQLite has one writer). A record reads the automations and the leased deliveries of its batch
+ * (on PostgreSQL locked, the automations first, in id order, as a commit locks them), folds the
+ * results with `Delivery.recording` and writes the fold with one statement per kind of write.
  * Enqueues and retries signal `options.deliveryWakeups`, whose stream is `wakeups`.
  */
 export const make = (
@@ -67,139 +80,66 @@ export const make = (
 ): Effect.Effect<DeliveryStore.DeliveryStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { bool, chunk, forUpdate, pg } = dialectOf(sql)
+    const { bool, chunk, forUpdate, pg, recordset } = dialectOf(sql)
+    const lockAutomations = sql.literal(pg ? "FOR NO KEY UPDATE" : "")
     const columns = (alias: string) => sql.literal(stateFields.map((f) => `${alias}.${f}`).join(", "))
     const selectDelivery = sql`SELECT ${columns("d")}, d.body FROM deliveries d`
-    const writeDelivery = (d: Delivery.Delivery, release: boolean) =>
+    const writeDelivery = (d: Delivery.Delivery) =>
       sql`UPDATE deliveries SET status = ${d.status}, attempt = ${d.attempt}, retries = ${d.retries},
       schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}
-      ${release ? sql.literal(", leased_by = NULL, lease_until = NULL") : sql.literal("")}
       WHERE id = ${d.id}`
 
-    /**
-     * Records a batch as `record` one result after the other would, in one transaction: a result
-     * records only if its delivery is leased at its claim and no earlier result of the batch recorded
-     * it; each automation follows the fold of `Delivery.automationAfter` over its recorded results.
-     */
-    const recordBatchPg = (results: ReadonlyArray<Delivery.AttemptResult>) => {
+    /** Records a batch in one transaction, as `record` one result after the other would (`Delivery.recording`). */
+    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => {
       const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
       return sql.withTransaction(Effect.gen(function*() {
-        const owners = (yield* decodeTextIds(
-          yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries
-          WHERE ${sql.in("id", ids)} AND NOT test`
-        )).map((r) => r.id).sort()
-        const automations = new Map<string, Automation.Automation>()
-        if (owners.length > 0) {
+        const owners = new Set<string>()
+        for (const part of chunks(ids, chunk)) {
           for (
-            const row of yield* decodeAutomations(
-              yield* sql`SELECT doc FROM automations
-            WHERE ${sql.in("id", owners)} ORDER BY id FOR NO KEY UPDATE`
+            const { id } of yield* decodeTextIds(
+              yield* sql`SELECT DISTINCT automation_id AS id FROM deliveries WHERE ${sql.in("id", part)} AND NOT test`
             )
-          ) automations.set(row.doc.id, row.doc)
+          ) owners.add(id)
         }
-        const rows = yield* decodeFenced(
-          yield* sql`SELECT ${columns("d")}, d.body, d.claim FROM deliveries d
-          WHERE ${sql.in("d.id", ids)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
-          ORDER BY d.id FOR UPDATE`
-        )
-        const current = new Map<number, Delivery.Delivery>(rows.map((d) => [d.id, d]))
-        const claims = new Map(rows.map((d) => [d.id, d.claim]))
-        const written = new Map<number, Delivery.Delivery>()
-        const changed = new Map<string, Automation.Automation>()
-        const attempts: Array<Record<string, string | number | null>> = []
-        const answers = results.map((r) => {
-          const d = current.get(r.delivery_id)
-          if (d === undefined || claims.get(d.id) !== r.claim) return false
-          const next = Delivery.afterAttempt(d, r)
-          current.set(d.id, next)
-          claims.delete(d.id)
-          written.set(d.id, next)
-          attempts.push(attemptRow(d, next, r))
-          const automation = d.test ? undefined : automations.get(d.automation_id)
-          if (automation !== undefined) {
-            const after = Delivery.automationAfter(automation, r)
-            if (after !== automation) {
-              automations.set(after.id, after)
-              changed.set(after.id, after)
-            }
-          }
-          return true
-        })
-        for (const d of written.values()) yield* writeDelivery(d, true)
-        for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
-        const expired = Delivery.expiredBodies(written.values())
-        if (expired.length > 0) {
-          yield* sql`UPDATE delivery_attempts a SET response_body = NULL
-            FROM json_to_recordset(${JSON.stringify(expired)}::json) AS k(delivery_id bigint, up_to integer)
-            WHERE a.delivery_id = k.delivery_id AND a.attempt <= k.up_to AND a.response_body IS NOT NULL`
-        }
-        for (const a of changed.values()) {
-          yield* sql`UPDATE automations SET enabled = ${a.enabled}, doc = ${yield* encodeAutomation(
-            a
-          )} WHERE id = ${a.id}`
-        }
-        return answers
-      }))
-    }
-
-    /** {@link recordBatchPg} for SQLite's single writer: no locks, the writes batched per kind. */
-    const recordBatchSqlite = (results: ReadonlyArray<Delivery.AttemptResult>) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const leased = new Map<number, Delivery.Delivery & { readonly claim: number }>()
-        for (const ids of chunks([...new Set(results.map((r) => r.delivery_id))], chunk)) {
+        const automations = new Map<string, Automation.Automation>()
+        for (const part of chunks([...owners].sort(), chunk)) {
           for (
-            const d of yield* decodeFenced(
-              yield* sql`SELECT ${columns("deliveries")}, NULL AS body, claim FROM deliveries
-              WHERE ${sql.in("id", ids)} AND status = 'pending' AND lease_until IS NOT NULL`
+            const { doc } of yield* decodeAutomations(
+              yield* sql`SELECT doc FROM automations WHERE ${sql.in("id", part)} ORDER BY id ${lockAutomations}`
+            )
+          ) automations.set(doc.id, doc)
+        }
+        const leased = new Map<number, Delivery.LeasedDelivery>()
+        for (const part of chunks(ids, chunk)) {
+          for (
+            const d of yield* decodeLeased(
+              yield* sql`SELECT ${columns("d")}, NULL AS body, d.claim FROM deliveries d
+              WHERE ${sql.in("d.id", part)} AND d.status = 'pending' AND d.lease_until IS NOT NULL
+              ORDER BY d.id ${forUpdate}`
             )
           ) leased.set(d.id, d)
         }
-        const answers: Array<boolean> = []
-        const updates: Array<Delivery.Delivery> = []
-        const attempts: Array<Record<string, string | number | null>> = []
-        const health = new Map<string, Array<Delivery.AttemptResult>>()
-        for (const r of results) {
-          const d = leased.get(r.delivery_id)
-          answers.push(d !== undefined && d.claim === r.claim)
-          if (d === undefined || d.claim !== r.claim) continue
-          leased.delete(d.id)
-          const next = Delivery.afterAttempt(d, r)
-          updates.push(next)
-          attempts.push(attemptRow(d, next, r))
-          if (d.test) continue
-          const own = health.get(d.automation_id)
-          if (own === undefined) health.set(d.automation_id, [r])
-          else own.push(r)
-        }
-        if (updates.length === 0) return answers
-        yield* sql`UPDATE deliveries SET status = j.value ->> 'status', attempt = j.value ->> 'attempt',
-        retries = j.value ->> 'retries', schedule_started_at = j.value ->> 'schedule_started_at',
-        next_attempt_at = j.value ->> 'next_attempt_at', leased_by = NULL, lease_until = NULL
-        FROM json_each(${JSON.stringify(updates.map(stateOf))}) AS j WHERE deliveries.id = j.value ->> 'id'`
-        for (const part of chunks(attempts, 500)) yield* sql`INSERT INTO delivery_attempts ${sql.insert(part)}`
-        const expired = Delivery.expiredBodies(updates)
-        if (expired.length > 0) {
-          yield* sql`UPDATE delivery_attempts SET response_body = NULL FROM json_each(${JSON.stringify(expired)}) AS j
-          WHERE delivery_attempts.delivery_id = j.value ->> 'delivery_id' AND delivery_attempts.attempt <= j.value ->> 'up_to'
+        const writes = Delivery.recording(results, leased, automations)
+        if (writes.deliveries.length === 0) return writes.answers
+        yield* sql`UPDATE deliveries SET status = k.status, attempt = k.attempt, retries = k.retries,
+          schedule_started_at = k.schedule_started_at, next_attempt_at = k.next_attempt_at,
+          leased_by = NULL, lease_until = NULL
+        FROM ${recordset(writes.deliveries.map(stateOf), stateColumns)} WHERE deliveries.id = k.id`
+        const names = sql.literal(attemptColumns.map(([name]) => name).join(", "))
+        yield* sql`INSERT INTO delivery_attempts (${names})
+          SELECT ${names} FROM ${recordset(writes.attempts, attemptColumns)}`
+        if (writes.expired.length > 0) {
+          yield* sql`UPDATE delivery_attempts SET response_body = NULL FROM ${recordset(writes.expired, expiredColumns)}
+          WHERE delivery_attempts.delivery_id = k.delivery_id AND delivery_attempts.attempt <= k.up_to
             AND delivery_attempts.response_body IS NOT NULL`
         }
-        for (const ids of chunks([...health.keys()], chunk)) {
-          for (
-            const { doc } of yield* decodeAutomations(
-              yield* sql`SELECT doc FROM automations WHERE ${sql.in("id", ids)}`
-            )
-          ) {
-            const after = (health.get(doc.id) ?? []).reduce(Delivery.automationAfter, doc)
-            if (after !== doc) {
-              yield* sql`UPDATE automations SET enabled = ${bool(after.enabled)}, doc = ${yield* encodeAutomation(
-                after
-              )}
-              WHERE id = ${after.id}`
-            }
-          }
+        for (const a of writes.automations) {
+          yield* sql`UPDATE automations SET enabled = ${bool(a.enabled)}, doc = ${yield* encodeAutomation(a)}
+          WHERE id = ${a.id}`
         }
-        return answers
+        return writes.answers
       }))
+    }
 
     /** Claims up to `limit` due deliveries, the head of each (automation, tradeflow) only, ascending id. */
     const claimStatement = (worker: string, limit: number, now: number, leaseMillis: number) =>
@@ -257,7 +197,7 @@ export const make = (
         return [...claimed].sort((a, b) => a.id - b.id)
       }, storageError("DeliveryStore.claim")),
       record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
-        return yield* DeliveryStore.recordIndependently(pg ? recordBatchPg : recordBatchSqlite)(results)
+        return yield* DeliveryStore.recordIndependently(recordBatch)(results)
       }, storageError("DeliveryStore.record")),
       enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
         return yield* sql.withTransaction(Effect.gen(function*() {
@@ -296,7 +236,7 @@ export const make = (
           const d = (yield* decodeDeliveries(yield* sql`${selectDelivery} WHERE d.id = ${id} ${forUpdate}`))[0]
           if (d === undefined) return "not-found" as const
           if (!Delivery.retryable(d)) return "not-retryable" as const
-          yield* writeDelivery(Delivery.retried(d, now), false)
+          yield* writeDelivery(Delivery.retried(d, now))
           yield* options.deliveryWakeups.notify
           return "retried" as const
         }))

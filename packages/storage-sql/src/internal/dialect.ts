@@ -13,6 +13,14 @@ export interface Dialect {
   readonly forUpdate: Statement.Fragment
   /** The largest list one statement binds, by kind (SQLite's parameters are fewer and cheaper). */
   readonly chunk: number
+  /**
+   * `rows` as a table `k` of these columns (name and PostgreSQL type), bound as one JSON parameter
+   * (`json_to_recordset`, `json_each`): one statement writes a whole batch from it.
+   */
+  readonly recordset: (
+    rows: ReadonlyArray<object>,
+    columns: ReadonlyArray<readonly [name: string, type: string]>
+  ) => Statement.Fragment
 }
 
 /** The {@link Dialect} of `sql`. */
@@ -24,7 +32,11 @@ export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
       insertionOrder: sql.literal("position"),
       number: (column) => sql.literal(`${column}::float8`),
       forUpdate: sql.literal("FOR UPDATE"),
-      chunk: 1000
+      chunk: 1000,
+      recordset: (rows, columns) =>
+        sql`json_to_recordset(${JSON.stringify(rows)}::json) AS k(${
+          sql.literal(columns.map(([name, type]) => `${name} ${type}`).join(", "))
+        })`
     }),
     orElse: (): Dialect => ({
       pg: false,
@@ -32,6 +44,10 @@ export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
       insertionOrder: sql.literal("rowid"),
       number: (column) => sql.literal(column),
       forUpdate: sql.literal(""),
-      chunk: 500
+      chunk: 500,
+      recordset: (rows, columns) =>
+        sql`(SELECT ${
+          sql.literal(columns.map(([name]) => `j.value ->> '${name}' AS ${name}`).join(", "))
+        } FROM json_each(${JSON.stringify(rows)}) AS j) AS k`
     })
   })

@@ -24,6 +24,10 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
    * send: whether or not). So one tradeflow's deliveries reach one automation one at a time, in
    * sequence order, whichever process runs them. Each claim increments `claim`; claims are
    * atomic across processes sharing the database. Result in ascending id, with the body to send.
+   * A delivery with nothing to send (no body of its own, and its message `seq` no longer stored)
+   * is never claimed and holds those after it, like any pending head; it costs no other delivery
+   * its claim. The service writes none: deleting a tradeflow deletes its deliveries with its
+   * messages, and messages are never pruned.
    */
   readonly claim: (options: {
     readonly worker: string

@@ -268,6 +268,46 @@ export const deliveryContract = (
         yield* teardown(automations)
       }))
 
+    it.effect("claim: a delivery whose message is gone is not claimed, holds those after it, and costs no other delivery its claim", () =>
+      Effect.gen(function*() {
+        const { deliveries } = yield* ports
+        const { automations, org } = yield* setup(1)
+        const [a] = automations as [Automation]
+        const messages = [milestone("x1", "TF-1")]
+        yield* commitWith(org, messages, outboxOf([a]), { upserts: [makeTradeflow(org, "TF-1", [])] })
+        const [stored] = yield* deliveries.list(a.id, 100)
+        const send = (reference: string, body: string | null) =>
+          deliveries.enqueue({
+            automation_id: a.id,
+            organisation_id: org,
+            tradeflow_reference: reference,
+            message_hash: `${reference}/${body}`,
+            seq: body === null ? stored?.seq ?? null : null,
+            body,
+            test: true,
+            created_at: at
+          })
+        const bodiless = yield* send("TEST-1", null)
+        const first = yield* claimOf([a], at)
+        expect(first.map((d) => [d.id, d.body])).toEqual([[stored?.id, messages[0]?.body], [
+          bodiless.id,
+          messages[0]?.body
+        ]])
+        yield* deliveries.record(first.map((d) => result(d, { status: "failed", at, retry_at: at + 1 })))
+
+        expect(yield* commitWith(org, [], undefined, { deletes: ["TF-1"] })).toBe(true)
+        expect((yield* deliveries.list(a.id, 100)).map((d) => d.id)).toEqual([bodiless.id])
+        const held = yield* send("TEST-1", "{\"held\":true}")
+        const other = yield* send("TEST-2", "{\"other\":true}")
+        const later = yield* claimOf([a], at + 120_000)
+        expect(later.map((d) => [d.id, d.body])).toEqual([[other.id, "{\"other\":true}"]])
+        expect((yield* deliveries.get(held.id)).pipe(Option.map((d) => d.status))).toEqual(Option.some("pending"))
+        expect((yield* deliveries.get(bodiless.id)).pipe(Option.map((d) => [d.status, d.attempt]))).toEqual(
+          Option.some(["pending", 1])
+        )
+        yield* teardown(automations)
+      }))
+
     it.effect("retention: attempts and dead deliveries older than the bound go, oldest first, in batches; the rest stay", () =>
       Effect.gen(function*() {
         const { deliveries } = yield* ports

@@ -82,6 +82,7 @@ export const make = (
     const sql = yield* SqlClient.SqlClient
     const { bool, chunk, forUpdate, pg, recordset } = dialectOf(sql)
     const lockAutomations = sql.literal(pg ? "FOR NO KEY UPDATE" : "")
+    const skipLocked = sql.literal(pg ? "FOR UPDATE OF d SKIP LOCKED" : "")
     const columns = (alias: string) => sql.literal(stateFields.map((f) => `${alias}.${f}`).join(", "))
     const selectDelivery = sql`SELECT ${columns("d")}, d.body FROM deliveries d`
     const writeDelivery = (d: Delivery.Delivery) =>
@@ -141,46 +142,28 @@ export const make = (
       }))
     }
 
-    /** Claims up to `limit` due deliveries, the head of each (automation, tradeflow) only, ascending id. */
+    /**
+     * Claims up to `limit` due deliveries, the head of each (automation, tradeflow) only, that have
+     * something to send (their own body, or their message).
+     */
     const claimStatement = (worker: string, limit: number, now: number, leaseMillis: number) =>
-      pg
-        ? sql`
-          WITH claimable AS (
-            SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-              AND (d.lease_until IS NULL OR d.lease_until <= ${now})
-              AND (a.enabled OR d.test)
-              AND NOT EXISTS (SELECT 1 FROM deliveries p
-                WHERE p.status = 'pending' AND p.automation_id = d.automation_id
-                  AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
-                  AND p.id < d.id)
-            ORDER BY d.id LIMIT ${limit}
-            FOR UPDATE OF d SKIP LOCKED
-          ), claimed AS (
-            UPDATE deliveries d SET claim = d.claim + 1, leased_by = ${worker},
-              lease_until = ${now + Math.max(0, leaseMillis)}
-            FROM claimable WHERE d.id = claimable.id
-            RETURNING d.*
-          )
-          SELECT ${columns("c")}, c.claim, COALESCE(c.body, m.body) AS body FROM claimed c
-          LEFT JOIN messages m ON m.organisation_id = c.organisation_id AND m.seq = c.seq
-          ORDER BY c.id`
-        : sql`
-          UPDATE deliveries SET claim = claim + 1, leased_by = ${worker}, lease_until = ${now + leaseMillis}
-          WHERE id IN (
-            SELECT d.id FROM deliveries AS d JOIN automations AS a ON a.id = d.automation_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-              AND (d.lease_until IS NULL OR d.lease_until <= ${now})
-              AND (a.enabled = 1 OR d.test = 1)
-              AND (d.body IS NOT NULL OR EXISTS (SELECT 1 FROM messages AS m
-                WHERE m.organisation_id = d.organisation_id AND m.seq = d.seq))
-              AND NOT EXISTS (SELECT 1 FROM deliveries AS earlier
-                WHERE earlier.status = 'pending' AND earlier.automation_id = d.automation_id
-                  AND earlier.organisation_id = d.organisation_id
-                  AND earlier.tradeflow_reference = d.tradeflow_reference AND earlier.id < d.id)
-            ORDER BY d.id LIMIT ${limit})
-          RETURNING ${sql.literal(stateFields.join(", "))}, claim, COALESCE(body, (SELECT m.body FROM messages AS m
-            WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`
+      sql`UPDATE deliveries SET claim = claim + 1, leased_by = ${worker}, lease_until = ${
+        now + Math.max(0, leaseMillis)
+      }
+      WHERE id IN (
+        SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND (d.lease_until IS NULL OR d.lease_until <= ${now})
+          AND (a.enabled OR d.test)
+          AND (d.body IS NOT NULL OR EXISTS (SELECT 1 FROM messages m
+            WHERE m.organisation_id = d.organisation_id AND m.seq = d.seq))
+          AND NOT EXISTS (SELECT 1 FROM deliveries p
+            WHERE p.status = 'pending' AND p.automation_id = d.automation_id
+              AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
+              AND p.id < d.id)
+        ORDER BY d.id LIMIT ${limit} ${skipLocked})
+      RETURNING ${sql.literal(stateFields.join(", "))}, claim, COALESCE(body, (SELECT m.body FROM messages m
+        WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`
 
     return DeliveryStore.DeliveryStore.of({
       claim: Effect.fn("DeliveryStore.claim")(function*(options: {

@@ -4,6 +4,7 @@
  * bodies, a fresh database per run, and the machine line.
  */
 import { PgStorage } from "@tradeflow/storage-pg"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -148,6 +149,27 @@ export const machineLine = () =>
   `# ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model} · load ${
     loadavg().map((l) => l.toFixed(1)).join(" ")
   }`
+
+/** The machine a benchmark ran on: date, cores, CPU model, RAM, Node and PostgreSQL versions, load average. */
+export const machine = () => {
+  const cpuinfo = readFileSync("/proc/cpuinfo", "utf8")
+  const memKb = Number(/MemTotal:\s*(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0)
+  return {
+    date: new Date().toISOString(),
+    nproc: cpus().length,
+    cpu: (/model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? "unknown").trim(),
+    memory_gib: Math.round(memKb / 1024 / 1024 * 10) / 10,
+    node: process.version,
+    load: loadavg().map((l) => l.toFixed(2)).join(", "),
+    postgres: (() => {
+      try {
+        return execFileSync("psql", ["-XAtc", "SHOW server_version", pgUrl], { encoding: "utf8" }).trim()
+      } catch {
+        return "unknown"
+      }
+    })()
+  }
+}
 
 /** What the event-loop-delay probe saw in a server process between two reads (milliseconds). */
 export interface EventLoopDelay {

@@ -19,13 +19,13 @@
  * mock tracking. Prints a JSON line per configuration and Markdown tables.
  */
 import Database from "better-sqlite3"
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { type Backend, selectedBackends } from "../Backends.js"
+import { withBareIngest } from "../BareIngest.js"
 import { bodyOf, machineLine, pgUrl, post, startServer, withDatabase } from "../Harness.js"
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(",").map(Number)
@@ -74,48 +74,6 @@ const load = async (
     failed,
     accept_seconds: (accepted - started) / 1000,
     processed_seconds: (performance.now() - started) / 1000
-  }
-}
-
-const bareSource = `
-const http = require("node:http")
-const Database = require("better-sqlite3")
-const db = new Database(process.argv[1])
-db.pragma("journal_mode = WAL")
-db.pragma("synchronous = FULL")
-db.exec(process.argv[2])
-const insert = db.prepare("INSERT INTO jobs (organisation_id, environment, payload, received_at, status) VALUES (?, ?, ?, ?, 'pending') RETURNING id")
-const server = http.createServer((req, res) => {
-  const parts = []
-  req.on("data", (c) => parts.push(c))
-  req.on("end", () => {
-    let records
-    try { records = JSON.parse(Buffer.concat(parts).toString()) } catch { res.writeHead(400); return res.end() }
-    if (!Array.isArray(records)) { res.writeHead(422); return res.end() }
-    insert.get("org", "uat", JSON.stringify({ _tag: "Upsert", records }), Date.now())
-    const body = JSON.stringify({ status: "queued", tradeflows: records.map((r) => ({ tradeflow_reference: r.tradeflow_reference, warnings: [] })) })
-    res.writeHead(202, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-    res.end(body)
-  })
-})
-server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
-`
-
-/** Runs `use` against the bare HTTP ingest server on a fresh SQLite file with the `jobs` table `ddl`. */
-const withBareServer = async <A>(ddl: string, use: (port: number) => Promise<A>): Promise<A> => {
-  const dir = mkdtempSync(join(tmpdir(), "tradeflow-bare-ingest-"))
-  const child = spawn(process.execPath, ["-e", bareSource, join(dir, "bare.sqlite"), ddl], {
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
-      child.once("exit", (code) => reject(new Error(`bare server exited with ${code}`)))
-    })
-    return await use(port)
-  } finally {
-    child.kill("SIGKILL")
-    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -249,7 +207,7 @@ const runBackend = (backend: Backend) =>
           const accepted = Math.round(measured.records / measured.accept_seconds)
           const bestFloor = Math.max(floor.per_request, floor.grouped)
           const bare = backend === "sqlite"
-            ? await withBareServer(schemaSql, async (port) => {
+            ? await withBareIngest({ backend: "sqlite", ddl: schemaSql }, async (port) => {
               const answered = await load(port, "bare", async () => 0, batch, clients, `bare-${tag}`)
               return Math.round(answered.records / answered.accept_seconds)
             })

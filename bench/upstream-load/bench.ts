@@ -6,10 +6,12 @@
  * because both run on the same filled database, and the fill is the slow part.
  *
  * Per backend: the database (a SQLite file in a temporary directory, or a fresh PostgreSQL schema)
- * gets one organisation, a production API key and the messages of bench/Fill.ts, written by this
- * process; then the real server runs as a separate process, as `npm start` runs it (bundled by
- * `npm run build` into dist/server.mjs, plain node with the start script's flags), with its defaults (job worker, webhook worker, SQLite synchronous=FULL, PostgreSQL pool
- * of 10). One real page (a cursor in the middle of the log) is captured with its headers, and a
+ * gets one organisation, production API keys (one per 4 clients, the server's default limit of
+ * `GET /upstream` requests in flight per key, so that no client is refused with 429) and the
+ * messages of bench/Fill.ts, written by this process; then the real server runs as a separate
+ * process, as `npm start` runs it (bundled by `npm run build` into dist/server.mjs, plain node with
+ * the start script's flags), with its defaults (job worker, webhook worker, SQLite
+ * synchronous=FULL, PostgreSQL pool of 10). One real page (a cursor in the middle of the log) is captured with its headers, and a
  * bare server (`node -e`, a separate process) answers every request with those bytes and headers.
  *
  * Throughput: for each C of BENCH_CLIENTS, C keep-alive connections (node:http Agent, in this
@@ -40,19 +42,20 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Accounts, Cursor, Locations, Service, type Storage, type StorageError, TrackingConfig } from "@tradeflow/core"
+import { HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect, Exit, Layer, Scope } from "effect"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
-import { cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
 import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import { bulkFill, commitFill } from "../Fill.js"
-import { serverArgs, underTsx } from "../Harness.js"
+import { machine, serverArgs, underTsx } from "../Harness.js"
 
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
 const clientCounts = (process.env["BENCH_CLIENTS"] ?? "1,8,32").split(",").map(Number)
@@ -65,6 +68,10 @@ const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 const perPage = 500
+/** Requests of one key the server answers at once (`GET /upstream`); more clients get more keys. */
+const perKey = HttpConfig.defaultMaxUpstreamInFlightPerKey
+/** Enough keys for every page walker, and one for the three pollers of the memory run. */
+const keyCount = Math.ceil(Math.max(...clientCounts, memoryClients) / perKey) + 1
 /** The sequence number client `k` of `clients` starts after: page walkers spread evenly over the log. */
 const startSeq = (k: number, clients: number) => Math.floor((k * total) / clients)
 const pagePath = "/v3/upstream?per_page=500"
@@ -76,7 +83,8 @@ const children = new Set<ChildProcess>()
 const scope = Effect.runSync(Scope.make())
 
 interface Prepared {
-  readonly key: string
+  /** The production keys: page walker k uses key k / perKey; the last key is the pollers'. */
+  readonly keys: ReadonlyArray<string>
   readonly organisationId: string
   readonly env: Record<string, string>
   /** The storage floor server's arguments: driver, database file or URL, schema. */
@@ -94,7 +102,10 @@ const prepare = <E>(
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const org = yield* accounts.createOrganisation("Bench BV")
-    const { key } = yield* accounts.createApiKey(org.id, "production")
+    const keys = yield* Effect.forEach(
+      Array.from({ length: keyCount }),
+      () => Effect.map(accounts.createApiKey(org.id, "production"), (created) => created.key)
+    )
     const started = performance.now()
     yield* fill(org.id)
     const fillSeconds = (performance.now() - started) / 1000
@@ -110,7 +121,7 @@ const prepare = <E>(
       )
     }
     const middle = yield* signer.sign({ organisation_id: org.id }, Math.floor(total / 2))
-    return { key, organisationId: org.id, fillSeconds, starts, middle }
+    return { keys, organisationId: org.id, fillSeconds, starts, middle }
   }).pipe(
     Effect.provide(
       Service.layer({ background: false }).pipe(
@@ -328,11 +339,12 @@ interface Walk {
 /**
  * `clients` connections, each looping over `next(cursor)` paths until the deadline: page walkers
  * follow `next_cursor` (back to the first page after `has_more: false`); pollers send the same path.
- * Requests completing within the measured window (after `warm` seconds) are counted.
+ * Requests answered 200 within the measured window (after `warm` seconds) are counted; client k
+ * uses key k / perKey.
  */
 const walk = async (options: {
   readonly base: string
-  readonly key: string
+  readonly keys: ReadonlyArray<string>
   readonly kind: string
   readonly starts: ReadonlyArray<string | undefined>
   readonly path: (cursor: string | undefined) => string
@@ -349,11 +361,12 @@ const walk = async (options: {
   let errors = 0
   let wraps = 0
   const latencies: Array<number> = []
-  await Promise.all(options.starts.map(async (start) => {
+  await Promise.all(options.starts.map(async (start, k) => {
+    const key = options.keys[Math.floor(k / perKey)]!
     let cursor = start
     while (performance.now() < deadline) {
       const sent = performance.now()
-      const answer = await get(agent, base, options.path(cursor), options.key)
+      const answer = await get(agent, base, options.path(cursor), key)
       const done = performance.now()
       const end = pageEnd.exec(answer.tail)
       if (answer.status !== 200) {
@@ -363,7 +376,7 @@ const walk = async (options: {
         cursor = end[2] === "true" ? end[1] : undefined
         if (end[2] !== "true") wraps++
       }
-      if (done >= measureFrom && done <= deadline) {
+      if (answer.status === 200 && done >= measureFrom && done <= deadline) {
         requests++
         bytes += answer.bytes
         latencies.push(done - sent)
@@ -440,7 +453,13 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
   let floor: Server | undefined
   try {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    const captured = await get(agent, new URL(real.base), `${pagePath}&cursor=${prepared.middle}`, prepared.key, true)
+    const captured = await get(
+      agent,
+      new URL(real.base),
+      `${pagePath}&cursor=${prepared.middle}`,
+      prepared.keys[0]!,
+      true
+    )
     agent.destroy()
     if (captured.status !== 200 || captured.body === undefined) {
       throw new Error(`capture: ${captured.status} ${captured.tail}`)
@@ -463,7 +482,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
       const realWalk = summary(
         await walk({
           base: real.base,
-          key: prepared.key,
+          keys: prepared.keys,
           kind: "real",
           starts,
           path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
@@ -475,7 +494,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
       const bareWalk = summary(
         await walk({
           base: bare.base,
-          key: prepared.key,
+          keys: prepared.keys,
           kind: "bare",
           starts: starts.map(() => bareCursor),
           path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
@@ -486,7 +505,7 @@ const throughput = async (backend: Backend, prepared: Prepared) => {
       const floorWalk = summary(
         await walk({
           base: floor.base,
-          key: prepared.key,
+          keys: prepared.keys,
           kind: "floor",
           starts: starts.map((_, k) => k === 0 ? undefined : String(startSeq(k, clients))),
           path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
@@ -524,7 +543,7 @@ const memory = async (backend: Backend, prepared: Prepared) => {
     const walks = await Promise.all([
       walk({
         base: real.base,
-        key: prepared.key,
+        keys: prepared.keys,
         kind: "per_page=500 walkers",
         starts: prepared.starts.get(memoryClients)!,
         path: (cursor) => cursor === undefined ? pagePath : `${pagePath}&cursor=${cursor}`,
@@ -533,7 +552,7 @@ const memory = async (backend: Backend, prepared: Prepared) => {
       }),
       walk({
         base: real.base,
-        key: prepared.key,
+        keys: prepared.keys.slice(-1),
         kind: "array form",
         starts: [undefined, undefined],
         path: () => "/v3/upstream",
@@ -542,7 +561,7 @@ const memory = async (backend: Backend, prepared: Prepared) => {
       }),
       walk({
         base: real.base,
-        key: prepared.key,
+        keys: prepared.keys.slice(-1),
         kind: "latest=true",
         starts: [undefined],
         path: () => "/v3/upstream?latest=true",
@@ -573,33 +592,6 @@ const memory = async (backend: Backend, prepared: Prepared) => {
   } finally {
     sampler.stop()
     await stopServer(real)
-  }
-}
-
-const machine = () => {
-  const cpuinfo = readFileSync("/proc/cpuinfo", "utf8")
-  return {
-    date: new Date().toISOString(),
-    nproc: cpus().length,
-    cpu: (/model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? "unknown").trim(),
-    memory_gib:
-      Math.round(Number(/MemTotal:\s*(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024 * 10) /
-      10,
-    node: process.version,
-    load: loadavg().map((l) => l.toFixed(2)).join(", "),
-    postgres: (() => {
-      try {
-        return execFileSync("psql", [
-          "-XAtc",
-          "SHOW server_version",
-          process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-        ], {
-          encoding: "utf8"
-        }).trim()
-      } catch {
-        return "unknown"
-      }
-    })()
   }
 }
 

@@ -35,7 +35,7 @@ import { consoleGroup } from "./internal/consoleGroup.js"
 import { downstreamGroup } from "./internal/downstreamGroup.js"
 import { healthGroup } from "./internal/healthGroup.js"
 import { openApiDocument } from "./internal/openapi.js"
-import { normalizePrefix, underPrefix } from "./internal/prefix.js"
+import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
 import { upstreamGroup } from "./internal/upstreamGroup.js"
 import { widgetGroup } from "./internal/widgetGroup.js"
@@ -87,7 +87,7 @@ export type Services =
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */
 const routesLayer = (prefix: string) => {
   const document = openApiDocument(prefix)
-  return Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(document), problemMiddleware(prefix)).pipe(
+  return Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(document), problemMiddleware).pipe(
     Layer.provideMerge(HttpApiBuilder.api(Api.annotate(OpenApi.Transform, () => document))),
     Layer.provide(groups),
     Layer.provideMerge(Layer.merge(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
@@ -115,7 +115,10 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
       const url = underPrefix(prefix, request.url)
       return url === undefined
         ? Effect.fail(new HttpServerError.RouteNotFound({ request }))
-        : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+        : app.pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url })),
+          Effect.provideService(MountPrefix, prefix)
+        )
     })
   })
 

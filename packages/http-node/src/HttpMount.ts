@@ -11,6 +11,7 @@ import { Context, Effect, Layer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as HttpApp from "./HttpApp.js"
 import type { HttpConfig } from "./HttpConfig.js"
+import { noResource } from "./internal/errors.js"
 import { normalizePrefix, underPrefix } from "./internal/prefix.js"
 import * as Problem from "./Problem.js"
 
@@ -45,22 +46,14 @@ export interface Mount {
 
 export class HttpMount extends Context.Tag("@tradeflow/http-node/HttpMount")<HttpMount, Mount>() {}
 
-const unavailable = JSON.stringify({
-  type: "about:blank",
-  title: Problem.titleOf(503),
-  status: 503,
-  detail: "the tracking service has stopped"
-})
-
-const unavailableHeaders = { "content-type": "application/problem+json", "retry-after": "1" } as const
+const stopped = Problem.toParts(Problem.make(503, "the tracking service has stopped"))
 
 const notFound = <E, R>(app: PlatformHttpApp.Default<E | HttpServerError.RouteNotFound, R>) =>
   Effect.catchIf(
     app,
     (error): error is HttpServerError.RouteNotFound =>
       HttpServerError.isServerError(error) && error._tag === "RouteNotFound",
-    ({ request }) =>
-      Effect.succeed(Problem.toResponse(Problem.make(404, `no resource at ${request.url.split("?")[0]}`)))
+    ({ request }) => noResource(request)
   )
 
 /**
@@ -88,14 +81,16 @@ export const layer = (
         const url = typeof original === "string" ? original : request.url ?? "/"
         if (next !== undefined && underPrefix(prefix, url) === undefined) return next()
         if (!open) {
-          response.writeHead(503, unavailableHeaders).end(unavailable)
+          response.writeHead(stopped.status, stopped.headers).end(stopped.body)
           return
         }
         request.url = url
         node(request, response)
       }
       const webHandler: WebHandler = (request) =>
-        open ? web(request) : Promise.resolve(new Response(unavailable, { status: 503, headers: unavailableHeaders }))
+        open
+          ? web(request)
+          : Promise.resolve(new Response(stopped.body, { status: stopped.status, headers: stopped.headers }))
       return HttpMount.of({ prefix, app, nodeHandler, webHandler })
     })
   )

@@ -15,9 +15,12 @@ const problemFields = {
   errors: Schema.optional(Schema.Array(DownstreamError.Issue))
 }
 
+/** The media type of a problem document. */
+export const mediaType = "application/problem+json"
+
 /** The problem document as it appears on the wire (`application/problem+json`). */
 export const ProblemDocument = Schema.Struct(problemFields).pipe(
-  HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/problem+json" })
+  HttpApiSchema.withEncoding({ kind: "Json", contentType: mediaType })
 ).annotations({ identifier: "Problem", description: "RFC 9457 problem details" })
 export type ProblemDocument = typeof ProblemDocument.Type
 
@@ -54,24 +57,41 @@ export const make = (status: number, detail: string, errors?: ReadonlyArray<Down
     ...(errors === undefined ? {} : { errors })
   })
 
-/** Renders a problem as an `application/problem+json` response; a 503 says `Retry-After: 1`. */
-export const toResponse = (problem: Problem, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(
-    {
-      type: problem.type,
-      title: problem.title,
-      status: problem.status,
-      detail: problem.detail,
-      ...(problem.errors === undefined ? {} : { errors: problem.errors })
-    },
-    {
-      status: problem.status,
-      contentType: "application/problem+json",
-      ...(headers === undefined && problem.status !== 503
-        ? {}
-        : { headers: { ...(problem.status === 503 ? { "retry-after": "1" } : {}), ...headers } })
-    }
-  )
+/** A problem response as a host that writes responses itself (Node, `fetch`) needs it. */
+export interface Parts {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * The status, headers and JSON body of a problem response: `Content-Type: application/problem+json`,
+ * `Retry-After: 1` on a 503, then `headers`.
+ */
+export const toParts = (problem: Problem, headers?: Record<string, string>): Parts => ({
+  status: problem.status,
+  headers: {
+    "content-type": mediaType,
+    ...(problem.status === 503 ? { "retry-after": "1" } : {}),
+    ...headers
+  },
+  body: JSON.stringify({
+    type: problem.type,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    ...(problem.errors === undefined ? {} : { errors: problem.errors })
+  })
+})
+
+/** Renders a problem as an `application/problem+json` response (see {@link toParts}). */
+export const toResponse = (
+  problem: Problem,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse => {
+  const parts = toParts(problem, headers)
+  return HttpServerResponse.text(parts.body, { status: parts.status, headers: parts.headers })
+}
 
 /** Documentation schemas of the problem responses, one per status. */
 export const BadRequest = ProblemDocument.annotations(HttpApiSchema.annotations({ status: 400 }))

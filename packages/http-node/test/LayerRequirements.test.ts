@@ -64,7 +64,7 @@ it("the authentication layers and the problem middleware require only what they 
     Layer.Layer<WidgetKeyAuth, never, WidgetSearch.WidgetSearch | HttpConfig>
   >()
   expectTypeOf(consoleAuthLayer).toEqualTypeOf<Layer.Layer<ConsoleAuth, never, HttpConfig>>()
-  expectTypeOf(problemMiddleware("")).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
+  expectTypeOf(problemMiddleware).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
 })
 
 it("the API's services are the core services its groups call, and the destination check; not the worker", () => {

@@ -1,3 +1,4 @@
+import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type {
   AccountError,
   Automations,
@@ -11,6 +12,7 @@ import type {
 } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
 import * as Problem from "../Problem.js"
+import { clientPath } from "./prefix.js"
 
 /** Every error a core service can answer the HTTP layer with. */
 export type CoreError =
@@ -52,6 +54,12 @@ const schemeTitle = {
   too_large: "the payload is larger than this scheme takes; nothing was queued",
   invalid: "the payload does not satisfy the scheme's or the record rules; nothing was queued"
 } as const
+
+/** The 404 of a request no resource answers, naming the path its client asked for. */
+export const noResource = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.map(clientPath(request), (path) => Problem.toResponse(Problem.make(404, `no resource at ${path}`)))
 
 /** Maps a core error to its problem (DECISIONS.md §2). */
 export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {

@@ -1,6 +1,6 @@
 import { OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import { Api, ApiV3 } from "../Api.js"
-import { ProblemDocument } from "../Problem.js"
+import { mediaType, ProblemDocument } from "../Problem.js"
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
 
@@ -13,7 +13,7 @@ type Schemas = Record<string, OpenApiJsonSchema.JsonSchema>
 const badRequest = (schemas: Schemas): OpenApi.OpenApiSpecResponse => ({
   description: "The request is malformed (a query parameter, a header, the URL or the body); RFC 9457 problem details",
   content: {
-    ["application/problem+json" as OpenApi.OpenApiSpecContentType]: {
+    [mediaType as OpenApi.OpenApiSpecContentType]: {
       schema: OpenApiJsonSchema.makeWithDefs(ProblemDocument, { defs: schemas, topLevelReferenceStrategy: "skip" })
     }
   }

@@ -1,3 +1,6 @@
+import type { HttpServerRequest } from "@effect/platform"
+import { Context, Effect } from "effect"
+
 /** A mount prefix: "" or `/a/b` (a trailing slash dropped); anything else is a defect. */
 export const normalizePrefix = (prefix: string | undefined): string => {
   const trimmed = (prefix ?? "").replace(/\/+$/, "")
@@ -17,3 +20,15 @@ export const underPrefix = (prefix: string, url: string): string | undefined => 
   const rest = url.slice(prefix.length)
   return rest === "" ? "/" : rest[0] === "/" ? rest : rest[0] === "?" ? "/" + rest : undefined
 }
+
+/**
+ * Where the application is mounted ("" at the root): provided to each request by the app that
+ * strips it from the URL, so that an answer can name the path its client asked for.
+ */
+export class MountPrefix extends Context.Reference<MountPrefix>()("@tradeflow/http-node/MountPrefix", {
+  defaultValue: () => ""
+}) {}
+
+/** The path of `request` as its client sent it (mount prefix included), without the query. */
+export const clientPath = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> =>
+  Effect.map(MountPrefix, (prefix) => prefix + ((request.url.split("?")[0] ?? "/") || "/"))

@@ -11,8 +11,9 @@ import { Api, ApiV3 } from "../Api.js"
 import { HttpConfig } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 import { consoleGuard } from "./consoleGuard.js"
-import { internalError } from "./errors.js"
+import { internalError, noResource } from "./errors.js"
 import { inFlightLimit } from "./inFlight.js"
+import { clientPath } from "./prefix.js"
 import { allowedMethods, routeTable } from "./routes.js"
 import { deprecateWidgetSearch, limitWidgetSearch } from "./widget.js"
 
@@ -42,7 +43,7 @@ const routes = routeTable([Api, ApiV3], extraRoutes)
  * into 404 (405 with `Allow` when the path exists), parameter decode errors into 400, anything
  * else into a logged 500.
  */
-const problems = (prefix: string) => (app: PlatformHttpApp.Default) =>
+const problems = (app: PlatformHttpApp.Default) =>
   Effect.catchAllCause(app, (cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const failure = Cause.failureOption(cause)
@@ -59,19 +60,14 @@ const problems = (prefix: string) => (app: PlatformHttpApp.Default) =>
         )))
       }
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
-        const path = (error.request.url.split("?")[0] ?? "/") || "/"
-        const allowed = allowedMethods(routes, path)
-        return Effect.succeed(
-          allowed.length === 0
-            ? Problem.toResponse(Problem.make(404, `no resource at ${prefix}${path}`))
-            : Problem.toResponse(
-              Problem.make(
-                405,
-                `${error.request.method} is not allowed on ${prefix}${path}; allowed: ${allowed.join(", ")}`
-              ),
-              { allow: allowed.join(", ") }
-            )
-        )
+        const { request } = error
+        const allowed = allowedMethods(routes, (request.url.split("?")[0] ?? "/") || "/")
+        if (allowed.length === 0) return noResource(request)
+        return Effect.map(clientPath(request), (path) =>
+          Problem.toResponse(
+            Problem.make(405, `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`),
+            { allow: allowed.join(", ") }
+          ))
       }
     }
     return Effect.map(internalError(cause), (problem) => Problem.toResponse(problem))
@@ -105,11 +101,10 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
  * (`limitWidgetSearch`) and marked deprecated (see `deprecateWidgetSearch`) and the console's door
  * (`consoleGuard`); unreadable URLs are refused first.
  */
-export const problemMiddleware = (prefix: string) =>
-  HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
-    const guard = consoleGuard(settings, prefix)
-    const limit = inFlightLimit(settings)
-    const widgetLimit = limitWidgetSearch(settings)
-    return (app: PlatformHttpApp.Default) =>
-      guard(limit(deprecateWidgetSearch(settings, prefix)(widgetLimit(problems(prefix)(refuseUnreadableUrl(app))))))
-  }))
+export const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
+  const guard = consoleGuard(settings)
+  const limit = inFlightLimit(settings)
+  const widgetLimit = limitWidgetSearch(settings)
+  return (app: PlatformHttpApp.Default) =>
+    guard(limit(deprecateWidgetSearch(settings)(widgetLimit(problems(refuseUnreadableUrl(app))))))
+}))

@@ -4,6 +4,7 @@ import { Clock, Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { HttpSettings } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
+import { MountPrefix } from "./prefix.js"
 import * as TokenBucket from "./tokenBucket.js"
 
 const base64 = /^[A-Za-z0-9+/]+={0,2}$/
@@ -28,10 +29,10 @@ const widgetPath = /^(?:\/v3)?\/api\/v2\/widget-search\/?$/
  * Wraps the app so that every response of the widget search path (errors included) carries
  * `Deprecation: true` and, with a configured sunset, `Sunset: <HTTP date>`; from the sunset on
  * (by the Effect `Clock`) the path answers 410 whatever the request, naming the upstream feed
- * under `prefix` (where the application is mounted).
+ * under the {@link MountPrefix}.
  */
 export const deprecateWidgetSearch =
-  (settings: HttpSettings, prefix = "") => <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
+  (settings: HttpSettings) => <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (!widgetPath.test(request.url.split("?")[0] ?? "")) return yield* app
@@ -43,7 +44,7 @@ export const deprecateWidgetSearch =
       const response = gone
         ? Problem.toResponse(Problem.make(
           410,
-          `the widget search was retired on ${sunset.toISOString()}; use GET ${prefix}/upstream (filter by tradeflow= or container=) instead`
+          `the widget search was retired on ${sunset.toISOString()}; use GET ${yield* MountPrefix}/upstream (filter by tradeflow= or container=) instead`
         ))
         : yield* app
       return HttpServerResponse.setHeaders(response, headers)

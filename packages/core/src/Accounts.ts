@@ -13,6 +13,7 @@ import {
 } from "./AccountError.js"
 import { Environment } from "./Environment.js"
 import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
+import * as KeyCache from "./internal/keyCache.js"
 import type { ApiKeyRecord, Organisation } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
@@ -78,8 +79,12 @@ export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, 
   readonly listApiKeys: (
     organisationId: string
   ) => Effect.Effect<ReadonlyArray<ApiKeyInfo>, OrganisationNotFound | StorageError>
+  /** Revokes a key: this process refuses it at once, the others sharing the store within one second. */
   readonly revokeApiKey: (id: string) => Effect.Effect<void, ApiKeyNotFound | StorageError>
-  /** Resolves the raw `Authorization` value; the hash is compared in constant time. */
+  /**
+   * Resolves the raw `Authorization` value; the hash is compared in constant time. A key
+   * authenticated before is answered from the in-process cache (see {@link layer}).
+   */
   readonly authenticate: (key: string) => Effect.Effect<Caller, Unauthenticated | KeyRevoked | StorageError>
   readonly organisation: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
 }>() {}
@@ -94,17 +99,47 @@ const info = (key: ApiKeyRecord, organisation: Organisation): ApiKeyInfo => ({
   revoked_at: key.revoked_at === null ? null : new Date(key.revoked_at).toISOString()
 })
 
-/** Accounts over the {@link OrganisationStore} port. */
+/**
+ * Accounts over the {@link OrganisationStore} port.
+ *
+ * `authenticate` answers from an in-process cache of the keys it authenticated (by the key's
+ * SHA-256, at most 10,000, least recently used first out), shared with `WidgetSearch`: a cached
+ * key costs no storage round trip. Unknown and revoked keys are never cached, so each costs one
+ * lookup, as without the cache. `revokeApiKey` drops the key from this process's cache at once;
+ * a scoped fiber reads the keys other processes revoked (`OrganisationStore` `revokedSince`,
+ * one indexed query every 250 ms), so they are refused here within one second. A cached key is
+ * answered only while that read succeeded less than 750 ms ago: when the store is down, requests
+ * fail with its `StorageError` as they would without the cache. Every cached key is looked up
+ * again after a minute. See docs/behaviour.md, "Authentication and revocation".
+ */
 export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effect(
   Accounts,
   Effect.gen(function*() {
     const store = yield* OrganisationStore
+    const cache = yield* KeyCache.KeyCache
 
     const liveOrganisation = (id: string) =>
       store.get(id).pipe(Effect.flatMap(Option.match({
         onNone: () => new OrganisationNotFound({ id }),
         onSome: Effect.succeed
       })))
+
+    const lookup = (hash: string) =>
+      Effect.gen(function*() {
+        const record = yield* store.findApiKeyByHash(hash)
+        if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) {
+          return yield* new Unauthenticated({ detail: "unknown API key" })
+        }
+        if (record.value.revoked_at !== null) return yield* new KeyRevoked()
+        const organisation = yield* store.get(record.value.organisation_id)
+        if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
+        const caller: Caller = {
+          organisation: organisation.value,
+          environment: record.value.environment,
+          key_id: record.value.id
+        }
+        return caller
+      })
 
     const companionOf = (live: Organisation) =>
       store.list.pipe(Effect.map((all) => Option.fromNullable(all.find((o) => o.live_organisation_id === live.id))))
@@ -167,7 +202,9 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
         return keys.map((k) => info(k, owners.find((o) => o.id === k.organisation_id)!))
       }),
       revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(id: string) {
-        const revoked = yield* store.revokeApiKey(id, yield* Clock.currentTimeMillis)
+        const revoked = yield* store.revokeApiKey(id, yield* Clock.currentTimeMillis).pipe(
+          Effect.ensuring(cache.forget("api", id))
+        )
         if (!revoked) return yield* new ApiKeyNotFound({ id })
       }),
       authenticate: Effect.fn("Accounts.authenticate")(function*(raw: string) {
@@ -177,16 +214,9 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
           return yield* new Unauthenticated({ detail: "the Authorization header is not an API key" })
         }
         const hash = yield* sha256Hex(key)
-        const record = yield* store.findApiKeyByHash(hash)
-        if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) {
-          return yield* new Unauthenticated({ detail: "unknown API key" })
-        }
-        if (record.value.revoked_at !== null) return yield* new KeyRevoked()
-        const organisation = yield* store.get(record.value.organisation_id)
-        if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
-        return { organisation: organisation.value, environment: record.value.environment, key_id: record.value.id }
+        return yield* cache.authenticate("api", hash, (caller: Caller) => caller.key_id, lookup(hash))
       }),
       organisation: store.get
     })
   })
-)
+).pipe(Layer.provide(KeyCache.layer))

@@ -7,6 +7,17 @@ import { Context, type Effect, type Option } from "effect"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import type { StorageError } from "./StorageError.js"
 
+/** An answer of {@link OrganisationStore} `revokedSince`. */
+export interface Revocations {
+  /** Where the next call starts: pass it back as its `cursor` (opaque, on the store's own clock). */
+  readonly cursor: number
+  /**
+   * The hashes of the keys, API and widget keys alike, revoked since the cursor given; a few
+   * revoked shortly before it may come again (answers overlap, they never leave a gap).
+   */
+  readonly key_hashes: ReadonlyArray<string>
+}
+
 export class OrganisationStore extends Context.Tag("@tradeflow/core/OrganisationStore")<OrganisationStore, {
   readonly insert: (organisation: Organisation) => Effect.Effect<void, StorageError>
   readonly get: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
@@ -29,4 +40,12 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly findWidgetKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<WidgetKeyRecord>, StorageError>
   /** Marks a widget key revoked; false when there is no such key. Revoking twice keeps the first instant. */
   readonly revokeWidgetKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
+  /**
+   * The keys revoked since an earlier answer: every key (API or widget key, or one inserted
+   * already revoked) whose revocation completed after the answer that gave `cursor` was
+   * returned is in this answer; a key never revoked never is. With `null`, a starting cursor
+   * and no hashes. One indexed query: how processes sharing the store learn of each other's
+   * revocations (see `Accounts`).
+   */
+  readonly revokedSince: (cursor: number | null) => Effect.Effect<Revocations, StorageError>
 }>() {}

@@ -138,6 +138,8 @@ export const makeMemory = Effect.gen(function*() {
   const organisations = new Map<string, Organisation>()
   const apiKeys = new Map<string, ApiKeyRecord>()
   const widgetKeys = new Map<string, WidgetKeyRecord>()
+  const revocations: Array<string> = []
+  const noticeRevocation = (keyHash: string) => void revocations.push(keyHash)
   const jobs = new Map<number, Job>()
   const leases = new Map<number, Lease>()
   const dead = new Map<number, { readonly job: Job; readonly attempt: number; readonly error: string }>()
@@ -229,7 +231,11 @@ export const makeMemory = Effect.gen(function*() {
         organisations.set(c.id, c)
         return c
       }),
-    insertApiKey: (k) => Effect.sync(() => void apiKeys.set(k.id, k)),
+    insertApiKey: (k) =>
+      Effect.sync(() => {
+        apiKeys.set(k.id, k)
+        if (k.revoked_at !== null) noticeRevocation(k.key_hash)
+      }),
     findApiKeyByHash: (h) =>
       Effect.sync(() => Option.fromNullable([...apiKeys.values()].find((k) => k.key_hash === h))),
     listApiKeys: (ids) =>
@@ -240,19 +246,34 @@ export const makeMemory = Effect.gen(function*() {
       Effect.sync(() => {
         const k = apiKeys.get(id)
         if (k === undefined) return false
-        if (k.revoked_at === null) apiKeys.set(id, { ...k, revoked_at: at })
+        if (k.revoked_at === null) {
+          apiKeys.set(id, { ...k, revoked_at: at })
+          noticeRevocation(k.key_hash)
+        }
         return true
       }),
-    insertWidgetKey: (k) => Effect.sync(() => void widgetKeys.set(k.id, k)),
+    insertWidgetKey: (k) =>
+      Effect.sync(() => {
+        widgetKeys.set(k.id, k)
+        if (k.revoked_at !== null) noticeRevocation(k.key_hash)
+      }),
     findWidgetKeyByHash: (h) =>
       Effect.sync(() => Option.fromNullable([...widgetKeys.values()].find((k) => k.key_hash === h))),
     revokeWidgetKey: (id, at) =>
       Effect.sync(() => {
         const k = widgetKeys.get(id)
         if (k === undefined) return false
-        if (k.revoked_at === null) widgetKeys.set(id, { ...k, revoked_at: at })
+        if (k.revoked_at === null) {
+          widgetKeys.set(id, { ...k, revoked_at: at })
+          noticeRevocation(k.key_hash)
+        }
         return true
-      })
+      }),
+    revokedSince: (cursor) =>
+      Effect.sync(() => ({
+        cursor: revocations.length,
+        key_hashes: cursor === null ? [] : revocations.slice(cursor)
+      }))
   })
 
   const enqueueOne = ({ idempotency: idem, job }: Enqueue): EnqueueOutcome => {

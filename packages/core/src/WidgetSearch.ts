@@ -19,6 +19,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound, Unauthenticated } from "./AccountError.js"
 import type { WidgetSearchResult } from "./ApiMessage.js"
 import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
+import * as KeyCache from "./internal/keyCache.js"
 import { Locations } from "./Locations.js"
 import type { Organisation } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -58,6 +59,7 @@ export const keyPrefix = "wk_"
 export class WidgetSearch extends Context.Tag("@tradeflow/core/WidgetSearch")<WidgetSearch, {
   /** Creates a key that reads this organisation (a live organisation or a `(UAT)` companion). */
   readonly createKey: (organisationId: string) => Effect.Effect<CreatedWidgetKey, OrganisationNotFound | StorageError>
+  /** Revokes a key: this process refuses it at once, the others sharing the store within one second. */
   readonly revokeKey: (id: string) => Effect.Effect<void, WidgetKeyNotFound | StorageError>
   /** Resolves a raw widget key; missing, unknown and revoked keys are {@link Unauthenticated}. */
   readonly authenticate: (key: string) => Effect.Effect<WidgetCaller, Unauthenticated | StorageError>
@@ -91,14 +93,33 @@ export const newest = <A extends Candidate>(tradeflows: ReadonlyArray<A>): Optio
     tradeflows.reduce<A | undefined>((best, t) => best === undefined || newestFirst(t, best) < 0 ? t : best, undefined)
   )
 
-/** The widget search over the {@link OrganisationStore} and {@link TradeflowStore} ports. */
+/**
+ * The widget search over the {@link OrganisationStore} and {@link TradeflowStore} ports.
+ * `authenticate` answers from the in-process key cache it shares with `Accounts`, and
+ * `revokeKey` drops the key from it at once; other processes refuse a revoked widget key within
+ * one second (see `Accounts.layer` and docs/behaviour.md, "Authentication and revocation").
+ */
 export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | TradeflowStore | Locations> = Layer.effect(
   WidgetSearch,
   Effect.gen(function*() {
     const organisations = yield* OrganisationStore
     const tradeflows = yield* TradeflowStore
     const locations = yield* Locations
+    const cache = yield* KeyCache.KeyCache
     const unknown = new Unauthenticated({ detail: "unknown widget key" })
+
+    const lookup = (hash: string) =>
+      Effect.gen(function*() {
+        const record = yield* organisations.findWidgetKeyByHash(hash)
+        if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) return yield* unknown
+        if (record.value.revoked_at !== null) {
+          return yield* new Unauthenticated({ detail: "the widget key was revoked" })
+        }
+        const organisation = yield* organisations.get(record.value.organisation_id)
+        if (Option.isNone(organisation)) return yield* unknown
+        const caller: WidgetCaller = { organisation: organisation.value, key_id: record.value.id }
+        return caller
+      })
 
     return WidgetSearch.of({
       createKey: Effect.fn("WidgetSearch.createKey")(function*(organisationId: string) {
@@ -116,7 +137,9 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         return { id, key }
       }),
       revokeKey: Effect.fn("WidgetSearch.revokeKey")(function*(id: string) {
-        const revoked = yield* organisations.revokeWidgetKey(id, yield* Clock.currentTimeMillis)
+        const revoked = yield* organisations.revokeWidgetKey(id, yield* Clock.currentTimeMillis).pipe(
+          Effect.ensuring(cache.forget("widget", id))
+        )
         if (!revoked) return yield* new WidgetKeyNotFound({ id })
       }),
       authenticate: Effect.fn("WidgetSearch.authenticate")(function*(raw: string) {
@@ -126,14 +149,7 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         }
         if (!key.startsWith(keyPrefix)) return yield* unknown
         const hash = yield* sha256Hex(key)
-        const record = yield* organisations.findWidgetKeyByHash(hash)
-        if (Option.isNone(record) || !constantTimeEqual(record.value.key_hash, hash)) return yield* unknown
-        if (record.value.revoked_at !== null) {
-          return yield* new Unauthenticated({ detail: "the widget key was revoked" })
-        }
-        const organisation = yield* organisations.get(record.value.organisation_id)
-        if (Option.isNone(organisation)) return yield* unknown
-        return { organisation: organisation.value, key_id: record.value.id }
+        return yield* cache.authenticate("widget", hash, (caller: WidgetCaller) => caller.key_id, lookup(hash))
       }),
       search: Effect.fn("WidgetSearch.search")(function*(organisationId: string, query: string) {
         const keys = TradeflowKey.ofQuery(query)
@@ -150,4 +166,4 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
       })
     })
   })
-)
+).pipe(Layer.provide(KeyCache.layer))

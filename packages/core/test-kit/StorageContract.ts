@@ -20,7 +20,7 @@ import * as Job from "../src/Job.js"
 import { attemptLimitReached, type Claim, type ClaimedJob, JobQueue, type JobSummary } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "../src/Organisation.js"
-import { OrganisationStore } from "../src/OrganisationStore.js"
+import { OrganisationStore, type Revocations } from "../src/OrganisationStore.js"
 import { RetentionStore } from "../src/RetentionStore.js"
 import { Settings } from "../src/Settings.js"
 import type { Storage } from "../src/Storage.js"
@@ -592,6 +592,70 @@ export const storageContract = (
         expect(yield* orgs.findWidgetKeyByHash(other.key_hash)).toEqual(Option.some(other))
         expect(yield* orgs.revokeWidgetKey(freshId("wkey"), 1)).toBe(false)
       }))
+
+    it.effect("revocations: revokedSince answers every key revoked after the answer whose cursor it is given", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const org = freshId("org")
+        const start = yield* orgs.revokedSince(null)
+        expect(start.key_hashes).toEqual([])
+        const api = apiKey(org, 1)
+        const widget = widgetKey(org, 2)
+        const kept = apiKey(org, 3)
+        const keptWidget = widgetKey(org, 4)
+        yield* orgs.insertApiKey(api)
+        yield* orgs.insertApiKey(kept)
+        yield* orgs.insertWidgetKey(widget)
+        yield* orgs.insertWidgetKey(keptWidget)
+        const mine = (r: Revocations) =>
+          new Set(r.key_hashes.filter((h) => [api, widget, kept, keptWidget].some((k) => k.key_hash === h)))
+        expect(mine(yield* orgs.revokedSince(start.cursor))).toEqual(new Set())
+        yield* orgs.revokeApiKey(api.id, 10)
+        yield* orgs.revokeWidgetKey(widget.id, 10)
+        const first = yield* orgs.revokedSince(start.cursor)
+        expect(mine(first)).toEqual(new Set([api.key_hash, widget.key_hash]))
+        const revokedAlready = { ...apiKey(org, 5), revoked_at: 20 }
+        yield* orgs.insertApiKey(revokedAlready)
+        yield* orgs.revokeApiKey(freshId("key"), 30)
+        const second = yield* orgs.revokedSince(first.cursor)
+        expect(second.key_hashes).toContain(revokedAlready.key_hash)
+        expect(second.key_hashes).not.toContain(kept.key_hash)
+        expect(second.key_hashes).not.toContain(keptWidget.key_hash)
+      }))
+
+    it.effect.prop(
+      "revocations: whatever the interleaving, each answer holds every key revoked since the previous answer",
+      [fc.array(fc.constantFrom("api", "widget", "check"), { minLength: 1, maxLength: 12 })],
+      ([steps]) =>
+        Effect.gen(function*() {
+          const { orgs } = yield* ports
+          const org = freshId("org")
+          let previous = yield* orgs.revokedSince(null)
+          let since: Array<string> = []
+          const never = apiKey(org, 0)
+          yield* orgs.insertApiKey(never)
+          for (const step of [...steps, "check" as const]) {
+            if (step === "check") {
+              const answer = yield* orgs.revokedSince(previous.cursor)
+              for (const hash of since) expect(answer.key_hashes).toContain(hash)
+              expect(answer.key_hashes).not.toContain(never.key_hash)
+              previous = answer
+              since = []
+            } else if (step === "api") {
+              const key = apiKey(org, 1)
+              yield* orgs.insertApiKey(key)
+              expect(yield* orgs.revokeApiKey(key.id, 2)).toBe(true)
+              since.push(key.key_hash)
+            } else {
+              const key = widgetKey(org, 1)
+              yield* orgs.insertWidgetKey(key)
+              expect(yield* orgs.revokeWidgetKey(key.id, 2)).toBe(true)
+              since.push(key.key_hash)
+            }
+          }
+        }),
+      props
+    )
 
     it.effect("queue: ascending ids, pending in queue order, limit takes a prefix", () =>
       Effect.gen(function*() {

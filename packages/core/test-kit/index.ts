@@ -4,6 +4,7 @@
  * @module @tradeflow/core/test-kit
  */
 export * from "./DeliveryContract.js"
+export * from "./KeyRevocationContract.js"
 export * from "./SecretsContract.js"
 export * from "./StorageContract.js"
 export * from "./UpstreamContract.js"

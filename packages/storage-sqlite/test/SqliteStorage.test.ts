@@ -66,7 +66,8 @@ describe("SqliteStorage", () => {
           { migration_id: 9 },
           { migration_id: 10 },
           { migration_id: 11 },
-          { migration_id: 12 }
+          { migration_id: 12 },
+          { migration_id: 13 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -286,7 +287,8 @@ describe("SqliteStorage", () => {
           { migration_id: 9 },
           { migration_id: 10 },
           { migration_id: 11 },
-          { migration_id: 12 }
+          { migration_id: 12 },
+          { migration_id: 13 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

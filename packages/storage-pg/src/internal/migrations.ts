@@ -251,6 +251,12 @@ export const migrations = {
     `CREATE INDEX messages_container_type ON messages (organisation_id, container_reference, type, seq)`,
     `CREATE INDEX messages_tradeflow_type_container ON messages (organisation_id, tradeflow_reference, type, container_reference, seq)`,
     `CREATE INDEX message_heads_container_type ON message_heads (organisation_id, container_reference, type, seq)`
+  ),
+  "0011_key_revocations": statements(
+    `ALTER TABLE api_keys ADD COLUMN revocation_noticed_at double precision`,
+    `ALTER TABLE widget_keys ADD COLUMN revocation_noticed_at double precision`,
+    `CREATE INDEX api_keys_revocation ON api_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`,
+    `CREATE INDEX widget_keys_revocation ON widget_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`
   )
 }
 

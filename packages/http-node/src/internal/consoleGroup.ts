@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import {
+  AccountError,
   Accounts,
   ApiMessage,
   Automations,
@@ -16,7 +17,7 @@ import { Api, NewApiKey, NewAutomation, NewOrganisation } from "../Api.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { attachment } from "./contentDisposition.js"
-import { mapCoreErrors } from "./errors.js"
+import { mapCoreErrors, noneWithId } from "./errors.js"
 
 /**
  * Decodes a console body: 422 naming each field, as the record rules do (`name must be a string,
@@ -52,13 +53,11 @@ const createAutomation = Effect.gen(function*() {
       const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
         ? [{ path: "/url", message: destination.left.message }]
         : []
-      if (issues.length + refused.length > 0) {
-        return yield* Problem.make(422, "the automation does not satisfy the rules; nothing was stored", [
-          ...refused,
-          ...issues
-        ])
-      }
-      return yield* mapCoreErrors(automations.create(organisationId, input))
+      return yield* mapCoreErrors(
+        issues.length + refused.length > 0
+          ? new Automations.InvalidAutomation({ errors: [...refused, ...issues] })
+          : automations.create(organisationId, input)
+      )
     })
 })
 
@@ -67,8 +66,7 @@ const byNumericId = <A, R>(
   id: string,
   what: string,
   f: (id: number) => Effect.Effect<A, Problem.Problem, R>
-): Effect.Effect<A, Problem.Problem, R> =>
-  /^[0-9]{1,15}$/.test(id) ? f(Number(id)) : Effect.fail(Problem.make(404, `no ${what} with id ${JSON.stringify(id)}`))
+): Effect.Effect<A, Problem.Problem, R> => /^[0-9]{1,15}$/.test(id) ? f(Number(id)) : Effect.fail(noneWithId(what, id))
 
 /** The console: organisations, keys, automations, deliveries, jobs and tradeflow downloads. */
 export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
@@ -119,11 +117,12 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
           mapCoreErrors(jobs.retry(id))))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
-          const organisation = yield* mapCoreErrors(accounts.organisation(path.id))
-          if (Option.isNone(organisation)) {
-            return yield* Problem.make(404, `no organisation with id ${JSON.stringify(path.id)}`)
-          }
-          const document = yield* mapCoreErrors(documents.download(path.id, path.reference))
+          const document = yield* mapCoreErrors(Effect.gen(function*() {
+            if (Option.isNone(yield* accounts.organisation(path.id))) {
+              return yield* new AccountError.OrganisationNotFound({ id: path.id })
+            }
+            return yield* documents.download(path.id, path.reference)
+          }))
           const encoded = yield* Schema.encode(ApiMessage.TradeflowDocument)(document).pipe(Effect.orDie)
           return HttpServerResponse.text(JSON.stringify(encoded), {
             contentType: "application/json",

@@ -61,6 +61,10 @@ export const noResource = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.map(clientPath(request), (path) => Problem.toResponse(Problem.make(404, `no resource at ${path}`)))
 
+/** The 404 of an id nothing has: a string id is quoted, a numeric one is not. */
+export const noneWithId = (what: string, id: string | number): Problem.Problem =>
+  Problem.make(404, `no ${what} with id ${typeof id === "number" ? id : JSON.stringify(id)}`)
+
 /** Maps a core error to its problem (DECISIONS.md §2). */
 export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
   switch (error._tag) {
@@ -85,9 +89,9 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
     case "KeyRevoked":
       return Effect.succeed(Problem.make(403, "the API key was revoked"))
     case "OrganisationNotFound":
-      return Effect.succeed(Problem.make(404, `no organisation with id ${JSON.stringify(error.id)}`))
+      return Effect.succeed(noneWithId("organisation", error.id))
     case "ApiKeyNotFound":
-      return Effect.succeed(Problem.make(404, `no API key with id ${JSON.stringify(error.id)}`))
+      return Effect.succeed(noneWithId("API key", error.id))
     case "InvalidOrganisationRequest":
       return Effect.succeed(Problem.make(422, error.detail))
     case "InvalidAutomation":
@@ -95,22 +99,22 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
         Problem.make(422, "the automation does not satisfy the rules; nothing was stored", error.errors)
       )
     case "AutomationNotFound":
-      return Effect.succeed(Problem.make(404, `no automation with id ${JSON.stringify(error.id)}`))
+      return Effect.succeed(noneWithId("automation", error.id))
     case "DeliveryNotFound":
-      return Effect.succeed(Problem.make(404, `no delivery with id ${error.id}`))
+      return Effect.succeed(noneWithId("delivery", error.id))
     case "DeliveryNotRetryable":
       return Effect.succeed(Problem.make(
         409,
         `delivery ${error.id} is neither failed nor dead; only a failed or dead delivery can be retried`
       ))
     case "JobNotFound":
-      return Effect.succeed(Problem.make(404, `no job with id ${error.id}`))
+      return Effect.succeed(noneWithId("job", error.id))
     case "JobNotDead":
       return Effect.succeed(Problem.make(409, `job ${error.id} is not dead; only a dead job can be retried`))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "WidgetKeyNotFound":
-      return Effect.succeed(Problem.make(404, `no widget key with id ${JSON.stringify(error.id)}`))
+      return Effect.succeed(noneWithId("widget key", error.id))
     case "WidgetNoMatch":
       return Effect.succeed(
         Problem.make(404, `no tradeflow of this organisation matches ${JSON.stringify(error.query)}`)

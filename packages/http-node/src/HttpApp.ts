@@ -27,18 +27,12 @@ import type {
   WidgetSearch
 } from "@tradeflow/core"
 import { Effect, Layer, type Scope } from "effect"
-import { Api, ApiV3 } from "./Api.js"
+import { Api } from "./Api.js"
 import type { HttpConfig } from "./HttpConfig.js"
-import { apiKeyAuthLayer, consoleAuthLayer, widgetKeyAuthLayer } from "./internal/authentication.js"
-import { RequestBodies } from "./internal/body.js"
-import { consoleGroup } from "./internal/consoleGroup.js"
-import { downstreamGroup } from "./internal/downstreamGroup.js"
-import { healthGroup } from "./internal/healthGroup.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
-import { upstreamGroup } from "./internal/upstreamGroup.js"
-import { widgetGroup } from "./internal/widgetGroup.js"
+import { routeGroups } from "./internal/routeGroups.js"
 
 export { maxIdempotencyKeyLength } from "./Api.js"
 
@@ -46,18 +40,6 @@ const openApiRoute = (document: OpenApi.OpenAPISpec) =>
   HttpApiBuilder.Router.use((router) =>
     router.get("/openapi.json", Effect.sync(() => HttpServerResponse.unsafeJson(document)))
   )
-
-const groups = Layer.mergeAll(
-  downstreamGroup(Api),
-  downstreamGroup(ApiV3),
-  upstreamGroup(Api),
-  upstreamGroup(ApiV3),
-  healthGroup(Api),
-  healthGroup(ApiV3),
-  widgetGroup(Api),
-  widgetGroup(ApiV3),
-  consoleGroup
-).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer, RequestBodies.layer]))
 
 /** Where the API is served: "" (the root) or a path such as `/tracking`. */
 export interface MountOptions {
@@ -89,7 +71,7 @@ const routesLayer = (prefix: string) => {
   const document = openApiDocument(prefix)
   return Layer.mergeAll(HttpApiScalar.layer({ path: "/docs" }), openApiRoute(document), problemMiddleware).pipe(
     Layer.provideMerge(HttpApiBuilder.api(Api.annotate(OpenApi.Transform, () => document))),
-    Layer.provide(groups),
+    Layer.provide(routeGroups),
     Layer.provideMerge(Layer.merge(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
   )
 }

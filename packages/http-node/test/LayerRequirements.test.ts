@@ -1,6 +1,7 @@
 /**
- * Every layer of the API requires only the services it calls (checked by the type checker: a
- * requirement added to a layer fails `tsc`).
+ * Every layer of the API requires only the services it calls, and the API's services are what its
+ * layers require (checked by the type checker: a requirement added to a layer, or a service added
+ * to `HttpApp.Services` that no layer requires, fails `tsc`).
  */
 import type { HttpApiGroup } from "@effect/platform"
 import { it } from "@effect/vitest"
@@ -28,6 +29,7 @@ import { consoleGroup } from "../src/internal/consoleGroup.js"
 import { downstreamGroup } from "../src/internal/downstreamGroup.js"
 import { healthGroup } from "../src/internal/healthGroup.js"
 import { problemMiddleware } from "../src/internal/problemMiddleware.js"
+import type { routeGroups } from "../src/internal/routeGroups.js"
 import { upstreamGroup } from "../src/internal/upstreamGroup.js"
 import { widgetGroup } from "../src/internal/widgetGroup.js"
 
@@ -67,17 +69,8 @@ it("the authentication layers and the problem middleware require only what they 
   expectTypeOf(problemMiddleware).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
 })
 
-it("the API's services are the core services its groups call, and the destination check; not the worker", () => {
+it("the API's services are exactly what its route groups and middleware require, less HttpConfig", () => {
   expectTypeOf<HttpApp.Services>().toEqualTypeOf<
-    | Accounts.Accounts
-    | Automations.Automations
-    | Deliveries.Deliveries
-    | Documents.Documents
-    | Ingest.Ingest
-    | Jobs.Jobs
-    | Schemes.Schemes
-    | Upstream.Upstream
-    | WidgetSearch.WidgetSearch
-    | WebhookDestination.WebhookDestination
+    Exclude<Layer.Layer.Context<typeof routeGroups | typeof problemMiddleware>, HttpConfig>
   >()
 })

@@ -107,7 +107,8 @@ const info = (key: ApiKeyRecord, organisation: Organisation): ApiKeyInfo => ({
  * key costs no storage round trip. Unknown and revoked keys are never cached, so each costs one
  * lookup, as without the cache. `revokeApiKey` drops the key from this process's cache at once;
  * a scoped fiber reads the keys other processes revoked (`OrganisationStore` `revokedSince`,
- * one indexed query every 250 ms), so they are refused here within one second. A cached key is
+ * one indexed query every 250 ms while keys are cached), so they are refused here within one
+ * second. A cached key is
  * answered only while that read succeeded less than 750 ms ago: when the store is down, requests
  * fail with its `StorageError` as they would without the cache. Every cached key is looked up
  * again after a minute. See docs/behaviour.md, "Authentication and revocation".

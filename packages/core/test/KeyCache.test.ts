@@ -67,12 +67,17 @@ describe("authentication cache", () => {
     () =>
       Effect.gen(function*() {
         const { outage, store } = faulty()
-        yield* Layer.build(
+        const context = yield* Layer.build(
           Layer.mergeAll(Accounts.layer, WidgetSearch.layer).pipe(
             Layer.provide(Locations.layerBuiltin),
             Layer.provide(store)
           )
         )
+        const accounts = Context.get(context, Accounts.Accounts)
+        const widgets = Context.get(context, WidgetSearch.WidgetSearch)
+        const org = yield* accounts.createOrganisation("Shared")
+        yield* accounts.authenticate((yield* accounts.createApiKey(org.id, "production")).key)
+        yield* widgets.authenticate((yield* widgets.createKey(org.id)).key)
         yield* Effect.sync(() => outage.reads).pipe(
           Effect.repeat({ schedule: Schedule.spaced("25 millis"), until: (reads) => reads >= 4 })
         )
@@ -80,6 +85,17 @@ describe("authentication cache", () => {
       }),
     30_000
   )
+
+  it.scopedLive("a process with nothing cached reads the revocations once, at start", () =>
+    Effect.gen(function*() {
+      const { outage, store } = faulty()
+      yield* Layer.build(Accounts.layer.pipe(Layer.provide(store)))
+      yield* Effect.sync(() => outage.reads).pipe(
+        Effect.repeat({ schedule: Schedule.spaced("25 millis"), until: (reads) => reads >= 1 })
+      )
+      yield* Effect.sleep("1 second")
+      assert.strictEqual(outage.reads, 1)
+    }), 30_000)
 
   it.scopedLive(
     "unknown and revoked keys are never cached: each costs a lookup; known keys cost one",

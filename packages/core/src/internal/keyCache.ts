@@ -65,8 +65,10 @@ const nowMillis = () => Number(realClock.unsafeCurrentTimeNanos() / 1_000_000n)
 
 /**
  * The {@link KeyCache} over the {@link OrganisationStore}: a scoped fiber reads
- * `revokedSince` every `checkEvery` and drops the keys other processes revoked; it stops with
- * the layer's scope.
+ * `revokedSince` at start, then every `checkEvery` while keys are cached, and drops the keys
+ * other processes revoked; it stops with the layer's scope. After an idle spell the next read
+ * starts from the last cursor, so it answers everything revoked meanwhile. Until a first read
+ * succeeds there is no cursor: that read drops every key looked up before it began.
  */
 export const make = (options: KeyCacheOptions = defaults) =>
   Effect.gen(function*() {
@@ -133,8 +135,10 @@ export const make = (options: KeyCacheOptions = defaults) =>
       )
     })
 
-    yield* check.pipe(
-      Effect.ignore,
+    /** With nothing cached there is nothing to drop: an idle process reads nothing (its cursor waits). */
+    const tick = Effect.suspend(() => entries.size > 0 || cursor === null ? Effect.ignore(check) : Effect.void)
+
+    yield* tick.pipe(
       Effect.zipRight(realClock.sleep(checkEvery)),
       Effect.forever,
       Effect.forkScoped
@@ -195,5 +199,9 @@ export const make = (options: KeyCacheOptions = defaults) =>
     })
   })
 
-/** {@link make} with the {@link defaults}, as a layer (one per process: `Accounts` and `WidgetSearch` share it). */
+/**
+ * {@link make} with the {@link defaults}, as a layer. `Accounts.layer` and `WidgetSearch.layer`
+ * both provide this one value, so built together (as `Service.layer` does) they share one cache
+ * and one reader: layers are memoised by reference within a build.
+ */
 export const layer: Layer.Layer<KeyCache, never, OrganisationStore> = Layer.scoped(KeyCache, make())

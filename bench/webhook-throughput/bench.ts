@@ -55,7 +55,7 @@ import {
 } from "@tradeflow/core"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
-import { DeliveryWorker, WebhookClient } from "@tradeflow/webhook"
+import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
 import { Context, Deferred, Duration, Effect, Fiber, Layer, type Scope } from "effect"
 import { type ChildProcess, fork } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -206,8 +206,8 @@ const workerLayer = (t: Timings, batchSize: number, expected: () => number, deli
         post: (request) => timed(inner.post(request), (ms) => void t.posts.push(ms))
       }))
   ).pipe(Layer.provide(WebhookClient.layer({ allowPrivate: true })))
-  return DeliveryWorker.layer({ batchSize, background: true, allowPrivate: true, allowHttp: true }).pipe(
-    Layer.provide(Layer.merge(outbox, client))
+  return DeliveryWorker.layer({ batchSize, background: true }).pipe(
+    Layer.provide(Layer.mergeAll(outbox, client, Ssrf.layer({ allowPrivate: true, allowHttp: true })))
   )
 }
 

@@ -95,6 +95,10 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   })
 }))
 
+/** A comma-separated host list (`HttpConfig.parseHosts`), `fallback` when unset. */
+const hosts = (name: string, fallback: ReadonlyArray<string>) =>
+  Config.string(name).pipe(Config.withDefault(fallback.join(",")), Config.map(HttpConfig.parseHosts))
+
 /**
  * The webhook destinations accepted, by automations and their deliveries: `WEBHOOK_ALLOW_PRIVATE=true`
  * allows private addresses and plain `http://` (development, tests); `WEBHOOK_HTTP_ALLOWLIST`
@@ -102,7 +106,7 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
  */
 export const destinationConfig = Config.all({
   allowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-  httpHosts: Config.string("WEBHOOK_HTTP_ALLOWLIST").pipe(Config.withDefault(""), Config.map(HttpConfig.parseHosts))
+  httpHosts: hosts("WEBHOOK_HTTP_ALLOWLIST", [])
 }).pipe(Config.map(({ allowPrivate, httpHosts }) => ({ allowPrivate, allowHttp: allowPrivate, httpHosts })))
 
 /**
@@ -119,16 +123,11 @@ export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void
     const destinations = yield* destinationConfig
     const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
     const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-    return Layer.merge(
-      Ssrf.layer(destinations),
-      DeliveryWorker.layer({ background, ...destinations, leaseMillis, batchSize, startAfter }).pipe(
-        Layer.provide(WebhookClient.layer({ allowPrivate: destinations.allowPrivate }))
-      )
+    return DeliveryWorker.layer({ background, leaseMillis, batchSize, startAfter }).pipe(
+      Layer.provide(WebhookClient.layer({ allowPrivate: destinations.allowPrivate })),
+      Layer.provideMerge(Ssrf.layer(destinations))
     )
   }))
-
-const hosts = (name: string, fallback: ReadonlyArray<string>) =>
-  Config.string(name).pipe(Config.withDefault(fallback.join(",")), Config.map(HttpConfig.parseHosts))
 
 const positive = (name: string, fallback: number) =>
   Config.nested(

@@ -1,6 +1,7 @@
 /**
- * Port: whether a webhook destination may be stored, checked when an automation is created (the
- * console answers a refusal with 422 naming `/url`). `@tradeflow/webhook` implements it
+ * Port: whether a webhook destination may be used, checked when an automation is created (the
+ * console answers a refusal with 422 naming `/url`) and by the delivery worker before every
+ * attempt (a refusal is a failed attempt). `@tradeflow/webhook` implements it
  * (`Ssrf.layer`): https only, no credentials, no well-known service port, no private address.
  *
  * @module

@@ -16,13 +16,13 @@ import {
   type Delivery,
   DeliveryStore,
   type StorageError,
+  WebhookDestination,
   Worker
 } from "@tradeflow/core"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Queue } from "effect"
 import * as Outcome from "./Outcome.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
-import * as Ssrf from "./Ssrf.js"
 import { type Response, WebhookClient } from "./WebhookClient.js"
 
 export class DeliveryWorker extends Context.Tag("@tradeflow/webhook/DeliveryWorker")<DeliveryWorker, {
@@ -43,12 +43,6 @@ export interface DeliveryWorkerOptions {
   readonly leaseMillis?: number
   /** How often the outbox is polled when nothing wakes the worker (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
-  /** Destinations may be private addresses (development, tests); default false. */
-  readonly allowPrivate?: boolean
-  /** Destinations may be plain `http:` URLs; default false. */
-  readonly allowHttp?: boolean
-  /** Host names that may be reached over plain `http:`; the address checks still apply. */
-  readonly httpHosts?: ReadonlyArray<string>
   /** false: no background fiber; deliveries are attempted only on `drain` (default true). */
   readonly background?: boolean
   /** The background fiber starts only once this effect has completed (for example: the server listens). */
@@ -81,17 +75,27 @@ export const signingSecrets = (automation: Automation.Automation, now: number): 
 
 interface Target {
   readonly automation: Automation.Automation
-  readonly url: Either.Either<URL, Ssrf.DestinationRefused>
+  readonly url: Either.Either<URL, WebhookDestination.DestinationRefused>
   readonly secrets: ReadonlyArray<Automation.Automation["secrets"][number]>
 }
 
-const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
+const refusal = (refused: WebhookDestination.DestinationRefused): Outcome.Attempt => ({
   _tag: "Error",
   error: { _tag: "SsrfBlocked", message: refused.message }
 })
 
+/** `url` once `WebhookDestination` accepted it; a destination it cannot parse is refused too. */
+const parsed = (url: string): Either.Either<URL, WebhookDestination.DestinationRefused> => {
+  try {
+    return Either.right(new URL(url))
+  } catch {
+    return Either.left(new WebhookDestination.DestinationRefused({ url, message: "not a valid absolute URL" }))
+  }
+}
+
 /**
- * The worker over the outbox, the automations and the HTTP client; with `background` (default)
+ * The worker over the outbox, the automations, the destination check (`WebhookDestination`, made
+ * before every attempt: `Ssrf.layer`) and the HTTP client; with `background` (default)
  * it drains on every `DeliveryStore.wakeups` element and every `pollInterval`, for the lifetime
  * of the layer, logging and surviving errors. A scoped layer: its fibers stop when the scope the
  * host builds it in closes (an attempt in flight is interrupted and records nothing; its delivery
@@ -99,30 +103,34 @@ const refusal = (refused: Ssrf.DestinationRefused): Outcome.Attempt => ({
  */
 export const layer = (
   options: DeliveryWorkerOptions = {}
-): Layer.Layer<DeliveryWorker, never, DeliveryStore.DeliveryStore | AutomationStore.AutomationStore | WebhookClient> =>
+): Layer.Layer<
+  DeliveryWorker,
+  never,
+  | DeliveryStore.DeliveryStore
+  | AutomationStore.AutomationStore
+  | WebhookDestination.WebhookDestination
+  | WebhookClient
+> =>
   Layer.scoped(
     DeliveryWorker,
     Effect.gen(function*() {
       const outbox = yield* DeliveryStore.DeliveryStore
       const automations = yield* AutomationStore.AutomationStore
+      const destinations = yield* WebhookDestination.WebhookDestination
       const client = yield* WebhookClient
       const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
       const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
       const pollInterval = options.pollInterval ?? Duration.seconds(1)
-      const destinations = {
-        allowPrivate: options.allowPrivate ?? false,
-        allowHttp: options.allowHttp ?? false,
-        httpHosts: (options.httpHosts ?? []).map((h) => h.toLowerCase())
-      }
       const worker = `webhook-${globalThis.crypto.randomUUID()}`
       const lock = yield* Effect.makeSemaphore(1)
 
       /** What one round checks once per automation: the destination, and the valid secrets. */
-      const targetOf = (automation: Automation.Automation): Target => ({
-        automation,
-        url: Ssrf.checkUrl(automation.url, destinations),
-        secrets: automation.secrets.filter((s) => Signing.isValidSecret(s.secret))
-      })
+      const targetOf = (automation: Automation.Automation): Effect.Effect<Target> =>
+        Effect.map(Effect.either(destinations.check(automation.url)), (checked) => ({
+          automation,
+          url: Either.flatMap(checked, () => parsed(automation.url)),
+          secrets: automation.secrets.filter((s) => Signing.isValidSecret(s.secret))
+        }))
 
       const post = (d: Delivery.ClaimedDelivery, target: Target, now: number): Effect.Effect<Response> => {
         if (Either.isLeft(target.url)) return Effect.succeed({ ...refusal(target.url.left), body: "" })
@@ -209,7 +217,8 @@ export const layer = (
         }
         const targets = new Map<string, Option.Option<Target>>()
         for (const id of new Set(claimed.map((d) => d.automation_id))) {
-          targets.set(id, Option.map(yield* automations.get(id), targetOf))
+          const automation = yield* automations.get(id)
+          targets.set(id, Option.isSome(automation) ? Option.some(yield* targetOf(automation.value)) : Option.none())
         }
         const attempts = claimed.flatMap((d) => {
           const target = targets.get(d.automation_id) ?? Option.none()

@@ -15,11 +15,12 @@ import {
   Storage,
   StorageError,
   TrackingConfig,
+  WebhookDestination,
   Worker
 } from "@tradeflow/core"
 import { Deferred, Duration, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
-import { DeliveryWorker, RetrySchedule, type Ssrf, WebhookClient } from "../src/index.js"
+import { DeliveryWorker, RetrySchedule, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
 
 const second = 1000
@@ -28,17 +29,22 @@ const day = 24 * hour
 const org = "org-uat"
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** The destination check (`Ssrf.layer`) that lets the worker reach the local receiver. */
+const localDestinations = Ssrf.layer({ allowPrivate: true, allowHttp: true })
+
 /**
  * The whole service in memory with no background fibers, and a delivery worker (no background
- * either) allowed to reach the local receiver unless the test says otherwise.
+ * either) that reaches the local receiver unless the test gives another destination check or
+ * client options.
  */
 const TestLayer = (
-  worker: DeliveryWorker.DeliveryWorkerOptions = {},
+  destinations: Layer.Layer<WebhookDestination.WebhookDestination> = localDestinations,
   client: Partial<WebhookClient.Options> = {},
   secretsKey: Option.Option<Uint8Array> = Option.none()
 ) =>
-  DeliveryWorker.layer({ background: false, allowPrivate: true, allowHttp: true, ...worker }).pipe(
-    Layer.provide(WebhookClient.layer({ allowPrivate: worker.allowPrivate ?? true, ...client })),
+  DeliveryWorker.layer({ background: false }).pipe(
+    Layer.provide(WebhookClient.layer({ allowPrivate: true, ...client })),
+    Layer.provide(destinations),
     Layer.provideMerge(Service.layer({ background: false })),
     Layer.provideMerge(Layer.mergeAll(
       SecretsAtRest.layer(secretsKey).pipe(Layer.provideMerge(Storage.layerMemory)),
@@ -231,7 +237,11 @@ describe("DeliveryWorker", () => {
       assert.isTrue(verified(rotated.secret, second!) && signedBy(created.secret, second!))
       const stored = Option.getOrThrow(yield* Effect.flatMap(AutomationStore.AutomationStore, (s) => s.get(created.id)))
       assert.deepStrictEqual(stored.secrets.map((s) => s.secret), [rotated.secret, created.secret])
-    }).pipe(Effect.provide(TestLayer({}, {}, Option.some(globalThis.crypto.getRandomValues(new Uint8Array(32)))))))
+    }).pipe(
+      Effect.provide(
+        TestLayer(localDestinations, {}, Option.some(globalThis.crypto.getRandomValues(new Uint8Array(32))))
+      )
+    ))
 
   it.scoped("format tradeflow: one delivery per tradeflow and commit, the V3 document after the change", () =>
     Effect.gen(function*() {
@@ -504,13 +514,37 @@ describe("DeliveryWorker", () => {
       }
       assert.match((yield* log(created[5]!.id))[0]?.error ?? "", /169\.254\.169\.254 \(link-local\)/)
       assert.match((yield* log(created[6]!.id))[0]?.error ?? "", /127\.0\.0\.1 \(loopback\)/)
-    }).pipe(Effect.provide(TestLayer({ allowPrivate: false }, {
+    }).pipe(Effect.provide(TestLayer(Ssrf.layer({ allowPrivate: false, allowHttp: true }), {
+      allowPrivate: false,
       resolve: ((hostname, _options, callback) =>
         callback(null, [{
           address: hostname === "metadata.example" ? "169.254.169.254" : "127.0.0.1",
           family: 4
         }])) satisfies Ssrf.Resolver
     }))))
+
+  it.scoped("the destination is checked through WebhookDestination before every attempt: a refusal is a failed attempt that sends nothing", () =>
+    Effect.gen(function*() {
+      yield* start
+      const receiver = yield* LocalReceiver.make(() => ok)
+      const refused = yield* automation(`${receiver.url()}?refused`)
+      const allowed = yield* automation(receiver.url())
+      yield* submit("TF-1")
+      yield* drain
+      const entries = yield* log(refused.id)
+      assert.deepStrictEqual(entries.map((e) => [e.status, e.response_status]), [["failed", null]])
+      assert.strictEqual(entries[0]?.error, "blocked destination: not on the host's list")
+      assert.strictEqual(receiver.received.length, 19)
+      assert.isTrue((yield* log(allowed.id)).every((e) => e.status === "delivered"))
+    }).pipe(Effect.provide(TestLayer(Layer.succeed(
+      WebhookDestination.WebhookDestination,
+      WebhookDestination.WebhookDestination.of({
+        check: (url) =>
+          url.endsWith("?refused")
+            ? Effect.fail(new WebhookDestination.DestinationRefused({ url, message: "not on the host's list" }))
+            : Effect.void
+      })
+    )))))
 
   it.scoped("rotated secrets: both signatures are sent and verify for 24 hours, then only the new one", () =>
     Effect.gen(function*() {
@@ -614,8 +648,9 @@ describe("DeliveryWorker", () => {
   it.scoped("in the background it delivers on wakeups and survives storage errors", () => {
     /* The clock is set before the layer starts: its poll loop must not replay the years since 1970. */
     const claims = { count: 0 }
-    const layer = DeliveryWorker.layer({ allowPrivate: true, allowHttp: true }).pipe(
+    const layer = DeliveryWorker.layer().pipe(
       Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+      Layer.provide(localDestinations),
       Layer.provide(flakyClaims(claims)),
       Layer.provideMerge(Service.layer({ background: false })),
       Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
@@ -641,8 +676,9 @@ describe("DeliveryWorker", () => {
       const claims = { count: 0 }
       const gate = yield* Deferred.make<void>()
       yield* Layer.build(
-        DeliveryWorker.layer({ allowPrivate: true, startAfter: Deferred.await(gate) }).pipe(
+        DeliveryWorker.layer({ startAfter: Deferred.await(gate) }).pipe(
           Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+          Layer.provide(localDestinations),
           Layer.provide(flakyClaims(claims)),
           Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
         )

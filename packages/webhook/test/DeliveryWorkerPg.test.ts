@@ -3,13 +3,14 @@ import { AutomationStore, type Delivery, DeliveryStore, JobQueue, TradeflowStore
 import { freshId, makeAutomation, makeMessage } from "@tradeflow/core/test-kit"
 import { Effect, Layer, Option } from "effect"
 import { layerTest } from "../../storage-pg/test/TestDatabase.js"
-import { DeliveryWorker, WebhookClient } from "../src/index.js"
+import { DeliveryWorker, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
 
 /** The worker on PostgreSQL, reaching the local receiver, with every `record` call's batch kept in `batches`. */
 const TestLayer = (batches: Array<ReadonlyArray<Delivery.AttemptResult>>) =>
-  DeliveryWorker.layer({ background: false, allowPrivate: true, allowHttp: true }).pipe(
+  DeliveryWorker.layer({ background: false }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+    Layer.provide(Ssrf.layer({ allowPrivate: true, allowHttp: true })),
     Layer.provide(Layer.effect(
       DeliveryStore.DeliveryStore,
       Effect.map(DeliveryStore.DeliveryStore, (inner) => ({

@@ -11,7 +11,7 @@ import {
   TrackingConfig
 } from "@tradeflow/core"
 import { Duration, Effect, Exit, Fiber, FiberId, Layer, Option, Scope, Supervisor } from "effect"
-import { DeliveryWorker, WebhookClient } from "../src/index.js"
+import { DeliveryWorker, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
 
 const org = "org-host"
@@ -27,8 +27,9 @@ const hostPorts = Layer.mergeAll(
 /** The job worker, the scheduler, retention and the delivery worker, all in the background and polling often. */
 const workers = Layer.merge(
   Service.layer({ pollInterval, leaseMillis: 1_000 }, { interval: pollInterval }, { interval: pollInterval }),
-  DeliveryWorker.layer({ allowPrivate: true, allowHttp: true, pollInterval }).pipe(
-    Layer.provide(WebhookClient.layer({ allowPrivate: true }))
+  DeliveryWorker.layer({ pollInterval }).pipe(
+    Layer.provide(WebhookClient.layer({ allowPrivate: true })),
+    Layer.provide(Ssrf.layer({ allowPrivate: true, allowHttp: true }))
   )
 )
 

@@ -1,5 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Stream } from "effect"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Stream } from "effect"
+import { IncomingMessage } from "node:http"
 import { HttpConfig, type HttpSettings } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 
@@ -42,6 +44,133 @@ export interface BodyOptions {
   readonly budget: Budget
 }
 
+/** What a body read took from its chunks: the bytes kept (within the limit and the budget) and the size. */
+interface Reading {
+  readonly chunks: Array<Uint8Array>
+  size: number
+  held: number
+  overBudget: boolean
+}
+
+/** Counts a chunk against the limit and the budget; false once the body is past what is read at all. */
+const take = (reading: Reading, chunk: Uint8Array, { budget, maxBytes }: BodyOptions): boolean => {
+  reading.size += chunk.length
+  if (reading.size <= maxBytes && !reading.overBudget) {
+    if (budget.take(chunk.length)) {
+      reading.held += chunk.length
+      reading.chunks.push(chunk)
+    } else {
+      reading.overBudget = true
+      budget.give(reading.held)
+      reading.held = 0
+      reading.chunks.length = 0
+    }
+  }
+  return reading.size <= maxBytes + drainAllowance
+}
+
+/** The body a finished reading answers: 503 over the budget, 413 over the limit, else its bytes. */
+const outcome = (reading: Reading, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> => {
+  if (reading.overBudget) {
+    return Problem.make(503, "the server holds too many request bodies at once; retry shortly")
+  }
+  if (reading.size > maxBytes) return Problem.make(413, `the request body is larger than ${maxBytes} bytes`)
+  if (reading.chunks.length === 1) return Effect.succeed(reading.chunks[0]!)
+  const bytes = new Uint8Array(reading.size)
+  let offset = 0
+  for (const chunk of reading.chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return Effect.succeed(bytes)
+}
+
+const timedOut = (timeoutMillis: number) =>
+  Problem.make(408, `the request body did not arrive within ${timeoutMillis / 1000} s`)
+
+const liveClock = Clock.make()
+
+/**
+ * Runs `task` after `millis` on `clock` (a timer on the live clock; a fiber sleeping on any other,
+ * such as a test's); answers its cancellation.
+ */
+const schedule = (clock: Clock.Clock, millis: number, task: () => void): () => void => {
+  if (clock.constructor === liveClock.constructor) {
+    const timer = setTimeout(task, millis)
+    return () => clearTimeout(timer)
+  }
+  const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(task)))
+  return () => void Effect.runFork(Fiber.interrupt(fiber))
+}
+
+/**
+ * {@link readBytes} straight from Node's `IncomingMessage`: one listener per event and one timer,
+ * instead of a stream, a channel and a racing fiber per request. A body left unread (past the
+ * allowance, timed out, interrupted) is destroyed, which ends its connection, as the stream does.
+ */
+const readIncoming = (
+  source: IncomingMessage,
+  options: BodyOptions,
+  clock: Clock.Clock
+): Effect.Effect<Uint8Array, Problem.Problem> =>
+  Effect.async<Uint8Array, Problem.Problem>((resume) => {
+    const reading: Reading = { chunks: [], size: 0, held: 0, overBudget: false }
+    let settled = false
+    const settle = (answer: Effect.Effect<Uint8Array, Problem.Problem>, complete: boolean) => {
+      if (settled) return
+      settled = true
+      cancel()
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("close", onClose)
+      options.budget.give(reading.held)
+      reading.held = 0
+      if (!complete && !source.destroyed) source.destroy()
+      resume(answer)
+    }
+    const onData = (chunk: Uint8Array) => {
+      if (!take(reading, chunk, options)) settle(outcome(reading, options.maxBytes), false)
+    }
+    const onEnd = () => settle(outcome(reading, options.maxBytes), true)
+    const onError = () => settle(Problem.make(400, "the request body could not be read"), false)
+    const onClose = () => {
+      if (!source.complete) onError()
+    }
+    const cancel = schedule(clock, options.timeoutMillis, () => settle(timedOut(options.timeoutMillis), false))
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onError)
+    source.on("close", onClose)
+    return Effect.sync(() => settle(Effect.interrupt, false))
+  })
+
+/** The Node request behind `request`, when it is one. */
+const incomingOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage | undefined => {
+  const source: unknown = NodeHttpServerRequest.toIncomingMessage(request)
+  return source instanceof IncomingMessage ? source : undefined
+}
+
+/** {@link readBytes} over the platform's body stream, for a request that is not Node's. */
+const readStream = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: BodyOptions
+): Effect.Effect<Uint8Array, Problem.Problem> => {
+  const reading: Reading = { chunks: [], size: 0, held: 0, overBudget: false }
+  const read = request.stream.pipe(
+    Stream.runForEachWhile((chunk) => Effect.sync(() => take(reading, chunk, options))),
+    Effect.catchAll(() => Problem.make(400, "the request body could not be read")),
+    Effect.timeoutFail({
+      duration: Duration.millis(options.timeoutMillis),
+      onTimeout: () => timedOut(options.timeoutMillis)
+    })
+  )
+  return Effect.ensuring(
+    Effect.zipRight(read, Effect.suspend(() => outcome(reading, options.maxBytes))),
+    Effect.sync(() => options.budget.give(reading.held))
+  )
+}
+
 /**
  * Reads the raw request body: 413 over `maxBytes` (at once when Content-Length says so;
  * otherwise while reading, never buffering more than the limit), 503 when the application already
@@ -53,60 +182,18 @@ export interface BodyOptions {
 export const readBytes = (
   options: BodyOptions
 ): Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const { budget, maxBytes } = options
-    const tooLarge = Problem.make(413, `the request body is larger than ${maxBytes} bytes`)
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const declared = request.headers["content-length"]
-    if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
-      return yield* tooLarge
+    if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > options.maxBytes) {
+      return Problem.make(413, `the request body is larger than ${options.maxBytes} bytes`)
     }
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    let held = 0
-    let overBudget = false
-    const read = request.stream.pipe(
-      Stream.runForEachWhile((chunk) =>
-        Effect.sync(() => {
-          size += chunk.length
-          if (size <= maxBytes && !overBudget) {
-            if (budget.take(chunk.length)) {
-              held += chunk.length
-              chunks.push(chunk)
-            } else {
-              overBudget = true
-              budget.give(held)
-              held = 0
-              chunks.length = 0
-            }
-          }
-          return size <= maxBytes + drainAllowance
-        })
-      ),
-      Effect.catchAll(() => Problem.make(400, "the request body could not be read")),
-      Effect.timeoutFail({
-        duration: Duration.millis(options.timeoutMillis),
-        onTimeout: () => Problem.make(408, `the request body did not arrive within ${options.timeoutMillis / 1000} s`)
-      })
-    )
-    return yield* Effect.ensuring(
-      Effect.gen(function*() {
-        yield* read
-        if (overBudget) {
-          return yield* Problem.make(503, "the server holds too many request bodies at once; retry shortly")
-        }
-        if (size > maxBytes) return yield* tooLarge
-        const bytes = new Uint8Array(size)
-        let offset = 0
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset)
-          offset += chunk.length
-        }
-        return bytes
-      }),
-      Effect.sync(() => budget.give(held))
-    )
+    const source = incomingOf(request)
+    return source === undefined
+      ? readStream(request, options)
+      : Effect.clockWith((clock) => readIncoming(source, options, clock))
   })
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
  * Reads the request body as JSON: 415 unless the media type is JSON, then {@link readBytes}, then
@@ -128,10 +215,10 @@ export const readJson = (
     }
     const bytes = yield* readBytes(options)
     const text = yield* Effect.try({
-      try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
+      try: () => utf8.decode(bytes),
       catch: () => Problem.make(400, "the request body is not valid UTF-8")
     })
-    if (text.trim() === "") return yield* Problem.make(400, "the request body is empty; JSON was expected")
+    if (!/\S/.test(text)) return yield* Problem.make(400, "the request body is empty; JSON was expected")
     const value = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: (e) =>

@@ -6,8 +6,10 @@
  */
 import { Effect, Random } from "effect"
 
-const letterValue = (c: string): number => {
-  const n = c.charCodeAt(0) - 55
+/** The value of a character code: a digit its value, a letter 10 for A on, skipping multiples of 11. */
+const charValue = (code: number): number => {
+  if (code < 65) return code - 48
+  const n = code - 55
   return n + Math.floor((n - 1) / 10)
 }
 
@@ -15,17 +17,14 @@ const letterValue = (c: string): number => {
 export const checkDigit = (first10: string): number | undefined => {
   if (!/^[A-Z]{3}[UJZ]\d{6}$/.test(first10)) return undefined
   let sum = 0
-  for (let i = 0; i < 10; i++) {
-    const c = first10[i]!
-    sum += (/\d/.test(c) ? Number(c) : letterValue(c)) * 2 ** i
-  }
+  for (let i = 0, weight = 1; i < 10; i++, weight *= 2) sum += charValue(first10.charCodeAt(i)) * weight
   return (sum % 11) % 10
 }
 
 /** True for a well-formed container number whose check digit is right. */
 export const isValid = (containerNumber: string): boolean => {
   if (!/^[A-Z]{3}[UJZ]\d{7}$/.test(containerNumber)) return false
-  return checkDigit(containerNumber.slice(0, 10)) === Number(containerNumber[10])
+  return checkDigit(containerNumber.slice(0, 10)) === containerNumber.charCodeAt(10) - 48
 }
 
 /** A random valid container number (category U), drawn from the Effect `Random` service. */

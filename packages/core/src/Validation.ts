@@ -260,9 +260,8 @@ const sanitise = (input: unknown): Sanitised => {
       if (key === "__proto__") continue
       path.push(key)
       if (key.includes("\u0000")) nul.push([...path])
-      const copied = go((value as Record<string, unknown>)[key], path)
+      out[key] = go((value as Record<string, unknown>)[key], path)
       path.pop()
-      Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
     }
     return out
   }
@@ -339,93 +338,101 @@ const containerWarning = (field: string, pointer: string, number: string): Optio
   )
 }
 
-const recordWarnings = (
-  { prefix, raw, record }: Located,
-  environment: Environment,
-  isKnownLocode: (code: string) => Effect.Effect<boolean, StorageError>
-): Effect.Effect<Array<string>, StorageError> =>
-  Effect.gen(function*() {
-    const warnings: Array<string> = []
-    const at = (...path: Array<PropertyKey>) => jsonPointer(path, prefix)
+/** What the warnings of a request know at once: the environment, the instant, and which UN/LOCODEs are known. */
+interface WarningContext {
+  readonly environment: Environment
+  readonly now: number
+  readonly knownLocodes: ReadonlyMap<string, boolean>
+}
 
-    const rawContainers = raw["container_reference"]
-    for (const [j, entry] of (record.container_reference ?? []).entries()) {
-      const pointer = typeof rawContainers === "string"
-        ? at("container_reference")
-        : isObject(Array.isArray(rawContainers) ? rawContainers[j] : undefined)
-        ? at("container_reference", j, "reference")
-        : at("container_reference", j)
-      Option.map(containerWarning("container_reference", pointer, entry.reference), (w) => warnings.push(w))
-    }
-    for (const [k, event] of (record.events ?? []).entries()) {
-      if (event.container_reference !== undefined && event.container_reference !== "") {
-        Option.map(
-          containerWarning(
-            `events[${k}].container_reference`,
-            at("events", k, "container_reference"),
-            event.container_reference
-          ),
-          (w) => warnings.push(w)
-        )
-      }
-    }
+const portFields = ["port_of_loading", "port_of_discharge"] as const
 
-    for (const field of ["port_of_loading", "port_of_discharge"] as const) {
-      const code = record[field]
-      if (code !== undefined && !(yield* isKnownLocode(code))) {
-        warnings.push(
-          `${field} at ${at(field)}: unknown UN/LOCODE ${code}; accepted, but no location details are known`
-        )
-      }
-    }
+const recordWarnings = ({ prefix, raw, record }: Located, context: WarningContext): Array<string> => {
+  const warnings: Array<string> = []
+  const at = (...path: Array<PropertyKey>) => jsonPointer(path, prefix)
 
-    if (environment === "uat") {
-      if (record.customer_name !== undefined) {
-        warnings.push(`customer_name at ${at("customer_name")} is ignored in UAT`)
-      }
-      if (record.partners !== undefined) warnings.push(`partners at ${at("partners")} is ignored in UAT`)
-      if (record.mock_tracking !== undefined && !scenarioNames.includes(record.mock_tracking.scenario)) {
-        warnings.push(
-          `mock_tracking.scenario at ${at("mock_tracking", "scenario")}: unknown scenario ` +
-            `${JSON.stringify(record.mock_tracking.scenario)} is ignored, no mock events are generated ` +
-            `(known: ${scenarioNames.join(", ")})`
-        )
-      }
-      if (record.mock_tracking !== undefined && scenarioNames.includes(record.mock_tracking.scenario)) {
-        const now = yield* Clock.currentTimeMillis
-        const days = mockWindowMillis / 86_400_000
-        for (const field of dateFields) {
-          const value = record[field]
-          if (value === undefined) continue
-          const offset = parseIsoDateTime(value) - now
-          if (Math.abs(offset) > mockWindowMillis) {
-            warnings.push(
-              `${field} at ${at(field)}: more than ${days} days ${offset < 0 ? "before" : "after"} now; ` +
-                `the mock journey uses the date ${days} days ${offset < 0 ? "before" : "after"} now instead`
-            )
-          }
+  const rawContainers = raw["container_reference"]
+  const containers = record.container_reference ?? []
+  for (let j = 0; j < containers.length; j++) {
+    const entry = containers[j]!
+    if (Iso6346.isValid(entry.reference)) continue
+    const pointer = typeof rawContainers === "string"
+      ? at("container_reference")
+      : isObject(Array.isArray(rawContainers) ? rawContainers[j] : undefined)
+      ? at("container_reference", j, "reference")
+      : at("container_reference", j)
+    Option.map(containerWarning("container_reference", pointer, entry.reference), (w) => warnings.push(w))
+  }
+  const events = record.events ?? []
+  for (let k = 0; k < events.length; k++) {
+    const event = events[k]!
+    if (event.container_reference !== undefined && event.container_reference !== "") {
+      Option.map(
+        containerWarning(
+          `events[${k}].container_reference`,
+          at("events", k, "container_reference"),
+          event.container_reference
+        ),
+        (w) => warnings.push(w)
+      )
+    }
+  }
+
+  for (const field of portFields) {
+    const code = record[field]
+    if (code !== undefined && context.knownLocodes.get(code) !== true) {
+      warnings.push(
+        `${field} at ${at(field)}: unknown UN/LOCODE ${code}; accepted, but no location details are known`
+      )
+    }
+  }
+
+  if (context.environment === "uat") {
+    if (record.customer_name !== undefined) {
+      warnings.push(`customer_name at ${at("customer_name")} is ignored in UAT`)
+    }
+    if (record.partners !== undefined) warnings.push(`partners at ${at("partners")} is ignored in UAT`)
+    if (record.mock_tracking !== undefined && !scenarioNames.includes(record.mock_tracking.scenario)) {
+      warnings.push(
+        `mock_tracking.scenario at ${at("mock_tracking", "scenario")}: unknown scenario ` +
+          `${JSON.stringify(record.mock_tracking.scenario)} is ignored, no mock events are generated ` +
+          `(known: ${scenarioNames.join(", ")})`
+      )
+    }
+    if (record.mock_tracking !== undefined && scenarioNames.includes(record.mock_tracking.scenario)) {
+      const days = mockWindowMillis / 86_400_000
+      for (const field of dateFields) {
+        const value = record[field]
+        if (value === undefined) continue
+        const offset = parseIsoDateTime(value) - context.now
+        if (Math.abs(offset) > mockWindowMillis) {
+          warnings.push(
+            `${field} at ${at(field)}: more than ${days} days ${offset < 0 ? "before" : "after"} now; ` +
+              `the mock journey uses the date ${days} days ${offset < 0 ? "before" : "after"} now instead`
+          )
         }
       }
-    } else if (record.mock_tracking !== undefined) {
-      warnings.push(`mock_tracking at ${at("mock_tracking")} is ignored in production`)
     }
+  } else if (record.mock_tracking !== undefined) {
+    warnings.push(`mock_tracking at ${at("mock_tracking")} is ignored in production`)
+  }
 
-    const noOffset = (label: string, pointer: string, value: string | undefined) => {
-      if (value !== undefined && !hasOffset(value)) {
-        warnings.push(`${label} at ${pointer}: date-time without an offset, read as UTC`)
-      }
+  const noOffset = (label: string, field: () => string, value: string | undefined) => {
+    if (value !== undefined && !hasOffset(value)) {
+      warnings.push(`${label} at ${field()}: date-time without an offset, read as UTC`)
     }
-    for (const field of dateFields) noOffset(field, at(field), record[field])
-    noOffset(
-      "references.delivery_event_date",
-      at("references", "delivery_event_date"),
-      record.references?.delivery_event_date
-    )
-    for (const [k, event] of (record.events ?? []).entries()) {
-      noOffset(`events[${k}].event_date`, at("events", k, "event_date"), event.event_date)
-    }
-    return warnings
-  })
+  }
+  for (const field of dateFields) noOffset(field, () => at(field), record[field])
+  noOffset(
+    "references.delivery_event_date",
+    () => at("references", "delivery_event_date"),
+    record.references?.delivery_event_date
+  )
+  for (let k = 0; k < events.length; k++) {
+    noOffset(`events[${k}].event_date`, () => at("events", k, "event_date"), events[k]!.event_date)
+  }
+  return warnings
+}
 
 /** At most this many distinct containers per tradeflow in one request (its records together). */
 export const maxTradeflowContainers = 1_000
@@ -451,19 +458,20 @@ const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
     const before = { containers: t.containers.size, events: t.events }
     for (const entry of record.container_reference ?? []) t.containers.add(entry.reference)
     t.events += record.events?.length ?? 0
-    const merged = `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
+    const merged = () => `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
     const max = (n: number) => n.toLocaleString("en")
     if (before.containers <= maxTradeflowContainers && t.containers.size > maxTradeflowContainers) {
       issues.push({
         path: jsonPointer(["container_reference"], prefix),
-        message: `the ${merged} name more than ${max(maxTradeflowContainers)} distinct containers (from this record ` +
+        message:
+          `the ${merged()} name more than ${max(maxTradeflowContainers)} distinct containers (from this record ` +
           `on); at most ${max(maxTradeflowContainers)} are accepted per tradeflow and request`
       })
     }
     if (before.events <= maxTradeflowEvents && t.events > maxTradeflowEvents) {
       issues.push({
         path: jsonPointer(["events"], prefix),
-        message: `the ${merged} hold more than ${max(maxTradeflowEvents)} events (from this record on); ` +
+        message: `the ${merged()} hold more than ${max(maxTradeflowEvents)} events (from this record on); ` +
           `at most ${max(maxTradeflowEvents)} are accepted per tradeflow and request`
       })
     }
@@ -541,14 +549,20 @@ export const validateRequest: (
   if (overLimit.length > 0) return yield* new ValidationError({ errors: listIssues(overLimit) })
 
   const locations = yield* Locations
-  const known = new Map<string, boolean>()
-  const isKnownLocode = (code: string) =>
-    known.has(code)
-      ? Effect.succeed(known.get(code) === true)
-      : Effect.tap(
-        Effect.map(locations.lookup(code), Option.isSome),
-        (isKnown) => Effect.sync(() => known.set(code, isKnown))
-      )
+  const codes = new Set<string>()
+  for (const { record } of located) {
+    for (const field of portFields) {
+      const code = record[field]
+      if (code !== undefined) codes.add(code)
+    }
+  }
+  const knownLocodes = new Map<string, boolean>()
+  for (const code of codes) knownLocodes.set(code, Option.isSome(yield* locations.lookup(code)))
+  const context: WarningContext = {
+    environment: options.environment,
+    now: yield* Clock.currentTimeMillis,
+    knownLocodes
+  }
 
   const groups = groupRecords(located.map((l) => l.record))
   const byReference = new Map<string, Array<Located>>()
@@ -562,7 +576,7 @@ export const validateRequest: (
   for (const group of groups) {
     const groupWarnings = new Set<string>()
     for (const l of byReference.get(group.tradeflow_reference) ?? []) {
-      for (const w of yield* recordWarnings(l, options.environment, isKnownLocode)) groupWarnings.add(w)
+      for (const w of recordWarnings(l, context)) groupWarnings.add(w)
     }
     const listed = Array.from(groupWarnings).slice(0, room)
     room -= listed.length

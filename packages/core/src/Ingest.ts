@@ -28,7 +28,7 @@ import { Locations } from "./Locations.js"
 import * as RenderBudget from "./RenderBudget.js"
 import type { StorageError } from "./StorageError.js"
 import type { RecordGroup } from "./TradeflowRecord.js"
-import { TradeflowStore } from "./TradeflowStore.js"
+import { type TradeflowSize, TradeflowStore } from "./TradeflowStore.js"
 import { type ValidatedRequest, validateRequest } from "./Validation.js"
 import { Worker } from "./Worker.js"
 
@@ -114,93 +114,121 @@ export const layer: Layer.Layer<
     const automations = yield* AutomationStore
     const inFlight = new Set<string>()
 
-    /** Refuses (422) a request that would take a stored tradeflow past its caps or one job past the render caps. */
+    /**
+     * Refuses (422) a request that would take a stored tradeflow past its caps or one job past the
+     * render caps. Whether the organisation renders `tradeflow` documents only adds to the render
+     * estimate, so it is asked only when the request is not within the caps even with them.
+     */
     const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
-      const { groups, pointers } = validated
       const organisationId = submission.organisation_id
-      const options = {
-        uat: submission.environment === "uat",
-        documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
-      }
-      const sizes = yield* store.sizes(organisationId, groups.map((g) => g.tradeflow_reference))
-      const storedOf = (g: RecordGroup) => {
-        const size = sizes.get(g.tradeflow_reference)
-        return size === undefined ? undefined : { size }
-      }
-      const estimates = groups.map((g) => IngestLimits.estimateGroup(g, storedOf(g), options))
-      const read = new Set<number>()
-      const exactly = (i: number) =>
-        Effect.gen(function*() {
-          const g = groups[i]!
-          const size = sizes.get(g.tradeflow_reference)
-          if (read.size >= maxExactReads || read.has(i) || size === undefined) return
-          read.add(i)
-          const held = yield* store.held(organisationId, g.tradeflow_reference, IngestLimits.identities(g))
-          estimates[i] = IngestLimits.estimateGroup(g, { size, held }, options)
+      const sizes = yield* store.sizes(organisationId, validated.groups.map((g) => g.tradeflow_reference))
+      const uat = submission.environment === "uat"
+      const withDocuments = yield* capIssues(organisationId, validated, sizes, { uat, documents: true })
+      const { errors } = withDocuments.renderChecked
+        ? yield* capIssues(organisationId, validated, sizes, {
+          uat,
+          documents: (yield* automations.enabled(organisationId)).some((a) => a.format === "tradeflow")
         })
-      for (const [i, e] of estimates.entries()) {
-        if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)
-      }
-      const total = () =>
-        estimates.reduce((sum, e) => ({ messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }), {
-          messages: 0,
-          bytes: 0
-        })
-      if (!IngestLimits.withinRenderCaps(total())) {
-        const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
-        for (const i of largest) {
-          if (read.size >= maxExactReads || IngestLimits.withinRenderCaps(total())) break
-          yield* exactly(i)
-        }
-      }
-      const errors: Array<Issue> = []
-      for (const [i, e] of estimates.entries()) {
-        const reference = groups[i]!.tradeflow_reference
-        const at = pointers[i] ?? []
-        const held = sizes.get(reference)
-        const holds = (n: number | undefined) => n === undefined ? "" : ` (it holds ${n.toLocaleString("en")})`
-        if (e.containersOver !== undefined) {
-          errors.push({
-            path: `${at[e.containersOver] ?? ""}/container_reference`,
-            message:
-              `tradeflow ${JSON.stringify(reference)} would hold ${e.containers.toLocaleString("en")} containers; ` +
-              `at most ${IngestLimits.maxStoredContainers.toLocaleString("en")} per tradeflow${holds(held?.containers)}`
-          })
-        }
-        if (e.eventsOver !== undefined) {
-          const mock = e.mockEvents > 0 ? `, about ${e.mockEvents.toLocaleString("en")} of them its mock journey's` : ""
-          errors.push({
-            path: `${at[e.eventsOver] ?? ""}/events`,
-            message:
-              `tradeflow ${JSON.stringify(reference)} would hold ${e.events.toLocaleString("en")} events${mock}; ` +
-              `at most ${IngestLimits.maxStoredEvents.toLocaleString("en")} per tradeflow${holds(held?.events)}`
-          })
-        }
-      }
-      if (errors.length === 0 && !IngestLimits.withinRenderCaps(total())) {
-        let sum = { messages: 0, bytes: 0 }
-        for (const [i, e] of estimates.entries()) {
-          sum = { messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }
-          if (IngestLimits.withinRenderCaps(sum)) continue
-          const whole = total()
-          errors.push({
-            path: pointers[i]?.[0] ?? "",
-            message:
-              `this request would render about ${whole.messages.toLocaleString("en")} messages and ${
-                mib(whole.bytes)
-              } ` +
-              `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
-              `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
-              `${RenderBudget.maxMessagesPerJob.toLocaleString("en")} messages and ${
-                mib(RenderBudget.maxBytesPerJob)
-              }: ` +
-              "send fewer tradeflows per request, or fewer containers or events per tradeflow"
-          })
-          break
-        }
-      }
+        : withDocuments
       if (errors.length > 0) return yield* new ValidationError({ errors: listIssues(errors) })
     })
+
+    /**
+     * The cap issues of a request under `options`, and whether the render caps were looked at
+     * (without that, `documents` changed nothing).
+     */
+    const capIssues = (
+      organisationId: string,
+      validated: ValidatedRequest,
+      sizes: ReadonlyMap<string, TradeflowSize>,
+      options: { readonly uat: boolean; readonly documents: boolean }
+    ) =>
+      Effect.gen(function*() {
+        const { groups, pointers } = validated
+        let renderChecked = false
+        const storedOf = (g: RecordGroup) => {
+          const size = sizes.get(g.tradeflow_reference)
+          return size === undefined ? undefined : { size }
+        }
+        const estimates = groups.map((g) => IngestLimits.estimateGroup(g, storedOf(g), options))
+        const read = new Set<number>()
+        const exactly = (i: number) =>
+          Effect.gen(function*() {
+            const g = groups[i]!
+            const size = sizes.get(g.tradeflow_reference)
+            if (read.size >= maxExactReads || read.has(i) || size === undefined) return
+            read.add(i)
+            const held = yield* store.held(organisationId, g.tradeflow_reference, IngestLimits.identities(g))
+            estimates[i] = IngestLimits.estimateGroup(g, { size, held }, options)
+          })
+        for (const [i, e] of estimates.entries()) {
+          if (e.containersOver !== undefined || e.eventsOver !== undefined) yield* exactly(i)
+        }
+        const total = () =>
+          estimates.reduce((sum, e) => ({ messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }), {
+            messages: 0,
+            bytes: 0
+          })
+        if (!IngestLimits.withinRenderCaps(total())) {
+          renderChecked = true
+          const largest = [...estimates.keys()].sort((a, b) => estimates[b]!.bytes - estimates[a]!.bytes)
+          for (const i of largest) {
+            if (read.size >= maxExactReads || IngestLimits.withinRenderCaps(total())) break
+            yield* exactly(i)
+          }
+        }
+        const errors: Array<Issue> = []
+        for (const [i, e] of estimates.entries()) {
+          const reference = groups[i]!.tradeflow_reference
+          const at = pointers[i] ?? []
+          const held = sizes.get(reference)
+          const holds = (n: number | undefined) => n === undefined ? "" : ` (it holds ${n.toLocaleString("en")})`
+          if (e.containersOver !== undefined) {
+            errors.push({
+              path: `${at[e.containersOver] ?? ""}/container_reference`,
+              message:
+                `tradeflow ${JSON.stringify(reference)} would hold ${e.containers.toLocaleString("en")} containers; ` +
+                `at most ${IngestLimits.maxStoredContainers.toLocaleString("en")} per tradeflow${
+                  holds(held?.containers)
+                }`
+            })
+          }
+          if (e.eventsOver !== undefined) {
+            const mock = e.mockEvents > 0
+              ? `, about ${e.mockEvents.toLocaleString("en")} of them its mock journey's`
+              : ""
+            errors.push({
+              path: `${at[e.eventsOver] ?? ""}/events`,
+              message:
+                `tradeflow ${JSON.stringify(reference)} would hold ${e.events.toLocaleString("en")} events${mock}; ` +
+                `at most ${IngestLimits.maxStoredEvents.toLocaleString("en")} per tradeflow${holds(held?.events)}`
+            })
+          }
+        }
+        if (errors.length === 0 && !IngestLimits.withinRenderCaps(total())) {
+          let sum = { messages: 0, bytes: 0 }
+          for (const [i, e] of estimates.entries()) {
+            sum = { messages: sum.messages + e.messages, bytes: sum.bytes + e.bytes }
+            if (IngestLimits.withinRenderCaps(sum)) continue
+            const whole = total()
+            errors.push({
+              path: pointers[i]?.[0] ?? "",
+              message:
+                `this request would render about ${whole.messages.toLocaleString("en")} messages and ${
+                  mib(whole.bytes)
+                } ` +
+                `in one job, from tradeflow ${JSON.stringify(groups[i]!.tradeflow_reference)} on (it alone about ` +
+                `${e.messages.toLocaleString("en")} messages, ${mib(e.bytes)}); a job renders at most ` +
+                `${RenderBudget.maxMessagesPerJob.toLocaleString("en")} messages and ${
+                  mib(RenderBudget.maxBytesPerJob)
+                }: ` +
+                "send fewer tradeflows per request, or fewer containers or events per tradeflow"
+            })
+            break
+          }
+        }
+        return { errors, renderChecked }
+      })
 
     const guardKey = <A, E, R>(
       organisationId: string,

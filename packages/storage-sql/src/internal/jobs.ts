@@ -12,7 +12,6 @@ import {
   decodeOutcomes,
   decodeSummaries,
   decodeValues,
-  encodePayload,
   storageError
 } from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
@@ -36,7 +35,7 @@ export const make = (
 
     const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
       Effect.gen(function*() {
-        const payload = yield* encodePayload(job.payload)
+        const payload = JSON.stringify(job.payload)
         if (idempotency !== undefined) {
           const claimed =
             yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)

@@ -11,6 +11,8 @@ import { widgetGroup } from "./widgetGroup.js"
 /**
  * Every route group of the root API, `/v3` and the console, with the authentication middlewares and
  * the request bodies they read: what is left to provide is the core services and `HttpConfig`.
+ *
+ * @internal
  */
 export const routeGroups = Layer.mergeAll(
   downstreamGroup(Api),

@@ -275,10 +275,13 @@ export const decodeHashes = rows(Schema.Struct({ hash: Schema.String }))
 export const decodeValues = rows(Schema.Struct({ value: Schema.String }))
 export const decodeContainers = rows(Schema.Struct({ container_reference: Schema.String }))
 export const decodeDue = rows(Schema.Struct({ organisation_id: Schema.String, reference: Schema.String }))
+const decodeSizeRows = rows(
+  Schema.Struct({ reference: Schema.String, container_count: Schema.Number, event_count: Schema.Number })
+)
 /** Rows of `reference, container_count, event_count` into `TradeflowStore.sizes`' answer. */
 export const decodeSizes = (raw: unknown) =>
   Effect.map(
-    rows(Schema.Struct({ reference: Schema.String, container_count: Schema.Number, event_count: Schema.Number }))(raw),
+    decodeSizeRows(raw),
     (found) =>
       new Map(found.map((r) => [r.reference, { containers: r.container_count, events: r.event_count }] as const))
   )

@@ -143,25 +143,34 @@ export const make = (
     }
 
     /**
-     * Claims up to `limit` due deliveries, the head of each (automation, tradeflow) only, that have
-     * something to send (their own body, or their message).
+     * The ids of up to `limit` claimable deliveries: due heads of their (automation, tradeflow), not
+     * under a live lease, of an enabled automation (or a test send), with something to send (their
+     * own body, or their message: joined, so only the heads look it up). PostgreSQL skips the rows
+     * other claimers hold.
+     */
+    const claimable = (limit: number, now: number) =>
+      sql`SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
+        LEFT JOIN messages m ON m.organisation_id = d.organisation_id AND m.seq = d.seq
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+        AND (d.lease_until IS NULL OR d.lease_until <= ${now})
+        AND (a.enabled OR d.test)
+        AND (d.body IS NOT NULL OR m.seq IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM deliveries p
+          WHERE p.status = 'pending' AND p.automation_id = d.automation_id
+            AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
+            AND p.id < d.id)
+      ORDER BY d.id LIMIT ${limit} ${skipLocked}`
+
+    /**
+     * Leases the {@link claimable} deliveries and answers them with their body, in one statement on
+     * both dialects. PostgreSQL takes the ids as an array (`= ANY (ARRAY(…))`, which it looks up by
+     * key, where `IN (…)` planned a scan of every delivery).
      */
     const claimStatement = (worker: string, limit: number, now: number, leaseMillis: number) =>
       sql`UPDATE deliveries SET claim = claim + 1, leased_by = ${worker}, lease_until = ${
         now + Math.max(0, leaseMillis)
       }
-      WHERE id IN (
-        SELECT d.id FROM deliveries d JOIN automations a ON a.id = d.automation_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-          AND (d.lease_until IS NULL OR d.lease_until <= ${now})
-          AND (a.enabled OR d.test)
-          AND (d.body IS NOT NULL OR EXISTS (SELECT 1 FROM messages m
-            WHERE m.organisation_id = d.organisation_id AND m.seq = d.seq))
-          AND NOT EXISTS (SELECT 1 FROM deliveries p
-            WHERE p.status = 'pending' AND p.automation_id = d.automation_id
-              AND p.organisation_id = d.organisation_id AND p.tradeflow_reference = d.tradeflow_reference
-              AND p.id < d.id)
-        ORDER BY d.id LIMIT ${limit} ${skipLocked})
+      WHERE id ${pg ? sql`= ANY (ARRAY(${claimable(limit, now)}))` : sql`IN (${claimable(limit, now)})`}
       RETURNING ${sql.literal(stateFields.join(", "))}, claim, COALESCE(body, (SELECT m.body FROM messages m
         WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`
 

@@ -33,35 +33,83 @@ export const make = (
     const relaxed = options.relaxed ?? ((effect) => effect)
     const jobColumns = sql`${number("id")} AS id, organisation_id, environment, payload, received_at`
 
-    const enqueueOne = ({ idempotency, job }: Job.Enqueue) =>
+    const jobRow = (job: Job.NewJob) => {
+      const payload = JSON.stringify(job.payload)
+      return {
+        organisation_id: job.organisation_id,
+        environment: job.environment,
+        payload,
+        received_at: job.received_at,
+        status: "pending",
+        kind: job.payload._tag,
+        payload_bytes: Buffer.byteLength(payload)
+      }
+    }
+
+    /**
+     * Inserts jobs in one statement, in order: a multi-row INSERT numbers its rows in the order of
+     * its VALUES (SQLite's rowid, PostgreSQL's identity), so the ids sorted ascending are theirs in
+     * that order.
+     */
+    const insertJobs = (jobs: ReadonlyArray<Job.NewJob>) =>
       Effect.gen(function*() {
-        const payload = JSON.stringify(job.payload)
-        if (idempotency !== undefined) {
-          const claimed =
-            yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
-            VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
-              ${job.received_at})
-            ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
-          if (claimed.length === 0) {
-            const seen = (yield* decodeIdempotency(
-              yield* sql`SELECT request_hash, response FROM idempotency_keys
-              WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
-            ))[0]
-            if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
-            return seen.request_hash === idempotency.request_hash
-              ? { _tag: "Replayed" as const, response: seen.response }
-              : { _tag: "KeyReused" as const }
-          }
+        const ids = (yield* decodeIds(
+          yield* sql`INSERT INTO jobs ${sql.insert(jobs.map(jobRow))} RETURNING ${number("id")} AS id`
+        )).map((row) => row.id).sort((a, b) => a - b)
+        if (ids.length !== jobs.length) {
+          return yield* Effect.fail(`INSERT ... RETURNING answered ${ids.length} rows for ${jobs.length} jobs`)
         }
-        const inserted = (yield* decodeIds(
-          yield* sql`
-          INSERT INTO jobs (organisation_id, environment, payload, received_at, status, kind, payload_bytes)
-          VALUES (${job.organisation_id}, ${job.environment}, ${payload}, ${job.received_at}, 'pending',
-            ${job.payload._tag}, ${Buffer.byteLength(payload)})
-          RETURNING ${number("id")} AS id`
+        return ids.map((id) => ({ _tag: "Enqueued" as const, id }))
+      })
+
+    /** Claims an idempotency key: undefined when it is new (stored), else the outcome of the earlier request. */
+    const claimKey = (job: Job.NewJob, idempotency: Job.Idempotency) =>
+      Effect.gen(function*() {
+        const claimed =
+          yield* sql`INSERT INTO idempotency_keys (organisation_id, key, request_hash, response, created_at)
+          VALUES (${job.organisation_id}, ${idempotency.key}, ${idempotency.request_hash}, ${idempotency.response},
+            ${job.received_at})
+          ON CONFLICT (organisation_id, key) DO NOTHING RETURNING key`
+        if (claimed.length > 0) return undefined
+        const seen = (yield* decodeIdempotency(
+          yield* sql`SELECT request_hash, response FROM idempotency_keys
+          WHERE organisation_id = ${job.organisation_id} AND key = ${idempotency.key}`
         ))[0]
-        if (inserted === undefined) return yield* Effect.fail("INSERT ... RETURNING answered no row")
-        return { _tag: "Enqueued" as const, id: inserted.id }
+        if (seen === undefined) return yield* Effect.fail("idempotency key vanished after a conflict")
+        return seen.request_hash === idempotency.request_hash
+          ? { _tag: "Replayed" as const, response: seen.response }
+          : { _tag: "KeyReused" as const }
+      })
+
+    /**
+     * The entries in order: each run of entries without an idempotency key in one multi-row INSERT
+     * (at most 500 rows a statement), each entry with one after its key is claimed, so a later
+     * entry sees the keys of earlier ones and the ids follow the entries.
+     */
+    const enqueueEntries = (entries: ReadonlyArray<Job.Enqueue>) =>
+      Effect.gen(function*() {
+        const outcomes: Array<Job.EnqueueOutcome> = []
+        let run: Array<Job.NewJob> = []
+        const flush = Effect.suspend(() => {
+          const jobs = run
+          run = []
+          return Effect.forEach(chunks(jobs, 500), (part) =>
+            Effect.map(insertJobs(part), (done) => {
+              outcomes.push(...done)
+            }), { discard: true })
+        })
+        for (const { idempotency, job } of entries) {
+          if (idempotency === undefined) {
+            run.push(job)
+            continue
+          }
+          yield* flush
+          const earlier = yield* claimKey(job, idempotency)
+          if (earlier !== undefined) outcomes.push(earlier)
+          else outcomes.push(...yield* insertJobs([job]))
+        }
+        yield* flush
+        return outcomes
       })
 
     /** Serialises the enqueues of these organisations until the transaction ends (PostgreSQL). */
@@ -145,7 +193,7 @@ export const make = (
         const organisations = [...new Set(entries.map((e) => e.job.organisation_id))].sort()
         return yield* sql.withTransaction(Effect.gen(function*() {
           yield* lockOrganisations(organisations)
-          const outcomes = yield* Effect.forEach(entries, enqueueOne)
+          const outcomes = yield* enqueueEntries(entries)
           if (outcomes.some((o) => o._tag === "Enqueued")) yield* wakeups.notify
           return outcomes
         }))

@@ -1,8 +1,8 @@
 /**
  * The message fills of the upstream benchmarks: `total` messages of one organisation (4 types
  * round-robin, ~470 byte bodies, message i generated `total - i` ms before the fill started),
- * written on SQLite through `TradeflowStore.commit` ({@link commitFill}) or on PostgreSQL with bulk
- * `INSERT … SELECT generate_series` statements ({@link bulkFill}) that produce the same rows. No
+ * written through `TradeflowStore.commit` ({@link commitFill}) or with bulk `INSERT … SELECT`
+ * statements ({@link bulkFill}, PostgreSQL and SQLite) that produce the same rows. No
  * environment variables: the scripts that use it pass the sizes.
  */
 import { SqlClient } from "@effect/sql"
@@ -81,44 +81,64 @@ export const commitFill = (organisationId: string, options: { readonly total: nu
     }
   })
 
-const isoSql = (ms: string) =>
-  `to_char(to_timestamp(div(${ms}, 1000)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad(mod(${ms}, 1000)::text, 3, '0') || 'Z'`
+/** The ISO 8601 text of the epoch milliseconds `ms` (an integer SQL expression), as `Date.toISOString`. */
+const isoSql = (pg: boolean, ms: string) =>
+  pg
+    ? `to_char(to_timestamp(div(${ms}, 1000)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad(mod(${ms}, 1000)::text, 3, '0') || 'Z'`
+    : `strftime('%Y-%m-%dT%H:%M:%S', ${ms} / 1000, 'unixepoch') || '.' || printf('%03d', ${ms} % 1000) || 'Z'`
 
 /**
- * The PostgreSQL fill: the same rows as {@link commitFill} (same hashes, types, references,
- * timestamps and byte-identical bodies; message i gets seq i + 1), written with bulk
- * `INSERT … SELECT generate_series` statements of `chunk` rows, then the organisation's
- * `message_sequences` counter set to the last seq, the `message_heads` of `latest` filled as the
- * commits would have, one job marked done (so the queue looks used), `VACUUM (ANALYZE)`. A sample of the bodies is compared with the JavaScript ones.
+ * The bulk fill, on PostgreSQL and SQLite: the same rows as {@link commitFill} (same hashes, types,
+ * references, timestamps and byte-identical bodies; message i gets seq i + 1), written with bulk
+ * `INSERT … SELECT` statements of `chunk` rows over `generate_series` (PostgreSQL) or a recursive
+ * CTE (SQLite), then the organisation's `message_sequences` counter set to the last seq, the
+ * `message_heads` of `latest` filled as the commits would have, one job marked done (so the queue
+ * looks used), on PostgreSQL `VACUUM (ANALYZE)` (as autovacuum would; SQLite is left without
+ * statistics, as the server leaves it). A sample of the rows is compared with the JavaScript ones.
  */
 export const bulkFill = (organisationId: string, options: { readonly total: number; readonly chunk: number }) =>
   Effect.gen(function*() {
     const { total, chunk } = options
     const types = messageTypes
     const sql = yield* SqlClient.SqlClient
+    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    const names = ["", "organisation", "now", "total", "from", "to"]
+    const p = (n: number) => pg ? `$${n}` : `@${names[n]}`
+    const int = (n: number) => pg ? `$${n}::bigint` : `CAST(@${names[n]} AS INTEGER)`
+    const params = (organisation: string, from: number, to: number): ReadonlyArray<unknown> =>
+      pg ? [organisation, now, total, from, to] : [{ organisation, now, total, from, to }]
     const now = Date.now()
-    const typeAt = `(ARRAY['${types.join("','")}'])[mod(g.i, ${types.length}) + 1]`
-    const rowsSql = `
-      SELECT g.i, ${typeAt} AS type, ($2::bigint - ($3::bigint - g.i)) AS at
-      FROM generate_series($4::bigint, $5::bigint) AS g(i)`
+    const typeAt = pg
+      ? `(ARRAY['${types.join("','")}'])[mod(g.i, ${types.length}) + 1]`
+      : `CASE g.i % ${types.length} ${types.map((t, k) => `WHEN ${k} THEN '${t}'`).join(" ")} END`
+    const rowsSql = pg
+      ? `SELECT g.i, ${typeAt} AS type, (${int(2)} - (${int(3)} - g.i)) AS at
+      FROM generate_series(${int(4)}, ${int(5)}) AS g(i)`
+      : `WITH RECURSIVE g(i) AS (SELECT ${int(4)} UNION ALL SELECT i + 1 FROM g WHERE i < ${int(5)})
+      SELECT g.i AS i, ${typeAt} AS type, (${int(2)} - (${int(3)} - g.i)) AS at FROM g`
     const location =
       `{"name":"Rotterdam","unlocode":"NLRTM","timezone":"Europe/Amsterdam","country":{"name":"Netherlands","iso_a2":"NL"}}`
     const shipment =
       `{"containers":[{"reference":"MSCU1234565","container_type":"45G1","container_length":40}],"transport_plan_legs":[]}`
+    const mod = (a: string, b: number) => pg ? `mod(${a}, ${b})` : `(${a} % ${b})`
     const statement =
       `INSERT INTO messages (organisation_id, seq, hash, type, tradeflow_reference, container_reference, generated_at, body)
-      SELECT $1, r.i + 1, 'h' || r.i, r.type, 'TF-' || mod(r.i, 1000), CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'MSCU1234565' END,
-        r.at::float8,
-        '{"hash":"h' || r.i || '","message_generated_event_date":"' || ${isoSql("r.at")} || '","type":"' || r.type ||
-        '","tradeflow_reference":"TF-' || mod(r.i, 1000) || '","payload":{"type":"' ||
+      SELECT ${p(1)}, r.i + 1, 'h' || r.i, r.type, 'TF-' || ${
+        mod("r.i", 1000)
+      }, CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'MSCU1234565' END,
+        ${pg ? "r.at::float8" : "r.at"},
+        '{"hash":"h' || r.i || '","message_generated_event_date":"' || ${
+        isoSql(pg, "r.at")
+      } || '","type":"' || r.type ||
+        '","tradeflow_reference":"TF-' || ${mod("r.i", 1000)} || '","payload":{"type":"' ||
         CASE WHEN r.type = 'CONTAINER_MILESTONE' THEN 'CONTAINER_MILESTONES' ELSE r.type END ||
         '","status_code":"VA","event_date":"' || ${
-        isoSql("r.at")
+        isoSql(pg, "r.at")
       } || '","location":${location},"shipment":${shipment}}}'
       FROM (${rowsSql}) AS r`
     for (let from = 0; from < total; from += chunk) {
       const to = Math.min(total, from + chunk) - 1
-      yield* sql.unsafe(statement, [organisationId, now, total, from, to])
+      yield* sql.unsafe(statement, params(organisationId, from, to))
       console.log(`filled ${to + 1} / ${total}`)
     }
     yield* sql`INSERT INTO message_sequences (organisation_id, last_seq) VALUES (${organisationId}, ${total})
@@ -136,8 +156,10 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
       messages: [],
       result: { count: 0 }
     })
-    console.log("VACUUM (ANALYZE) messages, message_heads")
-    yield* sql.unsafe("VACUUM (ANALYZE) messages, message_heads")
+    if (pg) {
+      console.log("VACUUM (ANALYZE) messages, message_heads")
+      yield* sql.unsafe("VACUUM (ANALYZE) messages, message_heads")
+    }
     const samples = [0, 1, 2, 3, 999, 123_457, Math.floor(total / 2), total - 1].filter((i) => i >= 0 && i < total)
     const stored = yield* sql.unsafe<
       {
@@ -150,9 +172,13 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
         body: string
       }
     >(
-      `SELECT seq::float8 AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body FROM messages
-        WHERE organisation_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
-      [organisationId, samples.map((i) => i + 1)]
+      `SELECT ${
+        pg ? "seq::float8" : "seq"
+      } AS seq, hash, type, tradeflow_reference, container_reference, generated_at, body
+        FROM messages WHERE organisation_id = ${p(1)} AND seq IN (${
+        samples.map((i) => i + 1).join(", ")
+      }) ORDER BY seq`,
+      pg ? [organisationId] : [{ organisation: organisationId }]
     )
     if (stored.length !== samples.length) {
       return yield* Effect.dieMessage(`sample: ${stored.length} rows, expected ${samples.length}`)
@@ -183,9 +209,14 @@ export const bulkFill = (organisationId: string, options: { readonly total: numb
         )
       }
     }
-    const counter = yield* sql<{ last_seq: number; count: number }>`SELECT
-      (SELECT last_seq::float8 FROM message_sequences WHERE organisation_id = ${organisationId}) AS last_seq,
-      (SELECT count(*)::float8 FROM messages WHERE organisation_id = ${organisationId}) AS count`
+    const counter = yield* sql.unsafe<{ last_seq: number; count: number }>(
+      pg
+        ? `SELECT (SELECT last_seq::float8 FROM message_sequences WHERE organisation_id = $1) AS last_seq,
+          (SELECT count(*)::float8 FROM messages WHERE organisation_id = $1) AS count`
+        : `SELECT (SELECT last_seq FROM message_sequences WHERE organisation_id = @organisation) AS last_seq,
+          (SELECT count(*) FROM messages WHERE organisation_id = @organisation) AS count`,
+      pg ? [organisationId] : [{ organisation: organisationId }]
+    )
     if (counter[0]?.last_seq !== total || counter[0]?.count !== total) {
       return yield* Effect.dieMessage(`counter ${JSON.stringify(counter[0])}, expected ${total}`)
     }

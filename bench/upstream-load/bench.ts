@@ -31,8 +31,8 @@
  * Env: BENCH_STORAGE (sqlite | postgres | both, default both; a CLI argument wins),
  * BENCH_MESSAGES, BENCH_CLIENTS (default "1,8,32"), BENCH_SECONDS (default 10), BENCH_WARMUP
  * (default 2), BENCH_MEMORY_CLIENTS (default 32), BENCH_MEMORY_SECONDS (default 60; 0 skips the
- * memory run), BENCH_BATCH (SQLite fill: messages per commit, default 10,000), BENCH_PG_CHUNK
- * (PostgreSQL fill: rows per INSERT, default 100,000), BENCH_CPU_PROF (a directory: the throughput
+ * memory run), BENCH_FILL_CHUNK (the fill, bench/Fill.ts `bulkFill` on both storages: rows per
+ * INSERT, default 100,000), BENCH_CPU_PROF (a directory: the throughput
  * server runs with `--cpu-prof` and writes its profiles into `<dir>/<backend>/` on exit, one per
  * thread, the main thread's named `CPU.*.0.*.cpuprofile`), BENCH_SERVER_NODE_ARGS (extra
  * node options of the real server, space-separated, e.g. `--max-old-space-size=128`), BENCH_SERVER
@@ -54,7 +54,7 @@ import { join } from "node:path"
 import { freePort, npmStartArgs, root as repoRoot } from "../../examples/standalone/test/Process.js"
 import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
 import { type Backend, selectedBackends } from "../Backends.js"
-import { bulkFill, commitFill } from "../Fill.js"
+import { bulkFill } from "../Fill.js"
 import { machine, serverArgs, underTsx } from "../Harness.js"
 
 const total = Number(process.env["BENCH_MESSAGES"] ?? 1_000_000)
@@ -63,8 +63,7 @@ const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
 const warmup = Number(process.env["BENCH_WARMUP"] ?? 2)
 const memoryClients = Number(process.env["BENCH_MEMORY_CLIENTS"] ?? 32)
 const memorySeconds = Number(process.env["BENCH_MEMORY_SECONDS"] ?? 60)
-const batchSize = Number(process.env["BENCH_BATCH"] ?? 10_000)
-const pgChunk = Number(process.env["BENCH_PG_CHUNK"] ?? 100_000)
+const fillChunk = Number(process.env["BENCH_FILL_CHUNK"] ?? 100_000)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 const serverNodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 const perPage = 500
@@ -135,7 +134,7 @@ const prepareSqlite = async (): Promise<Prepared> => {
   const filename = join(tmp, "bench.sqlite")
   const prepared = await Effect.runPromise(prepare(
     SqliteStorage.layer({ filename, synchronous: "NORMAL" }),
-    (id) => commitFill(id, { total, batchSize })
+    (id) => bulkFill(id, { total, chunk: fillChunk })
   ))
   return { ...prepared, env: { DATABASE_URL: `sqlite:${filename}` }, floor: ["sqlite", filename, ""] }
 }
@@ -145,7 +144,7 @@ const preparePostgres = async (): Promise<Prepared> => {
   console.log(`PostgreSQL schema ${test.schema}`)
   const prepared = await Effect.runPromise(prepare(
     PgStorage.layer({ url: test.baseUrl, schema: test.schema }),
-    (id) => bulkFill(id, { total, chunk: pgChunk })
+    (id) => bulkFill(id, { total, chunk: fillChunk })
   ))
   return { ...prepared, env: { DATABASE_URL: test.url }, floor: ["postgres", test.baseUrl, test.schema] }
 }

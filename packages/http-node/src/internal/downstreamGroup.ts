@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Ingest, Schemes } from "@tradeflow/core"
 import { Effect } from "effect"
 import { type Api, type ApiV3, maxIdempotencyKeyLength, type RemoveParams } from "../Api.js"
@@ -20,6 +20,13 @@ const idempotencyKey = (
     )
 }
 
+/**
+ * The 202 of an accepted post, written as the endpoint's `Accepted` schema would encode it (the
+ * value already has its shape), without walking every tradeflow of it through the schema again.
+ */
+const acceptedResponse = (accepted: Ingest.Accepted): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(accepted, { status: 202 })
+
 const submit = (form: "array" | "any") =>
   Effect.gen(function*() {
     const bodies = yield* RequestBodies
@@ -32,13 +39,15 @@ const submit = (form: "array" | "any") =>
       if (Array.isArray(body) && body.length > Ingest.maxRecords) {
         return yield* Problem.make(413, `at most ${Ingest.maxRecords} records per request (got ${body.length})`)
       }
-      return yield* mapCoreErrors(ingest.submit({
-        organisation_id: caller.organisation.id,
-        environment,
-        body,
-        form,
-        ...(key === undefined ? {} : { idempotency_key: key })
-      }))
+      return acceptedResponse(
+        yield* mapCoreErrors(ingest.submit({
+          organisation_id: caller.organisation.id,
+          environment,
+          body,
+          form,
+          ...(key === undefined ? {} : { idempotency_key: key })
+        }))
+      )
     })
   })
 
@@ -58,13 +67,15 @@ const submitScheme = Effect.gen(function*() {
         body,
         query
       }))
-      return yield* mapCoreErrors(ingest.submit({
-        organisation_id: caller.organisation.id,
-        environment,
-        body: records,
-        form: "array",
-        ...(key === undefined ? {} : { idempotency_key: key })
-      }))
+      return acceptedResponse(
+        yield* mapCoreErrors(ingest.submit({
+          organisation_id: caller.organisation.id,
+          environment,
+          body: records,
+          form: "array",
+          ...(key === undefined ? {} : { idempotency_key: key })
+        }))
+      )
     })
 })
 

@@ -123,7 +123,6 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
             resume(Effect.succeed(response))
           }
           const started = performance.now()
-          const body = Buffer.from(request.body, "utf8")
           const secure = request.url.protocol === "https:"
           const req = (secure ? Https.request : Http.request)(request.url, {
             method: "POST",
@@ -131,7 +130,7 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
             headers: {
               ...request.headers,
               "content-type": "application/json",
-              "content-length": String(body.length),
+              "content-length": String(Buffer.byteLength(request.body, "utf8")),
               "user-agent": userAgent
             }
           })
@@ -159,7 +158,7 @@ export const layer = (options: Options): Layer.Layer<WebhookClient> =>
             res.on("end", finish)
             res.on("close", finish)
           })
-          req.end(body)
+          req.end(request.body, "utf8")
           open.push(entry)
           wake?.()
           return Effect.sync(() => {

@@ -35,16 +35,24 @@ export class AutomationNotFound extends Schema.TaggedError<AutomationNotFound>()
   id: Schema.String
 }) {}
 
-/** What an automation is created from; everything but `url` has a default. Validated by the service. */
-export interface NewAutomation {
-  readonly url: string
-  /** `message` (default) or `tradeflow`. */
-  readonly format?: string | undefined
-  /** Default: the three integration types. */
-  readonly types?: ReadonlyArray<string> | undefined
-  /** Default false: created disabled. */
-  readonly enabled?: boolean | undefined
-}
+/**
+ * What an automation is created from (the body of `POST /console/organisations/:id/automations`);
+ * everything but `url` has a default. The service checks the URL and `types` (BASIC_STATUS is
+ * refused, it is not an integration type).
+ */
+export const NewAutomation = Schema.Struct({
+  url: Schema.String.annotations({
+    description: "An absolute https URL (http only when private destinations are allowed)"
+  }),
+  format: Schema.optional(AutomationFormat.annotations({ description: "Default: message" })),
+  types: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description: `A non-empty list of ${IntegrationType.literals.join(", ")} (default: all of them)`
+    })
+  ),
+  enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
+}).annotations({ identifier: "NewAutomation" })
+export type NewAutomation = typeof NewAutomation.Type
 
 /** A freshly created automation: `secret` (`whsec_…`) is shown once. */
 export const CreatedAutomation = Schema.Struct({

@@ -8,6 +8,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { AutomationNotFound } from "./Automations.js"
 import { AutomationStore } from "./AutomationStore.js"
+import { DeliveryLogEntry } from "./Delivery.js"
 import { DeliveryStore } from "./DeliveryStore.js"
 import { randomId } from "./internal/crypto.js"
 import type { Locations } from "./Locations.js"
@@ -26,25 +27,10 @@ export class DeliveryNotRetryable extends Schema.TaggedError<DeliveryNotRetryabl
   id: Schema.Number
 }) {}
 
-/** One attempt in the console's delivery log: `Delivery.DeliveryLogEntry` with `at` as ISO 8601. */
+/** One attempt in the console's delivery log: a `Delivery.DeliveryLogEntry` with `at` as ISO 8601. */
 export const DeliveryLogInfo = Schema.Struct({
-  id: Schema.Int.annotations({ description: "The delivery (what retry takes); one delivery has an entry per attempt" }),
-  message_hash: Schema.String.annotations({ description: "The webhook-id: the hash of the message carried" }),
-  attempt: Schema.Int.annotations({ description: "1 for the first attempt of the delivery" }),
-  status: Schema.Literal("delivered", "failed", "dead").annotations({
-    description: "failed: retried on the schedule; dead: retries exhausted (retryable from the console)"
-  }),
-  response_status: Schema.NullOr(Schema.Int).annotations({
-    description: "The receiver's HTTP status; null when none was received"
-  }),
-  error: Schema.NullOr(Schema.String).annotations({
-    description: "Why the attempt failed (timeout, connection, status)"
-  }),
-  at: Schema.String.annotations({ description: "When the attempt was made (ISO 8601)" }),
-  response_body: Schema.NullOr(Schema.String).annotations({
-    description: "The receiver's answer, at most 4 KiB of it"
-  }),
-  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
+  ...DeliveryLogEntry.fields,
+  at: Schema.String.annotations({ description: "When the attempt was made (ISO 8601)" })
 }).annotations({ identifier: "DeliveryAttempt" })
 export type DeliveryLogInfo = typeof DeliveryLogInfo.Type
 

@@ -10,13 +10,17 @@
  *
  * @module
  */
+import { Schema } from "effect"
 import type { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
 
 /** `pending` (due, leased or waiting for a retry), `delivered`, or `dead` (retries exhausted). */
 export type DeliveryStatus = "pending" | "delivered" | "dead"
 
 /** What one attempt came to, in the delivery log. */
-export type AttemptStatus = "delivered" | "failed" | "dead"
+export const AttemptStatus = Schema.Literal("delivered", "failed", "dead").annotations({
+  description: "failed: retried on the schedule; dead: retries exhausted (retryable from the console)"
+})
+export type AttemptStatus = typeof AttemptStatus.Type
 
 /** An automation as a commit's outbox sees it. */
 export interface OutboxTarget {
@@ -152,19 +156,25 @@ export const storableResult = (r: AttemptResult): AttemptResult => ({
   disable: r.disable === null ? null : storableText(r.disable, maxErrorBytes)
 })
 
-/** One entry of an automation's delivery log: one attempt. */
-export interface DeliveryLogEntry {
-  /** The delivery (what `retry` takes). */
-  readonly id: number
-  readonly message_hash: string
-  readonly attempt: number
-  readonly status: AttemptStatus
-  readonly response_status: number | null
-  readonly error: string | null
-  readonly response_body: string | null
-  readonly at: number
-  readonly test: boolean
-}
+/** One attempt in the delivery log, `at` in epoch milliseconds. */
+export const DeliveryLogEntry = Schema.Struct({
+  id: Schema.Int.annotations({ description: "The delivery (what retry takes); one delivery has an entry per attempt" }),
+  message_hash: Schema.String.annotations({ description: "The webhook-id: the hash of the message carried" }),
+  attempt: Schema.Int.annotations({ description: "1 for the first attempt of the delivery" }),
+  status: AttemptStatus,
+  response_status: Schema.NullOr(Schema.Int).annotations({
+    description: "The receiver's HTTP status; null when none was received"
+  }),
+  error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the attempt failed (timeout, connection, status)"
+  }),
+  at: Schema.Number.annotations({ description: "When the attempt was made (epoch milliseconds)" }),
+  response_body: Schema.NullOr(Schema.String).annotations({
+    description: "The receiver's answer, at most 4 KiB of it"
+  }),
+  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
+})
+export type DeliveryLogEntry = typeof DeliveryLogEntry.Type
 
 /** The message columns the outbox plan reads. */
 export interface InsertedMessage {

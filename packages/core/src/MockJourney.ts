@@ -8,7 +8,7 @@
 import type { Effect } from "effect"
 import type { Locations } from "./Locations.js"
 import type { StorageError } from "./StorageError.js"
-import type { MockEvent as MockEventSchema } from "./Tradeflow.js"
+import type { MockEvent } from "./Tradeflow.js"
 import type { TradeflowStore } from "./TradeflowStore.js"
 
 /** What a scenario is generated from: the merged tradeflow, with the dates as they were sent. */
@@ -25,12 +25,6 @@ export interface MockInput {
   readonly actual_time_of_arrival?: string | undefined
 }
 
-/**
- * A generated event (see `Tradeflow.MockEvent`). `container_reference` null is a vessel move of
- * the shipment, which renders as a SHIPMENT_CHANGE.
- */
-export type MockEvent = MockEventSchema
-
 /** A generated journey. */
 export interface MockJourney {
   /** The containers the events are for: the input's, or the one picked when it had none. */
@@ -39,7 +33,7 @@ export interface MockJourney {
   readonly departure: number
   readonly arrival: number
   /**
-   * Every event in journey order: steps 0, 1, 2, ... with no gap, the events of a step adjacent
+   * Every event (a `Tradeflow.MockEvent`) in journey order: steps 0, 1, 2, ... with no gap, the events of a step adjacent
    * (its container events in container order, then its vessel moves).
    */
   readonly events: ReadonlyArray<MockEvent>

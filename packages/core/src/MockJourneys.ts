@@ -10,11 +10,12 @@
  * @module
  */
 import { Clock, Effect, Option } from "effect"
-import type { MockEvent, Scenario } from "./MockJourney.js"
+import type { Scenario } from "./MockJourney.js"
 import * as MockJourneyDelayedEta from "./MockJourneyDelayedEta.js"
 import * as MockJourneyOceanBasic from "./MockJourneyOceanBasic.js"
 import * as MockJourneyOceanFull from "./MockJourneyOceanFull.js"
 import * as MockJourneyRolledShipment from "./MockJourneyRolledShipment.js"
+import type { MockEvent } from "./Tradeflow.js"
 import type { MockSpeed } from "./TradeflowRecord.js"
 
 /** The `empty` scenario: a journey without events (the tradeflow is tracked, nothing is known yet). */

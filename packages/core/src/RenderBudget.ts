@@ -59,9 +59,6 @@ export interface BudgetOptions {
   readonly turn?: Effect.Effect<void>
 }
 
-/** The UTF-8 length of a string, without encoding it: `StoredMessage.byteLength`, as `max_bytes` counts bodies. */
-export const utf8Length: (text: string) => number = byteLength
-
 /** A fresh budget for one job. */
 export const budget = (options: BudgetOptions = {}): Budget => {
   const maxMessages = options.maxMessages ?? maxMessagesPerJob
@@ -73,7 +70,7 @@ export const budget = (options: BudgetOptions = {}): Budget => {
     take: (text, count) =>
       Effect.suspend(() => {
         messages += count
-        bytes += utf8Length(text)
+        bytes += byteLength(text)
         if (messages > maxMessages) return Effect.die(new RenderCapExceeded({ cap: "messages", limit: maxMessages }))
         if (bytes > maxBytes) return Effect.die(new RenderCapExceeded({ cap: "bytes", limit: maxBytes }))
         return pause

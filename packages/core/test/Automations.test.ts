@@ -40,8 +40,8 @@ layer(TestLayer)("Automations", (it) => {
     Effect.gen(function*() {
       const automations = yield* Automations.Automations
       const org = yield* newOrganisation
-      const issues = (input: Automations.NewAutomation) =>
-        automations.create(org.id, input).pipe(
+      const issues = (input: Omit<Automations.NewAutomation, "format"> & { readonly format?: string }) =>
+        automations.create(org.id, input as Automations.NewAutomation).pipe(
           Effect.flip,
           Effect.map((e) => {
             assert.strictEqual(e._tag, "InvalidAutomation")

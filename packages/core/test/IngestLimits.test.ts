@@ -8,6 +8,7 @@ import { JobQueue } from "../src/JobQueue.js"
 import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
 import * as RenderBudget from "../src/RenderBudget.js"
+import * as StoredMessage from "../src/StoredMessage.js"
 import type { TrackedEvent, Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
@@ -185,7 +186,7 @@ describe("Ingest: the render estimate", () => {
           (m) => m.list({ organisation_id: org, take: "oldest", limit: 100_000 })
         )
         assert.isAtLeast(log.length, admitted)
-        const bytes = log.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0)
+        const bytes = log.reduce((n, m) => n + StoredMessage.byteLength(m.body), 0)
         assert.isAtMost(bytes, RenderBudget.maxBytesPerJob)
         assert.isAbove(bytes, RenderBudget.maxBytesPerJob / 2)
       }).pipe(Effect.provide(layer)),
@@ -213,7 +214,7 @@ describe("Ingest: the render estimate", () => {
       )
       assert.isAtMost(rendered.length, estimates.reduce((n, e) => n + e.messages, 0))
       assert.isAtMost(
-        rendered.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0),
+        rendered.reduce((n, m) => n + StoredMessage.byteLength(m.body), 0),
         estimates.reduce((n, e) => n + e.bytes, 0)
       )
       for (const [i, t] of commit.upserts.entries()) {

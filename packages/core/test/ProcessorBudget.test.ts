@@ -7,6 +7,7 @@ import { MessageStore } from "../src/MessageStore.js"
 import * as Processor from "../src/Processor.js"
 import * as RenderBudget from "../src/RenderBudget.js"
 import * as RenderMessages from "../src/RenderMessages.js"
+import * as StoredMessage from "../src/StoredMessage.js"
 import type { TrackedEvent } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
@@ -79,7 +80,7 @@ describe("Processor: the event loop turns inside one large group", () => {
       assert.isAtLeast(yield* Ref.get(ticks), paused - 1)
       assert.deepStrictEqual(budget.used(), {
         messages: commit.messages.length,
-        bytes: commit.messages.reduce((n, m) => n + RenderBudget.utf8Length(m.body), 0)
+        bytes: commit.messages.reduce((n, m) => n + StoredMessage.byteLength(m.body), 0)
       })
     }).pipe(Effect.provide(layer())))
 })

@@ -9,7 +9,6 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import {
   Accounts,
   ApiMessage as CoreMessage,
-  Automation,
   Automations,
   Deliveries,
   Environment,
@@ -266,23 +265,6 @@ const ApiKeyId = pathId("The API key's id (not the key)")
 const WidgetKeyId = pathId("The widget key's id (not the key)")
 const AutomationId = pathId("The automation's id")
 
-/**
- * The body of `POST /console/organisations/:id/automations`. `types` is checked by the service
- * (BASIC_STATUS is refused with 422, it is not an integration type).
- */
-export const NewAutomation = Schema.Struct({
-  url: Schema.String.annotations({
-    description: "An absolute https URL (http only when private destinations are allowed)"
-  }),
-  format: Schema.optional(Automation.AutomationFormat.annotations({ description: "Default: message" })),
-  types: Schema.optional(
-    Schema.Array(Schema.String).annotations({
-      description: `A non-empty list of ${Automations.integrationTypes.join(", ")} (default: all of them)`
-    })
-  ),
-  enabled: Schema.optional(Schema.Boolean.annotations({ description: "Default: false (enable it after configuring)" }))
-}).annotations({ identifier: "NewAutomation" })
-
 /** `limit` of the delivery log: a decimal integer from 1 to `Deliveries.maxLogEntries`. */
 export const LogLimit = integerUpTo(
   Deliveries.maxLogEntries,
@@ -365,7 +347,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createAutomation", "/console/organisations/:id/automations")
       .setPath(pathId("The organisation; UAT destinations on its (UAT) companion's id"))
-      .setPayload(NewAutomation)
+      .setPayload(Automations.NewAutomation)
       .addSuccess(Automations.CreatedAutomation, { status: 201 })
       .annotate(
         OpenApi.Description,

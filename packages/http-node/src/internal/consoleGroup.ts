@@ -13,7 +13,7 @@ import {
   WidgetSearch
 } from "@tradeflow/core"
 import { Effect, Either, Option, Schema } from "effect"
-import { Api, NewApiKey, NewAutomation, NewOrganisation } from "../Api.js"
+import { Api, NewApiKey, NewOrganisation } from "../Api.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { attachment } from "./contentDisposition.js"
@@ -46,7 +46,7 @@ const createAutomation = Effect.gen(function*() {
   const destinations = yield* WebhookDestination.WebhookDestination
   return (organisationId: string) =>
     Effect.gen(function*() {
-      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewAutomation, body))
+      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(Automations.NewAutomation, body))
       const rules = yield* Effect.either(Automations.validate(input))
       const issues = Either.isLeft(rules) ? rules.left.errors : []
       const destination = yield* Effect.either(destinations.check(input.url))

@@ -45,8 +45,10 @@ export interface ServiceOptions extends Worker.WorkerOptions {
  * Every service over the storage ports, the location directory and the tracking settings, with
  * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
  * position scheduler and retention run in the background when the worker does (and start when it
- * does, `startAfter`), unless `scheduler` or `retention` say otherwise. A scoped layer: the
- * worker, the scheduler and retention stop when the scope the host builds it in closes.
+ * does, `startAfter`), unless `scheduler` or `retention` say otherwise. `Accounts` and
+ * `WidgetSearch` share one cache of authenticated keys and its revocation reader (see
+ * `Accounts.layer`). A scoped layer: the worker, the scheduler, retention and the revocation
+ * reader stop when the scope the host builds it in closes.
  */
 export const layer = (
   options: ServiceOptions = {},

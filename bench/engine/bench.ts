@@ -17,7 +17,9 @@
  * - **b. single-record posts from 64 clients** (4 keys of the organisation: one key may have at most
  *   16 requests in flight) for ENGINE_SINGLE_SECONDS (default 6), then the wait
  *   until no job is pending: requests/s accepted and processed end to end, POST latency p50/p99.
- * The server's CPU time (utime + stime from /proc) is taken around each load.
+ * The server's CPU time (utime + stime from /proc) is taken around each load, and before it the load
+ * average and the median time of an `fdatasync` in the temporary directory (the least a durable
+ * SQLite commit waits).
  *
  * Then **d and f** (`GET /v3/upstream?per_page=500` against a bare server reading the same page
  * from the same database; peak RSS under polling): bench/upstream-load as a child process with
@@ -33,7 +35,16 @@
  */
 import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync
+} from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -67,6 +78,29 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
 const cpuSeconds = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
   return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/**
+ * The median time of one `fdatasync` after a 4 KiB write in the temporary directory (milliseconds,
+ * 40 samples): what one durable SQLite commit waits for at least, on this machine at this moment.
+ */
+const fsyncMillis = () => {
+  const dir = mkdtempSync(join(tmpdir(), "tradeflow-engine-fsync-"))
+  try {
+    const fd = openSync(join(dir, "probe"), "w")
+    const block = Buffer.alloc(4096, 1)
+    const times: Array<number> = []
+    for (let i = 0; i < 40; i++) {
+      const started = performance.now()
+      writeSync(fd, block, 0, block.length, (i % 8) * block.length)
+      fdatasyncSync(fd)
+      times.push(performance.now() - started)
+    }
+    closeSync(fd)
+    return round(percentile(times, 0.5), 2)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 interface Loaded {
@@ -300,6 +334,7 @@ const runBackend = (backend: Backend) =>
 
       const requests = Math.ceil(records / batch)
       const loadA = load1()
+      const fsyncA = fsyncMillis()
       const cpuA = cpuSeconds(pid)
       const a = await drive({ ...base, tag: "a500", size: batch, concurrency: clients, requests })
       const cpuAUsed = cpuSeconds(pid) - cpuA
@@ -372,10 +407,12 @@ const runBackend = (backend: Backend) =>
         bare_http_accepted_per_second: round(bareAccepted),
         accepted_to_bare_http: round(accepted / bareAccepted, 4),
         load: loadA,
+        fsync_p50_ms: fsyncA,
         load_bare: bareLoad
       })
 
       const loadB = load1()
+      const fsyncB = fsyncMillis()
       const cpuB = cpuSeconds(pid)
       const b = await drive({ ...base, tag: "b1", size: 1, concurrency: singleClients, seconds: singleSeconds })
       const cpuBUsed = cpuSeconds(pid) - cpuB
@@ -394,7 +431,8 @@ const runBackend = (backend: Backend) =>
         post_p99_ms: round(percentile(b.latencies, 0.99), 1),
         server_cpu_seconds: round(cpuBUsed, 2),
         server_cpu_ms_per_request: round(cpuBUsed * 1000 / b.requests, 2),
-        load: loadB
+        load: loadB,
+        fsync_p50_ms: fsyncB
       })
     } finally {
       sqlite?.close()

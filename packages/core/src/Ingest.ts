@@ -253,7 +253,8 @@ export const layer: Layer.Layer<
         const validated = yield* validateRequest(body, {
           environment: submission.environment,
           form: submission.form,
-          pause: timeSlice()
+          pause: timeSlice(),
+          pauseEveryMillis: 0.5
         }).pipe(
           Effect.provideService(Locations, locations)
         )

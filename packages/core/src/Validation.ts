@@ -42,8 +42,14 @@ export interface ValidateOptions {
   readonly environment: Environment
   /** `"array"` for `POST /downstream` (array only), `"any"` for `POST /downstream/tradeflows` (object or array). */
   readonly form: "array" | "any"
-  /** Run after each record is decoded and after each tradeflow's warnings: `Ingest` lets the event loop turn there. */
+  /**
+   * Run after each record is decoded and after each tradeflow's warnings (with
+   * `pauseEveryMillis`, only once that much work has passed since it last ran): `Ingest` lets the
+   * event loop turn there.
+   */
   readonly pause?: Effect.Effect<void>
+  /** Skip `pause` until this many milliseconds of work have passed since it last ran (default 0: never skip). */
+  readonly pauseEveryMillis?: number
 }
 
 /** Nesting deeper than this (objects and arrays) is rejected instead of decoded. */
@@ -537,12 +543,22 @@ export const validateRequest: (
     )
   }
 
+  const every = options.pauseEveryMillis ?? 0
+  let pausedAt = every > 0 ? performance.now() : 0
+  const due = () => {
+    if (options.pause === undefined) return false
+    if (every <= 0) return true
+    const now = performance.now()
+    if (now - pausedAt < every) return false
+    pausedAt = now
+    return true
+  }
   const errors = new IssueList()
   const located: Array<Located> = []
   for (const [raw, prefix] of entries) {
     const record = validateRecord(raw, prefix, errors)
     if (record !== undefined) located.push({ record, raw: raw as Record<string, unknown>, prefix })
-    if (options.pause !== undefined) yield* options.pause
+    if (due()) yield* options.pause!
   }
   if (errors.total > 0) return yield* new ValidationError({ errors: errors.issues() })
   const overLimit = tradeflowIssues(located)
@@ -582,7 +598,7 @@ export const validateRequest: (
     room -= listed.length
     const more = groupWarnings.size - listed.length
     warnings.push(more === 0 ? listed : [...listed, `and ${more.toLocaleString("en")} more warnings not listed`])
-    if (options.pause !== undefined) yield* options.pause
+    if (due()) yield* options.pause!
   }
   const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))
   return { groups, warnings, pointers }

@@ -541,6 +541,31 @@ describe("Validation.validateRequest: giving way", () => {
       assert.strictEqual(pauses, expected)
     }
   })
+
+  it("with pauseEveryMillis, runs pause only once that much work has passed since it last ran", () => {
+    const body = Array.from({ length: 200 }, (_, i) => ({ ...ok, tradeflow_reference: `PO-${i}` }))
+    const count = (pauseEveryMillis: number, work: () => void) => {
+      let pauses = 0
+      Effect.runSync(
+        validateRequest(body, {
+          environment: "uat",
+          form: "array",
+          pause: Effect.sync(() => {
+            pauses++
+            work()
+          }),
+          pauseEveryMillis
+        }).pipe(Effect.provide(Locations.layerBuiltin))
+      )
+      return pauses
+    }
+    const busy = () => {
+      const until = performance.now() + 2
+      while (performance.now() < until);
+    }
+    assert.strictEqual(count(60_000, () => {}), 0)
+    assert.isAtLeast(count(1, busy), 200)
+  })
 })
 
 describe("Validation.validateRequest: limits", () => {

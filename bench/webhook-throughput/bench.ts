@@ -40,7 +40,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import {
-  Automations,
+  AutomationAdmin,
   type Delivery,
   DeliveryStore,
   Ingest,
@@ -277,7 +277,7 @@ interface Setup {
 /** An organisation and one enabled `message` automation (all integration types) posting to the receiver. */
 const setup = (
   url: string
-): Effect.Effect<Setup, unknown, OrganisationStore.OrganisationStore | Automations.Automations> =>
+): Effect.Effect<Setup, unknown, OrganisationStore.OrganisationStore | AutomationAdmin.AutomationAdmin> =>
   Effect.gen(function*() {
     const organisationId = `org-bench-${globalThis.crypto.randomUUID().slice(0, 8)}`
     yield* Effect.flatMap(
@@ -292,7 +292,7 @@ const setup = (
         })
     )
     const created = yield* Effect.flatMap(
-      Automations.Automations,
+      AutomationAdmin.AutomationAdmin,
       (a) => a.create(organisationId, { url, enabled: true })
     )
     const target: Delivery.OutboxTarget = { id: created.id, format: created.format, types: created.types }

@@ -6,11 +6,11 @@
  */
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
-import * as Automations from "./Automations.js"
-import * as Deliveries from "./Deliveries.js"
+import * as AutomationAdmin from "./AutomationAdmin.js"
+import * as DeliveryAdmin from "./DeliveryAdmin.js"
 import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
-import * as Jobs from "./Jobs.js"
+import * as JobAdmin from "./JobAdmin.js"
 import * as Locations from "./Locations.js"
 import * as Retention from "./Retention.js"
 import * as Scheduler from "./Scheduler.js"
@@ -24,11 +24,11 @@ import * as Worker from "./Worker.js"
 /** The services an HTTP adapter or an embedding application calls. */
 export type Services =
   | Accounts.Accounts
-  | Automations.Automations
-  | Deliveries.Deliveries
+  | AutomationAdmin.AutomationAdmin
+  | DeliveryAdmin.DeliveryAdmin
   | Documents.Documents
   | Ingest.Ingest
-  | Jobs.Jobs
+  | JobAdmin.JobAdmin
   | Upstream.Upstream
   | Worker.Worker
   | Scheduler.Scheduler
@@ -57,11 +57,11 @@ export const layer = (
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
     Accounts.layer,
-    Automations.layer,
-    Deliveries.layer,
+    AutomationAdmin.layer,
+    DeliveryAdmin.layer,
     Documents.layer,
     Ingest.layer,
-    Jobs.layer,
+    JobAdmin.layer,
     Upstream.layer(options.upstream),
     Schemes.layer,
     WidgetSearch.layer,

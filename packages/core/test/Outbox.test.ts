@@ -3,12 +3,14 @@ import { Effect, Layer, Option, Schema } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import { TradeflowDocument } from "../src/ApiMessage.js"
 import { ApiMessageFromJson } from "../src/ApiMessage.js"
-import * as Automations from "../src/Automations.js"
-import * as Deliveries from "../src/Deliveries.js"
+import * as AutomationAdmin from "../src/AutomationAdmin.js"
+import * as DeliveryAdmin from "../src/DeliveryAdmin.js"
 import { DeliveryStore } from "../src/DeliveryStore.js"
 import { layer as kit, messages, post } from "./ProcessorKit.js"
 
-const TestLayer = Layer.mergeAll(Automations.layer, Accounts.layer, Deliveries.layer).pipe(Layer.provideMerge(kit()))
+const TestLayer = Layer.mergeAll(AutomationAdmin.layer, Accounts.layer, DeliveryAdmin.layer).pipe(
+  Layer.provideMerge(kit())
+)
 
 const record = (reference: string, container = "MSCU1234565") => ({
   tradeflow_reference: reference,
@@ -22,9 +24,9 @@ const decodeDocument = Schema.decodeUnknownSync(Schema.parseJson(TradeflowDocume
 
 const setup = Effect.gen(function*() {
   const accounts = yield* Accounts.Accounts
-  const automations = yield* Automations.Automations
+  const automations = yield* AutomationAdmin.AutomationAdmin
   const org = yield* accounts.createOrganisation(`org-${globalThis.crypto.randomUUID()}`)
-  const create = (input: Partial<Automations.NewAutomation>) =>
+  const create = (input: Partial<AutomationAdmin.NewAutomation>) =>
     automations.create(org.id, { ...input, url: input.url ?? "https://hooks.example/in" })
   return { org: org.id, create, automations }
 })
@@ -92,7 +94,7 @@ layer(TestLayer)("Outbox", (it) => {
   it.effect("Send test queues one sample ocean_basic delivery, enabled or not, never stored upstream", () =>
     Effect.gen(function*() {
       const store = yield* DeliveryStore
-      const deliveries = yield* Deliveries.Deliveries
+      const deliveries = yield* DeliveryAdmin.DeliveryAdmin
       const { create, org } = yield* setup
       const message = yield* create({ types: ["SHIPMENT_CHANGE"] })
       const document = yield* create({ format: "tradeflow" })
@@ -114,7 +116,7 @@ layer(TestLayer)("Outbox", (it) => {
   it.effect("retry refuses unknown and untried deliveries; the log is the automation's attempts", () =>
     Effect.gen(function*() {
       const store = yield* DeliveryStore
-      const deliveries = yield* Deliveries.Deliveries
+      const deliveries = yield* DeliveryAdmin.DeliveryAdmin
       const { create } = yield* setup
       const a = yield* create({})
       const sent = yield* deliveries.sendTest(a.id)

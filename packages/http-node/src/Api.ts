@@ -9,11 +9,11 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import {
   Accounts,
   ApiMessage as CoreMessage,
-  Automations,
-  Deliveries,
+  AutomationAdmin,
+  DeliveryAdmin,
   Environment,
   Ingest,
-  Jobs,
+  JobAdmin,
   TradeflowRecord,
   Upstream,
   WidgetSearch
@@ -265,10 +265,10 @@ const ApiKeyId = pathId("The API key's id (not the key)")
 const WidgetKeyId = pathId("The widget key's id (not the key)")
 const AutomationId = pathId("The automation's id")
 
-/** `limit` of the delivery log: a decimal integer from 1 to `Deliveries.maxLogEntries`. */
+/** `limit` of the delivery log: a decimal integer from 1 to `DeliveryAdmin.maxLogEntries`. */
 export const LogLimit = integerUpTo(
-  Deliveries.maxLogEntries,
-  `The most attempts to return, an integer from 1 to ${Deliveries.maxLogEntries} (default 100)`
+  DeliveryAdmin.maxLogEntries,
+  `The most attempts to return, an integer from 1 to ${DeliveryAdmin.maxLogEntries} (default 100)`
 )
 
 /** The query parameters of `GET /console/automations/:id/deliveries`. */
@@ -280,7 +280,7 @@ export const JobListParams = Schema.Struct({
     description: "dead: jobs given up on (retryable); pending: jobs not processed yet, with the attempts they used"
   }),
   limit: Schema.optional(
-    integerUpTo(Jobs.maxListed, `The most jobs to return, an integer from 1 to ${Jobs.maxListed} (default 100)`)
+    integerUpTo(JobAdmin.maxListed, `The most jobs to return, an integer from 1 to ${JobAdmin.maxListed} (default 100)`)
   )
 })
 
@@ -347,8 +347,8 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("createAutomation", "/console/organisations/:id/automations")
       .setPath(pathId("The organisation; UAT destinations on its (UAT) companion's id"))
-      .setPayload(Automations.NewAutomation)
-      .addSuccess(Automations.CreatedAutomation, { status: 201 })
+      .setPayload(AutomationAdmin.NewAutomation)
+      .addSuccess(AutomationAdmin.CreatedAutomation, { status: 201 })
       .annotate(
         OpenApi.Description,
         "Creates a webhook automation, disabled unless enabled is true, and answers its signing secret once. A " +
@@ -358,25 +358,25 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.get("listAutomations", "/console/organisations/:id/automations")
       .setPath(OrganisationId)
-      .addSuccess(Schema.Array(Automations.AutomationInfo))
+      .addSuccess(Schema.Array(AutomationAdmin.AutomationInfo))
       .annotate(OpenApi.Description, "The organisation's automations, without secrets.")
   )
   .add(
     HttpApiEndpoint.post("enableAutomation", "/console/automations/:id/enable")
       .setPath(AutomationId)
-      .addSuccess(Automations.AutomationInfo)
+      .addSuccess(AutomationAdmin.AutomationInfo)
       .annotate(OpenApi.Description, "Enables the automation.")
   )
   .add(
     HttpApiEndpoint.post("disableAutomation", "/console/automations/:id/disable")
       .setPath(AutomationId)
-      .addSuccess(Automations.AutomationInfo)
+      .addSuccess(AutomationAdmin.AutomationInfo)
       .annotate(OpenApi.Description, "Disables the automation.")
   )
   .add(
     HttpApiEndpoint.post("rotateAutomationSecret", "/console/automations/:id/rotate-secret")
       .setPath(AutomationId)
-      .addSuccess(Automations.RotatedSecret)
+      .addSuccess(AutomationAdmin.RotatedSecret)
       .annotate(OpenApi.Description, "Issues a new signing secret; the previous one stays valid for 24 hours.")
   )
   .add(
@@ -388,7 +388,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("sendTest", "/console/automations/:id/test")
       .setPath(AutomationId)
-      .addSuccess(Deliveries.TestSend, { status: 202 })
+      .addSuccess(DeliveryAdmin.TestSend, { status: 202 })
       .annotate(
         OpenApi.Description,
         "Queues one delivery of a sample ocean_basic tradeflow to the automation, enabled or not: its first message " +
@@ -400,7 +400,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .setPath(AutomationId)
       .setUrlParams(DeliveryLogParams)
       .addSuccess(
-        Schema.Array(Deliveries.DeliveryLogInfo).annotations({
+        Schema.Array(DeliveryAdmin.DeliveryLogInfo).annotations({
           description: "The automation's delivery attempts, newest first"
         })
       )
@@ -421,7 +421,9 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       .setPath(OrganisationId)
       .setUrlParams(JobListParams)
       .addSuccess(
-        Schema.Array(Jobs.JobInfo).annotations({ description: "The organisation's jobs in that state, oldest first" })
+        Schema.Array(JobAdmin.JobInfo).annotations({
+          description: "The organisation's jobs in that state, oldest first"
+        })
       )
       .annotate(
         OpenApi.Description,

@@ -16,11 +16,11 @@ import {
 } from "@effect/platform"
 import type {
   Accounts,
-  Automations,
-  Deliveries,
+  AutomationAdmin,
+  DeliveryAdmin,
   Documents,
   Ingest,
-  Jobs,
+  JobAdmin,
   Schemes,
   Upstream,
   WebhookDestination,
@@ -56,12 +56,12 @@ export interface MountOptions {
  */
 export type Services =
   | Accounts.Accounts
-  | Automations.Automations
-  | Deliveries.Deliveries
+  | AutomationAdmin.AutomationAdmin
+  | DeliveryAdmin.DeliveryAdmin
   | Schemes.Schemes
   | Documents.Documents
   | Ingest.Ingest
-  | Jobs.Jobs
+  | JobAdmin.JobAdmin
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination

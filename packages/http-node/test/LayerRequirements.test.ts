@@ -7,11 +7,11 @@ import type { HttpApiGroup } from "@effect/platform"
 import { it } from "@effect/vitest"
 import type {
   Accounts,
-  Automations,
-  Deliveries,
+  AutomationAdmin,
+  DeliveryAdmin,
   Documents,
   Ingest,
-  Jobs,
+  JobAdmin,
   Schemes,
   Upstream,
   WebhookDestination,
@@ -48,10 +48,10 @@ it("each route group requires only the services its handlers call, on the root a
     Group<
       "console",
       | Accounts.Accounts
-      | Automations.Automations
-      | Deliveries.Deliveries
+      | AutomationAdmin.AutomationAdmin
+      | DeliveryAdmin.DeliveryAdmin
       | Documents.Documents
-      | Jobs.Jobs
+      | JobAdmin.JobAdmin
       | WidgetSearch.WidgetSearch
       | WebhookDestination.WebhookDestination
       | ConsoleAuth

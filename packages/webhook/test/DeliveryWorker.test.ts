@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   ApiMessage,
-  Automations,
+  AutomationAdmin,
   AutomationStore,
   type Delivery,
   DeliveryStore,
@@ -89,8 +89,8 @@ const start = Effect.gen(function*() {
   return now
 })
 
-const automation = (url: string, input: Omit<Automations.NewAutomation, "url"> = {}) =>
-  Effect.flatMap(Automations.Automations, (a) => a.create(org, { enabled: true, ...input, url }))
+const automation = (url: string, input: Omit<AutomationAdmin.NewAutomation, "url"> = {}) =>
+  Effect.flatMap(AutomationAdmin.AutomationAdmin, (a) => a.create(org, { enabled: true, ...input, url }))
 
 /** Posts one ocean_basic record of `reference` (departed 10 hours ago) and processes it: 19 integration messages. */
 const submit = (reference: string) =>
@@ -228,7 +228,7 @@ describe("DeliveryWorker", () => {
       const created = yield* automation(receiver.url(), { format: "tradeflow" })
       yield* submit("TF-1")
       yield* drain
-      const rotated = yield* Effect.flatMap(Automations.Automations, (a) => a.rotateSecret(created.id))
+      const rotated = yield* Effect.flatMap(AutomationAdmin.AutomationAdmin, (a) => a.rotateSecret(created.id))
       yield* submit("TF-2")
       yield* drain
       const [first, second] = receiver.received
@@ -278,7 +278,7 @@ describe("DeliveryWorker", () => {
       yield* start
       const receiver = yield* LocalReceiver.make(() => ok)
       const created = yield* automation(receiver.url(), { enabled: false, format: "tradeflow" })
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       yield* submit("TF-1")
       yield* drain
       assert.strictEqual(receiver.received.length, 0)
@@ -381,7 +381,7 @@ describe("DeliveryWorker", () => {
       yield* TestClock.adjust(Duration.days(1))
       yield* drain
       assert.strictEqual(receiver.received.length, 1)
-      const info = yield* Effect.flatMap(Automations.Automations, (a) => a.get(created.id))
+      const info = yield* Effect.flatMap(AutomationAdmin.AutomationAdmin, (a) => a.get(created.id))
       assert.deepStrictEqual([info.enabled, info.disabled_reason], [false, "the receiver answered 410 Gone"])
       const [entry] = yield* log(created.id)
       assert.deepStrictEqual([entry?.status, entry?.response_status], ["failed", 410])
@@ -551,7 +551,7 @@ describe("DeliveryWorker", () => {
       yield* start
       const receiver = yield* LocalReceiver.make(() => ok)
       const created = yield* automation(receiver.url(), { format: "tradeflow" })
-      const { secret } = yield* Effect.flatMap(Automations.Automations, (a) => a.rotateSecret(created.id))
+      const { secret } = yield* Effect.flatMap(AutomationAdmin.AutomationAdmin, (a) => a.rotateSecret(created.id))
       yield* submit("TF-1")
       yield* drain
       const [request] = receiver.received

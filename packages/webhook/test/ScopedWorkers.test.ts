@@ -1,6 +1,6 @@
 import { assert, it } from "@effect/vitest"
 import {
-  Automations,
+  AutomationAdmin,
   Ingest,
   JobQueue,
   Locations,
@@ -91,7 +91,10 @@ it.scopedLive("the workers, the scheduler and the delivery worker stop with the 
     ) => effect.pipe(Effect.provide(services), Effect.provide(ports))
 
     yield* inHost(
-      Effect.flatMap(Automations.Automations, (a) => a.create(org, { enabled: true, url: receiver.url("/hook") }))
+      Effect.flatMap(
+        AutomationAdmin.AutomationAdmin,
+        (a) => a.create(org, { enabled: true, url: receiver.url("/hook") })
+      )
     )
     yield* inHost(submit("TF-BEFORE"))
     yield* eventually(inHost(Effect.map(pending, (jobs) => jobs.length === 0)))

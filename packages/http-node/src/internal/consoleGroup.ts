@@ -3,11 +3,11 @@ import {
   AccountError,
   Accounts,
   ApiMessage,
-  Automations,
-  Deliveries,
+  AutomationAdmin,
+  DeliveryAdmin,
   Documents,
   DownstreamError,
-  Jobs,
+  JobAdmin,
   Validation,
   WebhookDestination,
   WidgetSearch
@@ -42,12 +42,12 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Ef
  */
 const createAutomation = Effect.gen(function*() {
   const bodies = yield* RequestBodies
-  const automations = yield* Automations.Automations
+  const automations = yield* AutomationAdmin.AutomationAdmin
   const destinations = yield* WebhookDestination.WebhookDestination
   return (organisationId: string) =>
     Effect.gen(function*() {
-      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(Automations.NewAutomation, body))
-      const rules = yield* Effect.either(Automations.validate(input))
+      const input = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(AutomationAdmin.NewAutomation, body))
+      const rules = yield* Effect.either(AutomationAdmin.validate(input))
       const issues = Either.isLeft(rules) ? rules.left.errors : []
       const destination = yield* Effect.either(destinations.check(input.url))
       const refused = Either.isLeft(destination) && !issues.some((i) => i.path === "/url")
@@ -55,7 +55,7 @@ const createAutomation = Effect.gen(function*() {
         : []
       return yield* mapCoreErrors(
         issues.length + refused.length > 0
-          ? new Automations.InvalidAutomation({ errors: [...refused, ...issues] })
+          ? new AutomationAdmin.InvalidAutomation({ errors: [...refused, ...issues] })
           : automations.create(organisationId, input)
       )
     })
@@ -74,9 +74,9 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     const bodies = yield* RequestBodies
     const accounts = yield* Accounts.Accounts
     const documents = yield* Documents.Documents
-    const automations = yield* Automations.Automations
-    const deliveries = yield* Deliveries.Deliveries
-    const jobs = yield* Jobs.Jobs
+    const automations = yield* AutomationAdmin.AutomationAdmin
+    const deliveries = yield* DeliveryAdmin.DeliveryAdmin
+    const jobs = yield* JobAdmin.JobAdmin
     const widgets = yield* WidgetSearch.WidgetSearch
     const newAutomation = yield* createAutomation
     return handlers

@@ -1,10 +1,10 @@
 import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type {
   AccountError,
-  Automations,
-  Deliveries,
+  AutomationAdmin,
+  DeliveryAdmin,
   DownstreamError,
-  Jobs,
+  JobAdmin,
   Scheme,
   StorageError,
   Upstream,
@@ -27,12 +27,12 @@ export type CoreError =
   | AccountError.OrganisationNotFound
   | AccountError.ApiKeyNotFound
   | AccountError.InvalidOrganisationRequest
-  | Automations.InvalidAutomation
-  | Automations.AutomationNotFound
-  | Deliveries.DeliveryNotFound
-  | Deliveries.DeliveryNotRetryable
-  | Jobs.JobNotFound
-  | Jobs.JobNotDead
+  | AutomationAdmin.InvalidAutomation
+  | AutomationAdmin.AutomationNotFound
+  | DeliveryAdmin.DeliveryNotFound
+  | DeliveryAdmin.DeliveryNotRetryable
+  | JobAdmin.JobNotFound
+  | JobAdmin.JobNotDead
   | Upstream.Cursor.InvalidCursor
   | WidgetSearch.WidgetKeyNotFound
   | WidgetSearch.WidgetNoMatch

@@ -1,12 +1,13 @@
 /**
- * Service: the console's webhook delivery operations (DECISIONS.md §4): Send test, the delivery
- * log, and retrying a failed or dead delivery. Deliveries themselves are written by
- * `TradeflowStore.commit` and attempted by a delivery worker (`@tradeflow/webhook`).
+ * Service: the administration of webhook deliveries (DECISIONS.md §4): Send test, the delivery
+ * log, and retrying a failed or dead delivery. The deliveries themselves (`Delivery`) are written
+ * by `TradeflowStore.commit`, kept by the `DeliveryStore` port and attempted by a delivery worker
+ * (`@tradeflow/webhook`).
  *
  * @module
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { AutomationNotFound } from "./Automations.js"
+import { AutomationNotFound } from "./AutomationAdmin.js"
 import { AutomationStore } from "./AutomationStore.js"
 import { DeliveryLogEntry } from "./Delivery.js"
 import { DeliveryStore } from "./DeliveryStore.js"
@@ -47,7 +48,7 @@ export type TestSend = typeof TestSend.Type
 /** The longest delivery log the console returns. */
 export const maxLogEntries = 1000
 
-export class Deliveries extends Context.Tag("@tradeflow/core/Deliveries")<Deliveries, {
+export class DeliveryAdmin extends Context.Tag("@tradeflow/core/DeliveryAdmin")<DeliveryAdmin, {
   /**
    * Queues one delivery of a sample `ocean_basic` tradeflow (`TEST_…`, Rotterdam to Singapore,
    * never stored or served upstream) to the automation, enabled or not: the first of its messages
@@ -63,13 +64,13 @@ export class Deliveries extends Context.Tag("@tradeflow/core/Deliveries")<Delive
   readonly retry: (deliveryId: number) => Effect.Effect<void, DeliveryNotFound | DeliveryNotRetryable | StorageError>
 }>() {}
 
-/** Deliveries over the {@link DeliveryStore} and {@link AutomationStore} ports. */
+/** The delivery administration over the {@link DeliveryStore} and {@link AutomationStore} ports. */
 export const layer: Layer.Layer<
-  Deliveries,
+  DeliveryAdmin,
   never,
   DeliveryStore | AutomationStore | TradeflowStore | Locations | TrackingConfig
 > = Layer.effect(
-  Deliveries,
+  DeliveryAdmin,
   Effect.gen(function*() {
     const store = yield* DeliveryStore
     const automations = yield* AutomationStore
@@ -81,8 +82,8 @@ export const layer: Layer.Layer<
         onSome: Effect.succeed
       })))
 
-    return Deliveries.of({
-      sendTest: Effect.fn("Deliveries.sendTest")(function*(automationId: string) {
+    return DeliveryAdmin.of({
+      sendTest: Effect.fn("DeliveryAdmin.sendTest")(function*(automationId: string) {
         const target = yield* automation(automationId)
         const now = yield* Clock.currentTimeMillis
         const reference = randomId("TEST")
@@ -122,12 +123,12 @@ export const layer: Layer.Layer<
         })
         return { delivery_id: delivery.id, tradeflow_reference: reference, message_hash: message.hash }
       }),
-      log: Effect.fn("Deliveries.log")(function*(automationId: string, limit: number = 100) {
+      log: Effect.fn("DeliveryAdmin.log")(function*(automationId: string, limit: number = 100) {
         yield* automation(automationId)
         const entries = yield* store.log(automationId, Math.min(Math.max(1, Math.floor(limit)), maxLogEntries))
         return entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() }))
       }),
-      retry: Effect.fn("Deliveries.retry")(function*(deliveryId: number) {
+      retry: Effect.fn("DeliveryAdmin.retry")(function*(deliveryId: number) {
         const outcome = yield* store.retry(deliveryId, yield* Clock.currentTimeMillis)
         if (outcome === "not-found") return yield* new DeliveryNotFound({ id: deliveryId })
         if (outcome === "not-retryable") return yield* new DeliveryNotRetryable({ id: deliveryId })

@@ -1,20 +1,20 @@
 import { assert, it, layer } from "@effect/vitest"
 import { Duration, Effect, FastCheck as fc, Layer, Option, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
-import * as Automations from "../src/Automations.js"
+import * as AutomationAdmin from "../src/AutomationAdmin.js"
 import * as AutomationStore from "../src/AutomationStore.js"
 import * as Storage from "../src/Storage.js"
 
-const TestLayer = Layer.mergeAll(Automations.layer, Accounts.layer).pipe(Layer.provideMerge(Storage.layerMemory))
+const TestLayer = Layer.mergeAll(AutomationAdmin.layer, Accounts.layer).pipe(Layer.provideMerge(Storage.layerMemory))
 
 const secretBytes = (secret: string): number => atob(secret.slice("whsec_".length)).length
 
 const newOrganisation = Effect.flatMap(Accounts.Accounts, (a) => a.createOrganisation(`org-${Math.random()}`))
 
-layer(TestLayer)("Automations", (it) => {
+layer(TestLayer)("AutomationAdmin", (it) => {
   it.effect("create applies the defaults: disabled, format message, all three types, a 32-byte whsec_ secret", () =>
     Effect.gen(function*() {
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       const store = yield* AutomationStore.AutomationStore
       const org = yield* newOrganisation
       const created = yield* automations.create(org.id, { url: "https://hooks.example.com/in" })
@@ -38,10 +38,10 @@ layer(TestLayer)("Automations", (it) => {
 
   it.effect("BASIC_STATUS, unknown types, an empty list, a bad format and bad URLs are refused with JSON pointers", () =>
     Effect.gen(function*() {
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       const org = yield* newOrganisation
-      const issues = (input: Omit<Automations.NewAutomation, "format"> & { readonly format?: string }) =>
-        automations.create(org.id, input as Automations.NewAutomation).pipe(
+      const issues = (input: Omit<AutomationAdmin.NewAutomation, "format"> & { readonly format?: string }) =>
+        automations.create(org.id, input as AutomationAdmin.NewAutomation).pipe(
           Effect.flip,
           Effect.map((e) => {
             assert.strictEqual(e._tag, "InvalidAutomation")
@@ -77,7 +77,7 @@ layer(TestLayer)("Automations", (it) => {
 
   it.effect("unknown organisations and automations fail with their not-found errors", () =>
     Effect.gen(function*() {
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       const create = yield* automations.create("org_nope", { url: "https://h.example/x" }).pipe(Effect.flip)
       assert.strictEqual(create._tag, "OrganisationNotFound")
       assert.strictEqual((yield* automations.list("org_nope").pipe(Effect.flip))._tag, "OrganisationNotFound")
@@ -97,7 +97,7 @@ layer(TestLayer)("Automations", (it) => {
 
   it.effect("list shows no secret; enable clears disabled_reason and failing_since; disable; remove", () =>
     Effect.gen(function*() {
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       const store = yield* AutomationStore.AutomationStore
       yield* TestClock.setTime(Date.parse("2026-03-01T10:00:00Z"))
       const org = yield* newOrganisation
@@ -135,7 +135,7 @@ layer(TestLayer)("Automations", (it) => {
 
   it.effect("rotateSecret: the previous secret stays valid for 24 hours, expired ones are dropped", () =>
     Effect.gen(function*() {
-      const automations = yield* Automations.Automations
+      const automations = yield* AutomationAdmin.AutomationAdmin
       const store = yield* AutomationStore.AutomationStore
       yield* TestClock.setTime(0)
       const org = yield* newOrganisation
@@ -177,15 +177,15 @@ it.effect.prop(
   })],
   ([types]) =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(Automations.validate({ url: "https://h.example/x", types }))
-      const valid = types.length > 0 && types.every((t) => Automations.integrationTypes.includes(t as never))
+      const result = yield* Effect.either(AutomationAdmin.validate({ url: "https://h.example/x", types }))
+      const valid = types.length > 0 && types.every((t) => AutomationAdmin.integrationTypes.includes(t as never))
       assert.strictEqual(result._tag === "Right", valid)
       if (result._tag === "Right") {
         assert.deepStrictEqual<ReadonlyArray<string>>(result.right.types, [...new Set(types)])
       } else {
         const expected = [
           ...(types.length === 0 ? ["/types"] : []),
-          ...types.flatMap((t, i) => Automations.integrationTypes.includes(t as never) ? [] : [`/types/${i}`])
+          ...types.flatMap((t, i) => AutomationAdmin.integrationTypes.includes(t as never) ? [] : [`/types/${i}`])
         ]
         assert.deepStrictEqual(result.left.errors.map((e) => e.path), expected)
       }
@@ -196,7 +196,7 @@ it.prop(
   "generated secrets are whsec_ and 32 random bytes, never repeated",
   [fc.integer({ min: 2, max: 20 })],
   ([n]) => {
-    const secrets = Array.from({ length: n }, Automations.generateSecret)
+    const secrets = Array.from({ length: n }, AutomationAdmin.generateSecret)
     assert.strictEqual(new Set(secrets).size, n)
     for (const s of secrets) assert.strictEqual(secretBytes(s), 32)
   }

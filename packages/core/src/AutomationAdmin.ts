@@ -1,6 +1,7 @@
 /**
- * Service: webhook automations of an organisation (DECISIONS.md §4, §6): create, list, enable,
- * disable, delete and secret rotation.
+ * Service: the administration of an organisation's webhook automations (DECISIONS.md §4, §6):
+ * create, list, enable, disable, delete and secret rotation, and the bodies they take and answer.
+ * The automation itself is `Automation`; where automations are kept, the `AutomationStore` port.
  *
  * @module
  */
@@ -91,7 +92,7 @@ export const RotatedSecret = Schema.Struct({
 }).annotations({ identifier: "RotatedSecret" })
 export type RotatedSecret = typeof RotatedSecret.Type
 
-export class Automations extends Context.Tag("@tradeflow/core/Automations")<Automations, {
+export class AutomationAdmin extends Context.Tag("@tradeflow/core/AutomationAdmin")<AutomationAdmin, {
   /** Creates an automation of an organisation (UAT destinations on its `(UAT)` companion). */
   readonly create: (organisationId: string, input: NewAutomation) => Effect.Effect<
     CreatedAutomation,
@@ -198,9 +199,9 @@ export const validate = (input: NewAutomation): Effect.Effect<Validated, Invalid
   })
 }
 
-/** Automations over the {@link AutomationStore} and {@link OrganisationStore} ports. */
-export const layer: Layer.Layer<Automations, never, AutomationStore | OrganisationStore> = Layer.effect(
-  Automations,
+/** The automation administration over the {@link AutomationStore} and {@link OrganisationStore} ports. */
+export const layer: Layer.Layer<AutomationAdmin, never, AutomationStore | OrganisationStore> = Layer.effect(
+  AutomationAdmin,
   Effect.gen(function*() {
     const store = yield* AutomationStore
     const organisations = yield* OrganisationStore
@@ -225,8 +226,8 @@ export const layer: Layer.Layer<Automations, never, AutomationStore | Organisati
         return next
       })
 
-    return Automations.of({
-      create: Effect.fn("Automations.create")(function*(organisationId: string, input: NewAutomation) {
+    return AutomationAdmin.of({
+      create: Effect.fn("AutomationAdmin.create")(function*(organisationId: string, input: NewAutomation) {
         const valid = yield* validate(input)
         const owner = yield* organisation(organisationId)
         const now = yield* Clock.currentTimeMillis
@@ -254,14 +255,14 @@ export const layer: Layer.Layer<Automations, never, AutomationStore | Organisati
           secret
         }
       }),
-      list: Effect.fn("Automations.list")(function*(organisationId: string) {
+      list: Effect.fn("AutomationAdmin.list")(function*(organisationId: string) {
         yield* organisation(organisationId)
         return (yield* store.list(organisationId)).map(info)
       }),
-      get: Effect.fn("Automations.get")(function*(id: string) {
+      get: Effect.fn("AutomationAdmin.get")(function*(id: string) {
         return info(yield* automation(id))
       }),
-      enable: Effect.fn("Automations.enable")(function*(id: string) {
+      enable: Effect.fn("AutomationAdmin.enable")(function*(id: string) {
         return info(
           yield* update(id, (a, now) => ({
             ...a,
@@ -272,13 +273,13 @@ export const layer: Layer.Layer<Automations, never, AutomationStore | Organisati
           }))
         )
       }),
-      disable: Effect.fn("Automations.disable")(function*(id: string) {
+      disable: Effect.fn("AutomationAdmin.disable")(function*(id: string) {
         return info(yield* update(id, (a, now) => ({ ...a, enabled: false, disabled_reason: null, updated_at: now })))
       }),
-      remove: Effect.fn("Automations.remove")(function*(id: string) {
+      remove: Effect.fn("AutomationAdmin.remove")(function*(id: string) {
         if (!(yield* store.remove(id))) return yield* new AutomationNotFound({ id })
       }),
-      rotateSecret: Effect.fn("Automations.rotateSecret")(function*(id: string) {
+      rotateSecret: Effect.fn("AutomationAdmin.rotateSecret")(function*(id: string) {
         const secret = generateSecret()
         yield* update(id, (a, now) => {
           const [current, ...older] = a.secrets

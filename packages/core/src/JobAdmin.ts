@@ -1,5 +1,5 @@
 /**
- * Service: the console's view of the job queue. It lists an organisation's pending or dead jobs
+ * Service: the administration of the job queue (`JobQueue`, of `Job`s). It lists an organisation's pending or dead jobs
  * (what each is and how it fared, never its payload) and retries a dead one. A job is dead when
  * its processing raised a defect, or when it was claimed the worker's attempt limit of times
  * without finishing (see `Worker`); it no longer holds up its organisation's later jobs.
@@ -46,7 +46,7 @@ export type JobInfo = typeof JobInfo.Type
 /** The longest list the console returns. */
 export const maxListed = 1000
 
-export class Jobs extends Context.Tag("@tradeflow/core/Jobs")<Jobs, {
+export class JobAdmin extends Context.Tag("@tradeflow/core/JobAdmin")<JobAdmin, {
   /** The organisation's jobs in this state, oldest first, at most `limit` (default 100, at most {@link maxListed}). */
   readonly list: (organisationId: string, state: JobState, limit?: number) => Effect.Effect<
     ReadonlyArray<JobInfo>,
@@ -60,14 +60,14 @@ export class Jobs extends Context.Tag("@tradeflow/core/Jobs")<Jobs, {
   readonly retry: (jobId: number) => Effect.Effect<void, JobNotFound | JobNotDead | StorageError>
 }>() {}
 
-/** Jobs over the {@link JobQueue} and {@link OrganisationStore} ports. */
-export const layer: Layer.Layer<Jobs, never, JobQueue | OrganisationStore> = Layer.effect(
-  Jobs,
+/** The job administration over the {@link JobQueue} and {@link OrganisationStore} ports. */
+export const layer: Layer.Layer<JobAdmin, never, JobQueue | OrganisationStore> = Layer.effect(
+  JobAdmin,
   Effect.gen(function*() {
     const queue = yield* JobQueue
     const organisations = yield* OrganisationStore
-    return Jobs.of({
-      list: Effect.fn("Jobs.list")(function*(organisationId: string, state: JobState, limit: number = 100) {
+    return JobAdmin.of({
+      list: Effect.fn("JobAdmin.list")(function*(organisationId: string, state: JobState, limit: number = 100) {
         if (Option.isNone(yield* organisations.get(organisationId))) {
           return yield* new OrganisationNotFound({ id: organisationId })
         }
@@ -86,7 +86,7 @@ export const layer: Layer.Layer<Jobs, never, JobQueue | OrganisationStore> = Lay
           last_error: j.error
         }))
       }),
-      retry: Effect.fn("Jobs.retry")(function*(jobId: number) {
+      retry: Effect.fn("JobAdmin.retry")(function*(jobId: number) {
         const outcome = yield* queue.retry(jobId)
         if (outcome === "not-found") return yield* new JobNotFound({ id: jobId })
         if (outcome === "not-dead") return yield* new JobNotDead({ id: jobId })

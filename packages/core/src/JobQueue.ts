@@ -50,6 +50,23 @@ export interface JobSummary {
   readonly error: string | null
 }
 
+/** What {@link JobQueue} `claim` leases. */
+export interface ClaimOptions {
+  readonly worker: string
+  /** How many organisations' oldest jobs to claim at most. */
+  readonly limit: number
+  readonly leaseMillis: number
+  /** How often a job may be claimed (default: no limit). */
+  readonly maxAttempts?: number
+  /** The consecutive jobs claimed with an organisation's oldest (default: none). */
+  readonly follow?: {
+    /** Jobs per organisation in all, the oldest included. */
+    readonly jobs: number
+    /** Payload bytes per organisation in all; the oldest job is claimed whatever its size. */
+    readonly bytes: number
+  }
+}
+
 /** How a retry went. */
 export type RetryOutcome = "retried" | "not-found" | "not-dead"
 
@@ -89,13 +106,14 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    * - No job of an organisation is claimed while another job of it holds a live lease.
    * - A job that was claimed before (a crash, a lost lease, a failure, a release) is claimed
    *   alone: a job that crashes its process only takes its own attempts with it.
+   * - With `follow`, an organisation whose oldest job is claimed for the first time also has the
+   *   jobs queued right after it claimed with it, in queue order, up to the first one that was
+   *   claimed before: at most `follow.jobs` jobs of the organisation in all, and no follower that
+   *   would take their payloads (`JobSummary.payload_bytes`, the oldest's included) past
+   *   `follow.bytes`. Followers are leased and counted an attempt like the oldest job; a worker
+   *   runs them after it, in order (see `TradeflowStore.commitAll`).
    */
-  readonly claim: (options: {
-    readonly worker: string
-    readonly limit: number
-    readonly leaseMillis: number
-    readonly maxAttempts?: number
-  }) => Effect.Effect<Claim, StorageError>
+  readonly claim: (options: ClaimOptions) => Effect.Effect<Claim, StorageError>
   /**
    * Extends the leases `worker` still holds on these jobs (at this attempt) to now + `leaseMillis`;
    * `leaseMillis: 0` releases them (claimable again at once, with the next attempt).

@@ -430,12 +430,12 @@ const computeCommit: (job: Job, budget: RenderBudget.Budget) => Effect.Effect<Co
         if (payload._tag === "Upsert") {
           const states = new Map<string, Tradeflow>()
           const messages: Array<NewMessage> = []
+          const stored = yield* store.getMany(job.organisation_id, payload.groups.map((g) => g.tradeflow_reference))
           for (const group of payload.groups) {
             yield* budget.pause
-            const known = states.get(group.tradeflow_reference)
-            const previous = known !== undefined
-              ? Option.some(known)
-              : yield* store.get(job.organisation_id, group.tradeflow_reference)
+            const previous = Option.fromNullable(
+              states.get(group.tradeflow_reference) ?? stored.get(group.tradeflow_reference)
+            )
             const outcome = yield* processGroup(job, group, previous, budget)
             if (Option.isSome(outcome.upsert)) states.set(group.tradeflow_reference, outcome.upsert.value)
             messages.push(...outcome.messages)

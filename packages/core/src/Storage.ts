@@ -37,7 +37,7 @@ import {
 } from "./StoredMessage.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
-import { type Candidate, TradeflowStore } from "./TradeflowStore.js"
+import { type Candidate, type Commit, TradeflowStore, withCommit } from "./TradeflowStore.js"
 
 export {
   /** The `Settings` port, re-exported so adapter packages reach it through `Storage`. */
@@ -321,7 +321,7 @@ export const makeMemory = Effect.gen(function*() {
           outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
       pending: (limit) =>
         Effect.sync(() => inQueueOrder().slice(0, Math.max(0, limit))),
-      claim: ({ leaseMillis, limit, maxAttempts, worker }) =>
+      claim: ({ follow, leaseMillis, limit, maxAttempts, worker }) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const max = attemptLimit(maxAttempts)
           const expired = (lease: Lease) => lease.lease_until === null || lease.lease_until <= now
@@ -344,14 +344,28 @@ export const makeMemory = Effect.gen(function*() {
             .slice(0, Math.max(0, limit))
           const suspect = candidates.find((job) => leases.get(job.id)!.attempt > 0)
           const claimed: Array<ClaimedJob> = []
-          for (const job of suspect === undefined ? candidates : [suspect]) {
-            const lease = leases.get(job.id)!
-            lease.attempt++
-            lease.leased_by = worker
-            lease.lease_until = now + leaseMillis
-            claimed.push({ ...job, attempt: lease.attempt })
+          const lease = (job: Job) => {
+            const held = leases.get(job.id)!
+            held.attempt++
+            held.leased_by = worker
+            held.lease_until = now + leaseMillis
+            claimed.push({ ...job, attempt: held.attempt })
           }
-          return { jobs: claimed, dead: killed }
+          const queued = inQueueOrder()
+          for (const head of suspect === undefined ? candidates : [suspect]) {
+            const fresh = leases.get(head.id)!.attempt === 0
+            lease(head)
+            if (!fresh || follow === undefined) continue
+            let count = 1
+            let bytes = byteLength(encodePayload(head.payload))
+            for (const job of queued) {
+              if (job.organisation_id !== head.organisation_id || job.id <= head.id) continue
+              bytes += byteLength(encodePayload(job.payload))
+              if (++count > follow.jobs || bytes > follow.bytes || leases.get(job.id)!.attempt > 0) break
+              lease(job)
+            }
+          }
+          return { jobs: claimed.sort((a, b) => a.id - b.id), dead: killed }
         }),
       heartbeat: ({ jobs: held, leaseMillis, worker }) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
@@ -409,8 +423,54 @@ export const makeMemory = Effect.gen(function*() {
       wakeups: Stream.fromPubSub(wakeups)
     }))
 
-  const store = TradeflowStore.of({
+  const pendingAt = (c: Commit) =>
+    jobs.has(c.job_id) && (c.attempt === undefined || leases.get(c.job_id)?.attempt === c.attempt)
+  /** Applies one commit; answers whether it planned deliveries. */
+  const apply = (c: Commit): boolean => {
+    jobs.delete(c.job_id)
+    leases.delete(c.job_id)
+    outcomes.set(c.job_id, { _tag: "Done", result: c.result })
+    const l = log(c.organisation_id)
+    for (const reference of c.deletes) {
+      removeTradeflow(c.organisation_id, reference)
+      removeDeliveries((d) => d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference)
+      l.messages = l.messages.filter((m) => {
+        if (m.tradeflow_reference !== reference) return true
+        l.hashes.delete(m.hash)
+        return false
+      })
+    }
+    if (c.deletes.length > 0) l.newest = newestOf(l.messages)
+    for (const t of c.upserts) putTradeflow(t)
+    const inserted: Array<StoredMessage> = []
+    for (const m of c.messages) {
+      if (l.hashes.has(m.hash)) continue
+      l.hashes.add(m.hash)
+      const stored = { ...m, seq: ++l.seq }
+      l.messages.push(stored)
+      l.newest.set(latestKey(stored), stored.seq)
+      inserted.push(stored)
+    }
+    let planned = false
+    for (const d of Delivery.plan(c.organisation_id, c.outbox, inserted)) {
+      if (!automationsById.has(d.automation_id)) continue
+      insertDelivery(d)
+      planned = true
+    }
+    return planned
+  }
+
+  const store = TradeflowStore.of(withCommit({
     get: (o, r) => Effect.sync(() => Option.fromNullable(tradeflows.get(tfKey(o, r)))),
+    getMany: (o, references) =>
+      Effect.sync(() => {
+        const found = new Map<string, Tradeflow>()
+        for (const r of references) {
+          const t = tradeflows.get(tfKey(o, r))
+          if (t !== undefined) found.set(r, t)
+        }
+        return found
+      }),
     list: (o) => Effect.sync(() => orgTradeflows(o)),
     sizes: (o, references) =>
       Effect.sync(() => {
@@ -459,50 +519,19 @@ export const makeMemory = Effect.gen(function*() {
           .slice(0, Math.max(0, limit))
           .map(({ t }) => ({ organisation_id: t.organisation_id, reference: t.reference }))
       }),
-    commit: (c) =>
+    commitAll: (commits) =>
       Effect.tap(
         Effect.sync(() => {
-          if (!jobs.has(c.job_id)) return false
-          if (c.attempt !== undefined && leases.get(c.job_id)?.attempt !== c.attempt) return false
-          jobs.delete(c.job_id)
-          leases.delete(c.job_id)
-          outcomes.set(c.job_id, { _tag: "Done", result: c.result })
-          const l = log(c.organisation_id)
-          for (const reference of c.deletes) {
-            removeTradeflow(c.organisation_id, reference)
-            removeDeliveries((d) =>
-              d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference
-            )
-            l.messages = l.messages.filter((m) => {
-              if (m.tradeflow_reference !== reference) return true
-              l.hashes.delete(m.hash)
-              return false
-            })
-          }
-          if (c.deletes.length > 0) l.newest = newestOf(l.messages)
-          for (const t of c.upserts) putTradeflow(t)
-          const inserted: Array<StoredMessage> = []
-          for (const m of c.messages) {
-            if (l.hashes.has(m.hash)) continue
-            l.hashes.add(m.hash)
-            const stored = { ...m, seq: ++l.seq }
-            l.messages.push(stored)
-            l.newest.set(latestKey(stored), stored.seq)
-            inserted.push(stored)
-          }
-          let planned = 0
-          for (const d of Delivery.plan(c.organisation_id, c.outbox, inserted)) {
-            if (!automationsById.has(d.automation_id)) continue
-            insertDelivery(d)
-            planned++
-          }
-          return planned > 0 ? "wake" : true
+          if (!commits.every(pendingAt)) return false
+          let planned = false
+          for (const c of commits) if (apply(c)) planned = true
+          return planned ? "wake" : true
         }),
         (done) => done === "wake" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void
       ).pipe(
         Effect.map((done) => done !== false)
       )
-  })
+  }))
 
   const messages = MessageStore.of({
     list: (q) =>

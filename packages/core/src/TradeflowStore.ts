@@ -50,6 +50,11 @@ export interface Candidate {
 
 export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore")<TradeflowStore, {
   readonly get: (organisationId: string, reference: string) => Effect.Effect<Option.Option<Tradeflow>, StorageError>
+  /** The named tradeflows that exist (the others are left out), by reference: one lookup for many. */
+  readonly getMany: (
+    organisationId: string,
+    references: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, Tradeflow>, StorageError>
   /** Every tradeflow of the organisation (active or not), by reference. */
   readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<Tradeflow>, StorageError>
   /**
@@ -102,4 +107,18 @@ export class TradeflowStore extends Context.Tag("@tradeflow/core/TradeflowStore"
    * number while a lower one of the same organisation can still appear.
    */
   readonly commit: (commit: Commit) => Effect.Effect<boolean, StorageError>
+  /**
+   * Applies commits of one organisation's consecutive jobs, in order, as `commit` applies each,
+   * all in one transaction: each job is done with its result, each message of a later commit
+   * numbered after those of the earlier ones, each commit's deliveries planned from the messages
+   * it inserted. All or nothing: when any job is no longer pending at its attempt, nothing is
+   * written (answers false).
+   */
+  readonly commitAll: (commits: ReadonlyArray<Commit>) => Effect.Effect<boolean, StorageError>
 }>() {}
+
+/** A store from everything but `commit`, which is derived: `commitAll` of one commit. */
+export const withCommit = (store: Omit<TradeflowStore["Type"], "commit">): TradeflowStore["Type"] => ({
+  ...store,
+  commit: (commit) => store.commitAll([commit])
+})

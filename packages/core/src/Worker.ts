@@ -25,6 +25,7 @@ import {
   Context,
   Duration,
   Effect,
+  Exit,
   Fiber,
   Layer,
   Option,
@@ -35,13 +36,16 @@ import {
   type Scope,
   Stream
 } from "effect"
-import type { AutomationStore } from "./AutomationStore.js"
+import type { Automation } from "./Automation.js"
+import { AutomationStore } from "./AutomationStore.js"
+import type { Job } from "./Job.js"
 import { type ClaimedJob, type JobOutcome, JobQueue } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
 import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
-import { TradeflowStore } from "./TradeflowStore.js"
+import type { Tradeflow } from "./Tradeflow.js"
+import { type Commit, TradeflowStore } from "./TradeflowStore.js"
 
 export class Worker extends Context.Tag("@tradeflow/core/Worker")<Worker, {
   /** Tells the worker that a job was queued. */
@@ -60,8 +64,16 @@ export class Worker extends Context.Tag("@tradeflow/core/Worker")<Worker, {
 export interface WorkerOptions {
   /** How often the queue is polled when nothing wakes the worker (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
-  /** Jobs claimed per round, at most one per organisation (default 100). */
+  /** Organisations whose jobs are claimed per round (default 100). */
   readonly batchSize?: number
+  /**
+   * Consecutive jobs of one organisation claimed, processed and committed together, in one
+   * transaction (default 64; 1: each job alone). Each is processed against the state the ones
+   * before it left, and each ends as it would alone (done with its result, or dead).
+   */
+  readonly jobsPerCommit?: number
+  /** The payload bytes of the jobs committed together, at most (default 1 MiB); a larger job runs alone. */
+  readonly bytesPerCommit?: number
   /** How long a claim leases a job; renewed every third of it while the job runs (default 10 seconds). */
   readonly leaseMillis?: number
   /** How many claimed jobs (all of different organisations) run at once (default 1). */
@@ -156,6 +168,17 @@ export const background = (options: {
     )
   })
 
+/**
+ * Whether processing the job reads the organisation's state beyond the tradeflows it names (every
+ * tradeflow for a Delete of all, the containers a mock journey may reuse): such a job runs only
+ * after the jobs before it are committed.
+ */
+const readsOrganisation = (job: Job): boolean =>
+  job.payload._tag === "Delete"
+    ? job.payload.reference === null
+    : job.payload._tag === "Upsert" && job.environment === "uat" &&
+      job.payload.groups.some((g) => g.records.some((r) => r.mock_tracking !== undefined))
+
 /** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
 const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
 
@@ -172,48 +195,173 @@ export const layer = (
     Effect.gen(function*() {
       const queue = yield* JobQueue
       const store = yield* TradeflowStore
+      const automations = yield* AutomationStore
       const context = yield* Effect.context<TradeflowStore | AutomationStore | Locations | TrackingConfig>()
       const pollInterval = options.pollInterval ?? Duration.seconds(1)
       const batchSize = Math.max(1, options.batchSize ?? 100)
       const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
       const concurrency = Math.max(1, options.concurrency ?? 1)
       const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
+      const follow = {
+        jobs: Math.max(1, options.jobsPerCommit ?? 64),
+        bytes: Math.max(0, options.bytesPerCommit ?? 1_048_576)
+      }
       const worker = `worker-${globalThis.crypto.randomUUID()}`
       const signal = yield* Queue.sliding<void>(1)
       const ended = yield* PubSub.unbounded<number>()
       const lock = yield* Effect.makeSemaphore(1)
 
-      const runJob = (job: ClaimedJob): Effect.Effect<void> =>
-        processJob(job).pipe(
-          Effect.flatMap((commit) => store.commit({ ...commit, attempt: job.attempt })),
-          Effect.retry(storageRetries),
-          Effect.provide(context),
-          Effect.tap((committed) =>
-            committed ? Effect.void : Effect.logWarning("worker: lease lost, commit refused", job.id, job.attempt)
-          ),
-          Effect.catchAllDefect((defect) =>
-            Effect.logError("job failed, it is dead", job.id, defect).pipe(
-              Effect.zipRight(queue.fail(job.id, failureText(defect), job.attempt))
-            )
-          ),
+      const logFailure = (job: ClaimedJob, error: unknown) =>
+        Effect.logWarning(
+          `worker: storage error, the job is claimed again once its lease runs out (attempt ${job.attempt} of ${maxAttempts})`,
+          job.id,
+          error
+        ).pipe(
+          Effect.zipRight(queue.recordFailure(job.id, job.attempt, failureText(error))),
+          Effect.catchAll(() => Effect.void)
+        )
+
+      const kill = (job: ClaimedJob, cause: Cause.Cause<unknown>) =>
+        Effect.logError("job failed, it is dead", job.id, Cause.squash(cause)).pipe(
+          Effect.zipRight(queue.fail(job.id, failureText(Cause.squash(cause)), job.attempt)),
           Effect.zipRight(PubSub.publish(ended, job.id)),
-          Effect.catchAll((error) =>
-            Effect.logWarning(
-              `worker: storage error, the job is claimed again once its lease runs out (attempt ${job.attempt} of ${maxAttempts})`,
-              job.id,
-              error
-            ).pipe(
-              Effect.zipRight(queue.recordFailure(job.id, job.attempt, failureText(error))),
-              Effect.catchAll(() => Effect.void)
+          Effect.catchAll((error) => logFailure(job, error))
+        )
+
+      const release = (jobs: ReadonlyArray<ClaimedJob>) =>
+        jobs.length === 0 ? Effect.void : queue.heartbeat({
+          worker,
+          jobs: jobs.map((j) => ({ id: j.id, attempt: j.attempt })),
+          leaseMillis: 0
+        }).pipe(
+          Effect.catchAll((error) => Effect.logWarning("worker: releasing leases failed; they run out instead", error))
+        )
+
+      /**
+       * Commits processed jobs together; answers whether the jobs after them may go on (`true`), or
+       * must stop (`false`: the lease is lost, or the storage keeps failing). When the commit raises
+       * a defect, the jobs are committed one by one to find the one that does: it is dead, and the
+       * jobs after it (processed on top of its changes) are answered, to be processed again.
+       */
+      const flush = (
+        done: ReadonlyArray<readonly [ClaimedJob, Commit]>,
+        after: ReadonlyArray<ClaimedJob>
+      ): Effect.Effect<boolean | ReadonlyArray<ClaimedJob>> =>
+        Effect.gen(function*() {
+          let alone = done.length === 1
+          for (let from = 0; from < done.length;) {
+            const part = alone ? done.slice(from, from + 1) : done
+            const exit = yield* store.commitAll(part.map(([, commit]) => commit)).pipe(
+              Effect.retry(storageRetries),
+              Effect.exit
             )
-          ),
-          Effect.asVoid,
-          Effect.withSpan("Worker.runJob", { attributes: { job: job.id, attempt: job.attempt } })
+            if (Exit.isSuccess(exit)) {
+              if (!exit.value) {
+                yield* Effect.logWarning(
+                  "worker: lease lost, commit refused",
+                  part.map(([job]) => [job.id, job.attempt])
+                )
+                return false
+              }
+              yield* Effect.forEach(part, ([job]) => PubSub.publish(ended, job.id), { discard: true })
+              from += part.length
+              continue
+            }
+            const failure = Cause.failureOption(exit.cause)
+            if (Option.isSome(failure)) {
+              yield* Effect.forEach(done.slice(from), ([job]) => logFailure(job, failure.value), { discard: true })
+              return false
+            }
+            if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+            if (!alone) {
+              alone = true
+              continue
+            }
+            yield* kill(part[0]![0], exit.cause)
+            return [...done.slice(from + 1).map(([job]) => job), ...after]
+          }
+          return true
+        })
+
+      /**
+       * Runs consecutive jobs of one organisation: each processed against the state the ones before
+       * it left (read once, then kept in memory), all committed together. A job whose processing
+       * raises a defect is dead alone, after the ones before it are committed; a storage error that
+       * outlasts the retries ends the attempt of its job and of those after it.
+       */
+      const runJobs = (jobs: ReadonlyArray<ClaimedJob>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          const states = new Map<string, Option.Option<Tradeflow>>()
+          const enabled = new Map<string, ReadonlyArray<Automation>>()
+          const cached = Context.make(TradeflowStore, {
+            ...store,
+            get: (organisationId, reference) => {
+              const known = states.get(reference)
+              return known !== undefined ? Effect.succeed(known) : store.get(organisationId, reference)
+            },
+            getMany: (organisationId, references) =>
+              Effect.gen(function*() {
+                const unknown = references.filter((r) => !states.has(r))
+                const read = unknown.length === 0 ? new Map() : yield* store.getMany(organisationId, unknown)
+                for (const r of unknown) states.set(r, Option.fromNullable(read.get(r)))
+                const found = new Map<string, Tradeflow>()
+                for (const r of references) {
+                  const t = states.get(r)
+                  if (t !== undefined && Option.isSome(t)) found.set(r, t.value)
+                }
+                return found
+              })
+          }).pipe(
+            Context.add(AutomationStore, {
+              ...automations,
+              enabled: (organisationId) => {
+                const known = enabled.get(organisationId)
+                return known !== undefined
+                  ? Effect.succeed(known)
+                  : Effect.tap(automations.enabled(organisationId), (a) => enabled.set(organisationId, a))
+              }
+            })
+          )
+          const processing = Context.merge(context, cached)
+          let done: Array<readonly [ClaimedJob, Commit]> = []
+          for (const [i, job] of jobs.entries()) {
+            if (done.length > 0 && readsOrganisation(job)) {
+              const flushed = yield* flush(done, jobs.slice(i))
+              if (flushed !== true) return flushed === false ? undefined : yield* runJobs(flushed)
+              done = []
+              states.clear()
+            }
+            const exit = yield* processJob(job).pipe(
+              Effect.retry(storageRetries),
+              Effect.provide(processing),
+              Effect.exit
+            )
+            if (Exit.isSuccess(exit)) {
+              const commit = { ...exit.value, attempt: job.attempt }
+              done.push([job, commit])
+              for (const reference of commit.deletes) states.set(reference, Option.none())
+              for (const t of commit.upserts) states.set(t.reference, Option.some(t))
+              continue
+            }
+            const flushed = yield* flush(done, jobs.slice(i))
+            if (flushed !== true) return flushed === false ? undefined : yield* runJobs(flushed)
+            done = []
+            const failure = Cause.failureOption(exit.cause)
+            if (Option.isSome(failure)) return yield* logFailure(job, failure.value)
+            if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+            yield* kill(job, exit.cause)
+          }
+          const flushed = yield* flush(done, [])
+          if (typeof flushed !== "boolean") yield* runJobs(flushed)
+        }).pipe(
+          Effect.withSpan("Worker.runJobs", {
+            attributes: { organisation: jobs[0]?.organisation_id, jobs: jobs.length, first: jobs[0]?.id }
+          })
         )
 
       const runBatch = (jobs: ReadonlyArray<ClaimedJob>) =>
         Effect.gen(function*() {
-          const running = yield* Ref.make(new Map(jobs.map((j) => [j.id, { id: j.id, attempt: j.attempt }] as const)))
+          const running = yield* Ref.make(new Map(jobs.map((j) => [j.id, j] as const)))
           const heartbeat = yield* Effect.gen(function*() {
             const held = [...(yield* Ref.get(running)).values()]
             if (held.length > 0) yield* queue.heartbeat({ worker, jobs: held, leaseMillis })
@@ -223,29 +371,27 @@ export const layer = (
             Effect.forever,
             Effect.fork
           )
-          const release = Effect.flatMap(
-            Ref.get(running),
-            (held) =>
-              held.size === 0 ? Effect.void : queue.heartbeat({ worker, jobs: [...held.values()], leaseMillis: 0 })
-          ).pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning("worker: releasing leases failed; they run out instead", error)
-            )
-          )
-          yield* Effect.forEach(jobs, (job) =>
-            runJob(job).pipe(Effect.zipRight(Ref.update(running, (m) => {
+          const releaseAll = Effect.flatMap(Ref.get(running), (held) => release([...held.values()]))
+          const groups = new Map<string, Array<ClaimedJob>>()
+          for (const job of jobs) {
+            const group = groups.get(job.organisation_id)
+            if (group === undefined) groups.set(job.organisation_id, [job])
+            else group.push(job)
+          }
+          yield* Effect.forEach(groups.values(), (group) =>
+            runJobs(group).pipe(Effect.zipRight(Ref.update(running, (m) => {
               const next = new Map(m)
-              next.delete(job.id)
+              for (const job of group) next.delete(job.id)
               return next
             }))), { concurrency, discard: true }).pipe(
               Effect.ensuring(Fiber.interrupt(heartbeat)),
-              Effect.onInterrupt(() => release)
+              Effect.onInterrupt(() => releaseAll)
             )
         })
 
       const drain: Effect.Effect<void, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
         while (true) {
-          const { dead, jobs } = yield* queue.claim({ worker, limit: batchSize, leaseMillis, maxAttempts })
+          const { dead, jobs } = yield* queue.claim({ worker, limit: batchSize, leaseMillis, maxAttempts, follow })
           for (const job of dead) {
             yield* Effect.logError(
               `job ${job.id} of organisation ${job.organisation_id} is dead after ${job.attempt} attempts: ${

@@ -1624,6 +1624,123 @@ export const storageContract = (
         yield* cleanup(orgs)
       }))
 
+    it.effect("claim with follow: a fresh oldest job brings the jobs queued after it, in order, within the count and the bytes", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue, store } = yield* ports
+        const [a, b] = [freshId("org"), freshId("org")]
+        const as: Array<number> = []
+        for (let i = 0; i < 5; i++) as.push(enqueued(yield* queue.enqueue(newJob(a))))
+        const bs: Array<number> = []
+        for (let i = 0; i < 3; i++) bs.push(enqueued(yield* queue.enqueue(newJob(b))))
+        const size = (yield* queue.list({ organisation_id: b, state: "pending", limit: 1 }))[0]!.payload_bytes
+        expect(size).toBeGreaterThan(0)
+        const claim = (worker: string, follow: { readonly jobs: number; readonly bytes: number }) =>
+          Effect.map(
+            queue.claim({ worker, limit: 100, leaseMillis: 60_000, follow }),
+            (c) =>
+              c.jobs.filter((j) => j.organisation_id === a || j.organisation_id === b).map((j) => [j.id, j.attempt])
+          )
+        expect(yield* claim("w1", { jobs: 3, bytes: 2 * size })).toEqual([
+          [as[0], 1],
+          [as[1], 1],
+          [bs[0], 1],
+          [bs[1], 1]
+        ].sort((x, y) => x[0]! - y[0]!))
+        expect(yield* claim("w2", { jobs: 3, bytes: 1_000_000 })).toEqual([])
+        const done = (ids: ReadonlyArray<number>, organisation_id: string) =>
+          store.commitAll(ids.map((job_id) => ({
+            job_id,
+            attempt: 1,
+            organisation_id,
+            upserts: [],
+            deletes: [],
+            messages: [],
+            result: { count: job_id }
+          })))
+        expect(yield* done(as.slice(0, 2), a)).toBe(true)
+        expect(yield* done(bs.slice(0, 2), b)).toBe(true)
+        expect(yield* claim("w2", { jobs: 10, bytes: 1_000_000 })).toEqual([
+          [as[2], 1],
+          [as[3], 1],
+          [as[4], 1],
+          [bs[2], 1]
+        ].sort((x, y) => x[0]! - y[0]!))
+        for (const id of [...as, ...bs].slice(0, 2)) {
+          expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: id } }))
+        }
+        yield* cleanup([a, b])
+      }))
+
+    it.effect("claim with follow: never past a job claimed before; a job claimed before comes alone", () =>
+      Effect.gen(function*() {
+        yield* sweep
+        const { queue } = yield* ports
+        const org = freshId("org")
+        const ids: Array<number> = []
+        for (let i = 0; i < 3; i++) ids.push(enqueued(yield* queue.enqueue(newJob(org))))
+        const follow = { jobs: 10, bytes: 1_000_000 }
+        const claim = (worker: string, leaseMillis: number) =>
+          Effect.map(
+            queue.claim({ worker, limit: 100, leaseMillis, follow }),
+            (c) => c.jobs.filter((j) => j.organisation_id === org).map((j) => [j.id, j.attempt])
+          )
+        expect(yield* claim("crashed", 0)).toEqual(ids.map((id) => [id, 1]))
+        expect(yield* claim("w", 0)).toEqual([[ids[0], 2]])
+        expect(yield* queue.fail(ids[0]!, "gave up")).toBe(true)
+        expect(yield* queue.retry(ids[0]!)).toBe("retried")
+        expect(yield* claim("w", 60_000)).toEqual([[ids[0], 1]])
+        yield* cleanup([org])
+      }))
+
+    it.effect("commitAll: commits of consecutive jobs apply in order, numbered on; all or nothing", () =>
+      Effect.gen(function*() {
+        const { queue, store } = yield* ports
+        const org = freshId("org")
+        const ids: Array<number> = []
+        for (let i = 0; i < 4; i++) ids.push(enqueued(yield* queue.enqueue(newJob(org))))
+        const commit = (job_id: number, changes: Partial<Commit>): Commit => ({
+          job_id,
+          organisation_id: org,
+          upserts: [],
+          deletes: [],
+          messages: [],
+          result: { count: job_id },
+          ...changes
+        })
+        const stale = [
+          commit(ids[0]!, { upserts: [makeTradeflow(org, "TF-9", ["MSCU1234565"])], messages: [makeMessage("x")] }),
+          commit(ids[3]!, { attempt: 7 })
+        ]
+        expect(yield* store.commitAll(stale)).toBe(false)
+        expect(yield* store.get(org, "TF-9")).toEqual(Option.none())
+        expect(yield* logOf(org)).toEqual([])
+        expect(yield* queue.outcome(ids[0]!)).toEqual(Option.none())
+
+        const first = makeTradeflow(org, "TF-1", ["MSCU1234565"])
+        const second = { ...makeTradeflow(org, "TF-1", ["TGHU0000001"]), updated_at: 5 }
+        const commits = [
+          commit(ids[0]!, {
+            upserts: [first, makeTradeflow(org, "TF-2", ["CSQU3054383"])],
+            messages: [makeMessage("a"), makeMessage("b", { tradeflow_reference: "TF-2" })]
+          }),
+          commit(ids[1]!, { deletes: ["TF-2"], messages: [makeMessage("a"), makeMessage("c")] }),
+          commit(ids[2]!, { upserts: [second], messages: [makeMessage("d"), makeMessage("c")] }),
+          commit(ids[3]!, {})
+        ]
+        expect(yield* store.commitAll(commits)).toBe(true)
+        expect(yield* store.commitAll(commits.slice(3))).toBe(false)
+        for (const id of ids) {
+          expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: id } }))
+        }
+        expect((yield* store.list(org)).map(canonicalTradeflow)).toEqual([canonicalTradeflow(second)])
+        expect(yield* store.containers(org)).toEqual(["TGHU0000001"])
+        expect((yield* logOf(org)).map((m) => [m.seq, m.hash])).toEqual([[1, "a"], [3, "c"], [4, "d"]])
+        const many = yield* store.getMany(org, ["TF-1", "TF-2", "TF-3", "TF-1"])
+        expect([...many.keys()]).toEqual(["TF-1"])
+        expect(canonicalTradeflow(many.get("TF-1")!)).toEqual(canonicalTradeflow(second))
+      }))
+
     it.effect("fail: the job is dead, listed, and retryable; a retried job runs again from attempt 1", () =>
       Effect.gen(function*() {
         yield* sweep

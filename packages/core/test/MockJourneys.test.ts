@@ -18,13 +18,15 @@ const storeWith = (containers: ReadonlyArray<string>) =>
     TradeflowStore,
     TradeflowStore.of({
       get: () => Effect.succeed(Option.none()),
+      getMany: () => Effect.succeed(new Map()),
       list: () => Effect.succeed([]),
       sizes: () => Effect.succeed(new Map()),
       held: () => Effect.succeed({ containers: [], events: [] }),
       lookup: () => Effect.succeed([]),
       containers: () => Effect.succeed(containers),
       due: () => Effect.succeed([]),
-      commit: () => Effect.succeed(true)
+      commit: () => Effect.succeed(true),
+      commitAll: () => Effect.succeed(true)
     })
   )
 

@@ -6,7 +6,7 @@ import * as Locations from "../src/Locations.js"
 import * as Storage from "../src/Storage.js"
 import { StorageError } from "../src/StorageError.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
-import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+import { type Commit, TradeflowStore, withCommit } from "../src/TradeflowStore.js"
 import * as Worker from "../src/Worker.js"
 
 interface CommitCall {
@@ -47,33 +47,35 @@ const setup = (faults: Faults = {}) =>
     const commits = yield* Ref.make<ReadonlyArray<CommitCall>>([])
     const erred = new Set<number>()
     let claims = 0
-    const store = TradeflowStore.of({
+    const faulty = (c: Commit) =>
+      Effect.gen(function*() {
+        const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
+        if (slow !== undefined) yield* Effect.sleep(slow[1])
+        if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
+        if (faults.storageErrorAlways?.includes(c.job_id)) {
+          return yield* new StorageError({
+            operation: "TradeflowStore.commit",
+            cause: new Error("value too long\u0000")
+          })
+        }
+        if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
+          erred.add(c.job_id)
+          return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
+        }
+      })
+    const store = TradeflowStore.of(withCommit({
       ...innerStore,
-      commit: (c: Commit) =>
+      commitAll: (cs) =>
         Effect.gen(function*() {
-          const slow = faults.slowAttempts?.find(([attempt]) => attempt === c.attempt)
-          if (slow !== undefined) yield* Effect.sleep(slow[1])
-          if (faults.dieOn?.includes(c.job_id)) return yield* Effect.dieMessage(`cannot process job ${c.job_id}`)
-          if (faults.storageErrorAlways?.includes(c.job_id)) {
-            return yield* new StorageError({
-              operation: "TradeflowStore.commit",
-              cause: new Error("value too long\u0000")
-            })
-          }
-          if (faults.storageErrorOnce?.includes(c.job_id) && !erred.has(c.job_id)) {
-            erred.add(c.job_id)
-            return yield* new StorageError({ operation: "TradeflowStore.commit", cause: "disk full" })
-          }
-          const committed = yield* innerStore.commit(c)
-          yield* Ref.update(commits, (cs) => [...cs, {
-            job_id: c.job_id,
-            organisation_id: c.organisation_id,
-            attempt: c.attempt,
-            committed
-          }])
+          for (const c of cs) yield* faulty(c)
+          const committed = yield* innerStore.commitAll(cs)
+          yield* Ref.update(commits, (calls) => [
+            ...calls,
+            ...cs.map((c) => ({ job_id: c.job_id, organisation_id: c.organisation_id, attempt: c.attempt, committed }))
+          ])
           return committed
         })
-    })
+    }))
     const queue = JobQueue.of({
       ...innerQueue,
       claim: (options) => {

@@ -144,6 +144,13 @@ export const JobRow = Schema.Struct({
 /** What a claim writes: the attempt of each job it leased. */
 export const LeasedRow = Schema.Struct({ id: Schema.Number, attempt: Schema.Number })
 
+/** A job queued after an organisation's oldest one: whether and how much of it a claim may follow with. */
+export const FollowerRow = Schema.Struct({
+  id: Schema.Number,
+  attempt: Schema.Number,
+  payload_bytes: Schema.NullOr(Schema.Number)
+})
+
 /** A job a claim marked dead. */
 export const DeadRow = Schema.Struct({
   id: Schema.Number,
@@ -299,6 +306,7 @@ export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
 export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
 export const decodeJobs = rows(JobRow)
 export const decodeLeased = rows(LeasedRow)
+export const decodeFollowers = rows(FollowerRow)
 export const decodeDead = rows(DeadRow)
 export const decodeSummaries = rows(SummaryRow)
 export const decodeOutcomes = rows(OutcomeRow)

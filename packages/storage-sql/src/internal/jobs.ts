@@ -1,10 +1,11 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { type Job, JobQueue } from "@tradeflow/core"
 import { Clock, Effect, Option } from "effect"
 import {
   chunks,
   claimOf,
   decodeDead,
+  decodeFollowers,
   decodeIdempotency,
   decodeIds,
   decodeJobs,
@@ -188,6 +189,55 @@ export const make = (
           ]))
       })
 
+    const jobsOf = (leased: ReadonlyArray<{ readonly id: number }>) =>
+      leased.length === 0 ? Effect.succeed([]) : Effect.flatMap(
+        sql`SELECT ${jobColumns} FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`,
+        decodeJobs
+      )
+
+    /**
+     * Leases the jobs queued right after `head` (claimed for the first time) to the same worker: in
+     * queue order, up to the first one claimed before, within `follow`'s count and bytes. On
+     * PostgreSQL the rows are locked first (inside the caller's transaction), so every one read is
+     * leased; elsewhere only the run of consecutive ones leased is kept and any after a gap released.
+     */
+    const followersOf = (
+      head: Job.Job,
+      follow: { readonly jobs: number; readonly bytes: number },
+      worker: string,
+      until: Statement.Fragment
+    ) =>
+      Effect.gen(function*() {
+        const rows = yield* decodeFollowers(
+          yield* sql`SELECT ${number("id")} AS id, attempt, ${number("payload_bytes")} AS payload_bytes FROM jobs
+          WHERE organisation_id = ${head.organisation_id} AND status = 'pending' AND id >= ${head.id}
+          ORDER BY id LIMIT ${Math.floor(follow.jobs)}${pg ? sql` FOR UPDATE` : sql``}`
+        )
+        const chosen: Array<number> = []
+        let bytes = 0
+        for (const [i, row] of rows.entries()) {
+          bytes += row.payload_bytes ?? 0
+          if (i === 0) continue
+          if (row.attempt > 0 || bytes > follow.bytes) break
+          chosen.push(row.id)
+        }
+        if (chosen.length === 0) return []
+        const leased = yield* decodeLeased(
+          yield* sql`UPDATE jobs SET attempt = attempt + 1, leased_by = ${worker}, lease_until = ${until}
+          WHERE ${sql.in("id", chosen)} AND status = 'pending' AND attempt = 0
+          RETURNING ${number("id")} AS id, attempt`
+        )
+        const got = new Map(leased.map((l) => [l.id, l]))
+        const gap = chosen.findIndex((id) => !got.has(id))
+        if (gap === -1) return chosen.map((id) => got.get(id)!)
+        const released = chosen.slice(gap).filter((id) => got.has(id))
+        if (released.length > 0) {
+          yield* sql`UPDATE jobs SET lease_until = ${leaseUntil(0, 0)}
+            WHERE ${sql.in("id", released)} AND leased_by = ${worker} AND status = 'pending'`
+        }
+        return chosen.slice(0, gap).map((id) => got.get(id)!)
+      })
+
     return JobQueue.JobQueue.of(JobQueue.withEnqueue({
       enqueueAll: Effect.fn("JobQueue.enqueueAll")(function*(entries: ReadonlyArray<Job.Enqueue>) {
         const organisations = [...new Set(entries.map((e) => e.job.organisation_id))].sort()
@@ -204,21 +254,25 @@ export const make = (
           WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
         )
       }, storageError("JobQueue.pending")),
-      claim: Effect.fn("JobQueue.claim")(function*(options: {
-        readonly worker: string
-        readonly limit: number
-        readonly leaseMillis: number
-        readonly maxAttempts?: number
-      }) {
+      claim: Effect.fn("JobQueue.claim")(function*(options: JobQueue.ClaimOptions) {
         const limit = Math.max(0, Math.floor(options.limit))
         const max = JobQueue.attemptLimit(options.maxAttempts)
         const now = yield* Clock.currentTimeMillis
         const [dead, leased] = yield* claimStatements(options.worker, limit, options.leaseMillis, max, now)
-        const jobs = leased.length === 0 ? [] : yield* decodeJobs(
-          yield* sql`SELECT ${jobColumns} FROM jobs
-          WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`
+        const heads = yield* jobsOf(leased)
+        const fresh = heads.filter((h) => leased.some((l) => l.id === h.id && l.attempt === 1))
+        const follow = options.follow
+        const followers = follow === undefined || follow.jobs <= 1 || fresh.length === 0
+          ? []
+          : yield* (pg ? sql.withTransaction : relaxed)(Effect.forEach(fresh, (head) =>
+            followersOf(head, follow, options.worker, leaseUntil(now, options.leaseMillis))))
+            .pipe(Effect.map((all) =>
+              all.flat()
+            ))
+        const jobs = followers.length === 0 ? heads : [...heads, ...yield* jobsOf(followers)].sort((a, b) =>
+          a.id - b.id
         )
-        return claimOf(leased, jobs, dead)
+        return claimOf([...leased, ...followers], jobs, dead)
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {
         readonly worker: string
@@ -227,19 +281,11 @@ export const make = (
       }) {
         if (options.jobs.length === 0) return
         const until = leaseUntil(yield* Clock.currentTimeMillis, options.leaseMillis)
-        if (pg) {
-          for (const part of chunks(options.jobs, 500)) {
-            yield* sql`UPDATE jobs SET lease_until = ${until}
-              WHERE status = 'pending' AND leased_by = ${options.worker}
-                AND (${sql.or(part.map((j) => sql`(id = ${j.id} AND attempt = ${j.attempt})`))})`
-          }
-          return
+        for (const part of chunks(options.jobs, 500)) {
+          yield* sql`UPDATE jobs SET lease_until = ${until}
+            WHERE status = 'pending' AND leased_by = ${options.worker}
+              AND (${sql.or(part.map((j) => sql`(id = ${j.id} AND attempt = ${j.attempt})`))})`
         }
-        yield* sql.withTransaction(Effect.forEach(options.jobs, (job) =>
-          sql`UPDATE jobs SET lease_until = ${until}
-          WHERE id = ${job.id} AND attempt = ${job.attempt} AND leased_by = ${options.worker} AND status = 'pending'`, {
-          discard: true
-        }))
       }, storageError("JobQueue.heartbeat")),
       outcome: Effect.fn("JobQueue.outcome")(function*(id: number) {
         const row = (yield* decodeOutcomes(yield* sql`SELECT status, result, error FROM jobs WHERE id = ${id}`))[0]

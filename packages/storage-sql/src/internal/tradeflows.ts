@@ -1,6 +1,6 @@
 import { SqlClient, type SqlConnection, type Statement } from "@effect/sql"
 import { Delivery, type StoredMessage, type Tradeflow, TradeflowStore } from "@tradeflow/core"
-import { Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import {
   chunks,
   decodeCandidates,
@@ -21,6 +21,9 @@ import {
 } from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
 import type { SqlStorageOptions } from "./options.js"
+
+/** A commit whose job is no longer pending at its attempt: the transaction rolls back. */
+class Fenced extends Data.TaggedError("Fenced") {}
 
 /**
  * The candidates of `TradeflowStore.lookup`: the tradeflows of the organisation having any of the
@@ -189,6 +192,115 @@ export const make = (
         return held
       })
 
+    /** Deletes these tradeflows with their messages, their messages' deliveries (and log), containers and keys. */
+    const deleteTradeflows = (org: string, deletes: ReadonlyArray<string>) =>
+      Effect.forEach(chunks([...new Set(deletes)], chunk), (references) =>
+        Effect.gen(function*() {
+          const ofTradeflows = sql`SELECT id FROM deliveries
+          WHERE organisation_id = ${org} AND ${notTest} AND ${sql.in("tradeflow_reference", references)}`
+          yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
+          yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
+          for (const table of ["messages", "message_heads", "tradeflow_containers", "tradeflow_keys"]) {
+            yield* sql`DELETE FROM ${sql(table)} WHERE organisation_id = ${org} AND ${
+              sql.in("tradeflow_reference", references)
+            }`
+          }
+          yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+        }), { discard: true })
+
+    /**
+     * Writes the upserts and messages of consecutive commits of one organisation with no deletes
+     * among them but the first's (already applied): a statement per kind of write, not per commit.
+     * Answers the deliveries of each commit, planned from the messages it inserted.
+     */
+    const writeSegment = (
+      segment: ReadonlyArray<{
+        readonly commit: TradeflowStore.Commit
+        readonly upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>
+      }>
+    ) =>
+      Effect.gen(function*() {
+        yield* writeTradeflows(segment.flatMap((e) => e.upserts))
+        const messages = segment.flatMap((e) => e.commit.messages)
+        if (messages.length === 0) return []
+        const org = segment[0]!.commit.organisation_id
+        const inserted = new Map((yield* appendMessages(org, messages)).map((m) => [m.hash, m]))
+        const planned: Array<Delivery.NewDelivery> = []
+        for (const { commit } of segment) {
+          const mine: Array<Delivery.InsertedMessage> = []
+          for (const m of commit.messages) {
+            const row = inserted.get(m.hash)
+            if (row === undefined) continue
+            inserted.delete(m.hash)
+            mine.push(row)
+          }
+          planned.push(...Delivery.plan(org, commit.outbox, mine))
+        }
+        return planned
+      })
+
+    const commitAll = (commits: ReadonlyArray<TradeflowStore.Commit>) =>
+      Effect.gen(function*() {
+        if (commits.length === 0) return true
+        const encoded = yield* Effect.forEach(commits, (commit) =>
+          Effect.all({
+            commit: Effect.succeed(commit),
+            result: encodeResult(commit.result),
+            upserts: Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
+          }))
+        const targets = [...new Set(commits.flatMap((c) => c.outbox?.automations.map((a) => a.id) ?? []))].sort()
+        const anyMessages = commits.some((c) => c.messages.length > 0)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          for (const { commit, result } of encoded) {
+            const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
+            const claimed =
+              yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
+              WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
+            if (claimed.length === 0) return yield* Effect.fail(new Fenced())
+          }
+          const locked = pg && anyMessages ? yield* existingAutomations(targets) : undefined
+          const planned: Array<Delivery.NewDelivery> = []
+          let segment: Array<(typeof encoded)[number]> = []
+          const flush = Effect.suspend(() => {
+            const part = segment
+            segment = []
+            return part.length === 0 ? Effect.void : Effect.flatMap(writeSegment(part), (rows) => {
+              planned.push(...rows)
+              return Effect.void
+            })
+          })
+          for (const entry of encoded) {
+            const last = segment.at(-1)
+            if (entry.commit.deletes.length > 0 || last?.commit.organisation_id !== entry.commit.organisation_id) {
+              yield* flush
+            }
+            if (entry.commit.deletes.length > 0) {
+              yield* deleteTradeflows(entry.commit.organisation_id, entry.commit.deletes)
+            }
+            segment.push(entry)
+          }
+          yield* flush
+          if (planned.length === 0) {
+            return true
+          }
+          const existing = locked ?? (yield* existingAutomations([...new Set(planned.map((d) => d.automation_id))]))
+          const rows = planned.filter((d) => existing.has(d.automation_id)).map((d) => ({
+            automation_id: d.automation_id,
+            organisation_id: d.organisation_id,
+            tradeflow_reference: d.tradeflow_reference,
+            message_hash: d.message_hash,
+            seq: d.seq,
+            body: d.body,
+            test: bool(d.test),
+            created_at: d.created_at,
+            next_attempt_at: d.created_at
+          }))
+          for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
+          if (rows.length > 0) yield* options.deliveryWakeups.notify
+          return true
+        })).pipe(Effect.catchIf((e): e is Fenced => e instanceof Fenced, () => Effect.succeed(false)))
+      })
+
     return TradeflowStore.TradeflowStore.of({
       get: Effect.fn("TradeflowStore.get")(function*(organisationId: string, reference: string) {
         const rows = yield* decodeTradeflows(
@@ -197,6 +309,21 @@ export const make = (
         )
         return Option.map(Option.fromNullable(rows[0]), (r) => r.doc)
       }, storageError("TradeflowStore.get")),
+      getMany: Effect.fn("TradeflowStore.getMany")(
+        function*(organisationId: string, references: ReadonlyArray<string>) {
+          const found = new Map<string, Tradeflow.Tradeflow>()
+          for (const part of chunks([...new Set(references)], chunk)) {
+            for (
+              const row of yield* decodeTradeflows(
+                yield* sql`SELECT doc FROM tradeflows
+              WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+              )
+            ) found.set(row.doc.reference, row.doc)
+          }
+          return found
+        },
+        storageError("TradeflowStore.getMany")
+      ),
       list: Effect.fn("TradeflowStore.list")(function*(organisationId: string) {
         const rows = yield* decodeTradeflows(
           yield* sql`SELECT doc FROM tradeflows
@@ -260,61 +387,9 @@ export const make = (
           ORDER BY turn, next_position_at, organisation_id, reference LIMIT ${Math.max(0, Math.floor(limit))}`
         )
       }, storageError("TradeflowStore.due")),
-      commit: Effect.fn("TradeflowStore.commit")(function*(commit: TradeflowStore.Commit) {
-        const result = yield* encodeResult(commit.result)
-        const upserts = yield* Effect.forEach(
-          commit.upserts,
-          (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const)
-        )
-        const org = commit.organisation_id
-        const fenced = commit.attempt === undefined ? sql`` : sql` AND attempt = ${commit.attempt}`
-        const targets = [...new Set(commit.outbox?.automations.map((a) => a.id))].sort()
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const claimed =
-            yield* sql`UPDATE jobs SET status = 'done', result = ${result}, leased_by = NULL, lease_until = NULL
-            WHERE id = ${commit.job_id} AND status = 'pending'${fenced} RETURNING id`
-          if (claimed.length === 0) return false
-          const locked = pg && commit.messages.length > 0 ? yield* existingAutomations(targets) : undefined
-          for (const references of chunks([...new Set(commit.deletes)], chunk)) {
-            const ofTradeflows = sql`SELECT id FROM deliveries
-            WHERE organisation_id = ${org} AND ${notTest} AND ${sql.in("tradeflow_reference", references)}`
-            yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
-            yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
-            yield* sql`DELETE FROM messages WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM message_heads WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
-            yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
-          }
-          yield* writeTradeflows(upserts)
-          if (commit.messages.length === 0) return true
-          const inserted = yield* appendMessages(org, commit.messages)
-          const planned = Delivery.plan(org, commit.outbox, inserted)
-          if (planned.length === 0) return true
-          const existing = locked ?? (yield* existingAutomations([...new Set(planned.map((d) => d.automation_id))]))
-          const rows = planned.filter((d) => existing.has(d.automation_id)).map((d) => ({
-            automation_id: d.automation_id,
-            organisation_id: d.organisation_id,
-            tradeflow_reference: d.tradeflow_reference,
-            message_hash: d.message_hash,
-            seq: d.seq,
-            body: d.body,
-            test: bool(d.test),
-            created_at: d.created_at,
-            next_attempt_at: d.created_at
-          }))
-          for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
-          if (rows.length > 0) yield* options.deliveryWakeups.notify
-          return true
-        }))
-      }, storageError("TradeflowStore.commit"))
+      commit: (commit) =>
+        commitAll([commit]).pipe(storageError("TradeflowStore.commit"), Effect.withSpan("TradeflowStore.commit")),
+      commitAll: (commits) =>
+        commitAll(commits).pipe(storageError("TradeflowStore.commitAll"), Effect.withSpan("TradeflowStore.commitAll"))
     })
   })

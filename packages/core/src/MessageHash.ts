@@ -5,7 +5,7 @@
  * @module
  */
 import type { Effect } from "effect"
-import { sha256Hex as digest } from "./internal/crypto.js"
+import { sha256Hex as digest, sha256HexSync } from "./internal/crypto.js"
 
 /** JSON with object keys sorted at every depth (arrays keep their order, `undefined` members are left out). */
 export const canonicalJson = (value: unknown): string => JSON.stringify(sortKeys(value))
@@ -53,3 +53,7 @@ export const sha256Hex: (text: string) => Effect.Effect<string> = digest
 /** The hash of a message (see {@link hashedContent}). */
 export const hashMessage = (message: { readonly payload: unknown }): Effect.Effect<string> =>
   sha256Hex(canonicalJson(hashedContent(message)))
+
+/** {@link hashMessage}, computed at once (for loops over many messages). */
+export const hashMessageSync = (message: { readonly payload: unknown }): string =>
+  sha256HexSync(canonicalJson(hashedContent(message)))

@@ -38,7 +38,7 @@
  *
  * @module
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { ApiMessage, type BasicStatusKind } from "./ApiMessage.js"
 import {
   carrierOf,
@@ -92,18 +92,20 @@ export const finalise = (
   containerReference: string | null,
   now: number
 ): Effect.Effect<NewMessage> =>
-  Effect.gen(function*() {
-    const hash = yield* MessageHash.hashMessage(message)
-    const encoded = yield* Schema.encode(ApiMessage)({ hash, ...message } as ApiMessage).pipe(Effect.orDie)
-    return {
+  Effect.suspend(() => {
+    const hash = MessageHash.hashMessageSync(message)
+    const encoded = encodeMessage({ hash, ...message } as ApiMessage)
+    return Either.isLeft(encoded) ? Effect.die(encoded.left) : Effect.succeed({
       hash,
       type: message.type,
       tradeflow_reference: message.tradeflow_reference,
       container_reference: containerReference,
       generated_at: now,
-      body: JSON.stringify(encoded)
-    }
+      body: JSON.stringify(encoded.right)
+    })
   })
+
+const encodeMessage = Schema.encodeEither(ApiMessage)
 
 const lifecycleMessages: Record<Lifecycle, string> = {
   TRADEFLOW_CREATED: "Tradeflow created",
@@ -131,15 +133,9 @@ export const render = (
   input: RenderInput
 ): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function*() {
-    const settings = yield* TrackingConfig
     const { next: t, now } = input
-    const resolve = yield* resolver([t])
-    const fullShipment = shipment(t, resolve)
     const generated = iso(now)
     const base = { message_generated_event_date: generated, tradeflow_reference: t.reference }
-    const booking = t.booking_references[0] ?? null
-    const billOfLading = t.bill_of_lading_references[0] ?? null
-    const dwell = dwellIndex(t, settings)
     const spend = input.budget ?? budget()
     const out: Array<NewMessage> = []
     const emit = (message: Unhashed, containerReference: string | null) =>
@@ -167,8 +163,16 @@ export const render = (
       }, null)
     }
 
+    const events = changedEvents(input.previous, t)
+    if (events.length === 0) return out
+    const settings = yield* TrackingConfig
+    const resolve = yield* resolver([t])
+    const fullShipment = shipment(t, resolve)
+    const booking = t.booking_references[0] ?? null
+    const billOfLading = t.bill_of_lading_references[0] ?? null
+    const dwell = dwellIndex(t, settings)
     const entries = new Map(t.containers.map((c) => [c.reference, c] as const))
-    for (const e of changedEvents(input.previous, t)) {
+    for (const e of events) {
       const eventDate = iso(e.event_date ?? e.predicted_at)
       const predictedAt = iso(e.predicted_at)
       const location = resolve(e.location)
@@ -243,7 +247,7 @@ export const render = (
       }, e.container_reference)
     }
     return out
-  }).pipe(Effect.withSpan("RenderMessages.render"))
+  })
 
 /** The LOCATION_UPDATE messages of a voyage that are due, and when the next one is. */
 export interface PositionUpdates {
@@ -322,4 +326,4 @@ export const positionUpdates = (
       yield* spend.take(message.body, 1)
     }
     return { messages, next_position_at: due.next }
-  }).pipe(Effect.withSpan("RenderMessages.positionUpdates"))
+  })

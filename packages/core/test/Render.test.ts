@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Schema } from "effect"
 import { ApiMessage, LocationUpdate } from "../src/ApiMessage.js"
+import { sha256HexPortable, sha256HexSync } from "../src/internal/crypto.js"
 import * as Projection from "../src/internal/projection.js"
 import * as MessageHash from "../src/MessageHash.js"
 import * as RenderMessages from "../src/RenderMessages.js"
@@ -171,6 +172,21 @@ describe("MessageHash", () => {
         assert.strictEqual(a === c, eventDate === otherDate)
       })
   )
+
+  it.prop(
+    "the native digest and the portable one agree on every text",
+    [fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.string({ unit: "grapheme", maxLength: 2_000 }))],
+    ([text]) => {
+      assert.strictEqual(sha256HexSync(text), sha256HexPortable(text))
+      assert.match(sha256HexSync(text), /^[0-9a-f]{64}$/)
+    }
+  )
+
+  it.effect.prop("hashMessageSync is hashMessage", [jsonArb], ([payload]) =>
+    Effect.gen(function*() {
+      const message = { type: "BASIC_STATUS", payload }
+      assert.strictEqual(MessageHash.hashMessageSync(message), yield* MessageHash.hashMessage(message))
+    }))
 
   it.effect("is the SHA-256 of the canonical content", () =>
     Effect.gen(function*() {

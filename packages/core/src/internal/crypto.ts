@@ -6,8 +6,32 @@ import { Effect } from "effect"
  * Hex SHA-256 of the UTF-8 text, computed synchronously: a WebCrypto digest is a round trip to the
  * thread pool (about 60 µs per call, awaited in turn for every message of a job), ours about 10 µs.
  */
-export const sha256Hex = (text: string): Effect.Effect<string> =>
-  Effect.sync(() => bytesToHex(sha256(utf8ToBytes(text))))
+export const sha256Hex = (text: string): Effect.Effect<string> => Effect.sync(() => sha256HexSync(text))
+
+/** The runtime's native SHA-256 where it has one (Node's `crypto`, reached without importing it), else none. */
+const nativeSha256 = (() => {
+  const runtime = (globalThis as {
+    readonly process?: { readonly getBuiltinModule?: (id: string) => unknown }
+  }).process
+  const crypto = runtime?.getBuiltinModule?.("node:crypto") as {
+    readonly createHash?: (algorithm: "sha256") => {
+      update(text: string, encoding: "utf8"): { digest(encoding: "hex"): string }
+    }
+  } | undefined
+  const createHash = crypto?.createHash
+  return createHash === undefined
+    ? undefined
+    : (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
+})()
+
+/** Hex SHA-256 of the UTF-8 text with `@noble/hashes` (what runtimes without a native one use). */
+export const sha256HexPortable = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
+
+/**
+ * {@link sha256Hex}, computed at once: natively where the runtime can (about 7 times faster on
+ * Node), else with {@link sha256HexPortable}; both give the same digest.
+ */
+export const sha256HexSync: (text: string) => string = nativeSha256 ?? sha256HexPortable
 
 /** `bytes` cryptographically random bytes, base64url-encoded without padding. */
 export const randomToken = (bytes: number): string => {

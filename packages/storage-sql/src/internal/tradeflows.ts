@@ -12,11 +12,11 @@ import {
   decodeTradeflows,
   decodeValues,
   encodeResult,
-  encodeTradeflow,
   type HeadRow,
   numberMessages,
   sizeColumns,
   storageError,
+  tradeflowDocument,
   tradeflowWrites
 } from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
@@ -246,7 +246,7 @@ export const make = (
           Effect.all({
             commit: Effect.succeed(commit),
             result: encodeResult(commit.result),
-            upserts: Effect.forEach(commit.upserts, (t) => Effect.map(encodeTradeflow(t), (doc) => [t, doc] as const))
+            upserts: Effect.succeed(commit.upserts.map((t) => [t, tradeflowDocument(t)] as const))
           }))
         const targets = [...new Set(commits.flatMap((c) => c.outbox?.automations.map((a) => a.id) ?? []))].sort()
         const anyMessages = commits.some((c) => c.messages.length > 0)

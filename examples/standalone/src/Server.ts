@@ -193,6 +193,7 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
+ * `WORKER_JOBS_PER_COMMIT` (default 64) how many consecutive jobs of one organisation it commits together;
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
  * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
  * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
@@ -204,6 +205,10 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
     const background = yield* Config.boolean("WORKER_ENABLED").pipe(Config.withDefault(true))
     const leaseMillis = yield* Config.integer("WORKER_LEASE_MILLIS").pipe(Config.withDefault(10_000))
     const concurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+    const jobsPerCommit = yield* Config.integer("WORKER_JOBS_PER_COMMIT").pipe(
+      Config.withDefault(64),
+      Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
+    )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
     const d = Retention.defaultAges
     const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>
@@ -220,7 +225,15 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
     }
     return Layer.merge(
       Service.layer(
-        { background, leaseMillis, concurrency, maxAttempts: yield* maxAttempts, startAfter, upstream: { maxBytes } },
+        {
+          background,
+          leaseMillis,
+          concurrency,
+          jobsPerCommit,
+          maxAttempts: yield* maxAttempts,
+          startAfter,
+          upstream: { maxBytes }
+        },
         {},
         { ages }
       ).pipe(

@@ -12,8 +12,7 @@
  *
  * @module
  */
-import { sha256 } from "@noble/hashes/sha2.js"
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { sha256HexSync } from "./internal/crypto.js"
 import { normaliseContainerNumber } from "./TradeflowRecord.js"
 
 /** What a key identifies a tradeflow by. */
@@ -29,7 +28,7 @@ export interface Identified {
 
 /** The key of a kind and an already normalised value. */
 export const make = (kind: Kind, value: string): string =>
-  bytesToHex(sha256(utf8ToBytes(`${kind}\u0000${value}`))).slice(0, 32)
+  sha256HexSync(`${kind}\u0000${value}`).slice(0, 32)
 
 /** The distinct keys of a tradeflow. */
 export const ofTradeflow = (t: Identified): ReadonlyArray<string> => {

@@ -323,6 +323,19 @@ export const layer = (
             })
           )
           const processing = Context.merge(context, cached)
+          const named = jobs.flatMap((job) =>
+            job.payload._tag === "Upsert"
+              ? job.payload.groups.map((g) => g.tradeflow_reference)
+              : job.payload.reference === null
+              ? []
+              : [job.payload.reference]
+          )
+          if (jobs.length > 1 && named.length > 0) {
+            yield* Context.get(cached, TradeflowStore).getMany(jobs[0]!.organisation_id, named).pipe(
+              Effect.retry(storageRetries),
+              Effect.catchAll(() => Effect.void)
+            )
+          }
           let done: Array<readonly [ClaimedJob, Commit]> = []
           for (const [i, job] of jobs.entries()) {
             if (done.length > 0 && readsOrganisation(job)) {

@@ -27,8 +27,7 @@ export interface Identified {
 }
 
 /** The key of a kind and an already normalised value. */
-export const make = (kind: Kind, value: string): string =>
-  sha256HexSync(`${kind}\u0000${value}`).slice(0, 32)
+export const make = (kind: Kind, value: string): string => sha256HexSync(`${kind}\u0000${value}`).slice(0, 32)
 
 /** The distinct keys of a tradeflow. */
 export const ofTradeflow = (t: Identified): ReadonlyArray<string> => {

@@ -269,9 +269,9 @@ export const make = (
             .pipe(Effect.map((all) =>
               all.flat()
             ))
-        const jobs = followers.length === 0 ? heads : [...heads, ...yield* jobsOf(followers)].sort((a, b) =>
-          a.id - b.id
-        )
+        const jobs = followers.length === 0 ?
+          heads :
+          [...heads, ...yield* jobsOf(followers)].sort((a, b) => a.id - b.id)
         return claimOf([...leased, ...followers], jobs, dead)
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {

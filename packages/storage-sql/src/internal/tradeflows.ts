@@ -252,7 +252,9 @@ export const make = (
         const anyMessages = commits.some((c) => c.messages.length > 0)
         return yield* sql.withTransaction(Effect.gen(function*() {
           for (const part of chunks(encoded, 300)) {
-            const results = sql.join(" ", false)(part.map(({ commit, result }) => sql`WHEN ${commit.job_id} THEN ${result}`))
+            const results = sql.join(" ", false)(
+              part.map(({ commit, result }) => sql`WHEN ${commit.job_id} THEN ${result}`)
+            )
             const fences = sql.or(part.map(({ commit }) =>
               commit.attempt === undefined
                 ? sql`id = ${commit.job_id}`
@@ -261,7 +263,9 @@ export const make = (
             const claimed = yield* sql`UPDATE jobs SET status = 'done', result = CASE id ${results} END,
               leased_by = NULL, lease_until = NULL
               WHERE status = 'pending' AND (${fences}) RETURNING id`
-            if (claimed.length !== new Set(part.map((e) => e.commit.job_id)).size) return yield* Effect.fail(new Fenced())
+            if (claimed.length !== new Set(part.map((e) => e.commit.job_id)).size) {
+              return yield* Effect.fail(new Fenced())
+            }
           }
           const locked = pg && anyMessages ? yield* existingAutomations(targets) : undefined
           const planned: Array<Delivery.NewDelivery> = []

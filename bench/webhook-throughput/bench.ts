@@ -33,7 +33,8 @@
  * latency runs), BENCH_LATENCY_BATCH
  * (worker batch size of the latency runs, default 64), BENCH_FILL_RECORDS (records per fill
  * commit, default 50), BENCH_SQLITE_SYNCHRONOUS (FULL | NORMAL, default FULL as in production),
- * TRADEFLOW_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test). SQLite runs in a
+ * BENCH_CPU_PROFILE_DIR (writes a V8 CPU profile of each throughput run's worker phase there, for
+ * bench/profile-summary.ts), TRADEFLOW_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test). SQLite runs in a
  * temporary directory; PostgreSQL in a fresh schema per run, dropped afterwards (also on SIGINT /
  * SIGTERM). Exits 1 when a measured backend misses the goal. Both backends with the defaults take
  * about two minutes on 2 cores.
@@ -64,6 +65,7 @@ import { type ChildProcess, fork } from "node:child_process"
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
+import { Session } from "node:inspector/promises"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -76,6 +78,7 @@ const rate = Number(process.env["BENCH_RATE"] ?? 200)
 const latencySeconds = Number(process.env["BENCH_LATENCY_SECONDS"] ?? 5)
 const latencyBatch = Number(process.env["BENCH_LATENCY_BATCH"] ?? 64)
 const recordsPerCommit = Number(process.env["BENCH_FILL_RECORDS"] ?? 50)
+const profileDir = process.env["BENCH_CPU_PROFILE_DIR"]
 const synchronous = process.env["BENCH_SQLITE_SYNCHRONOUS"] === "NORMAL" ? "NORMAL" as const : "FULL" as const
 const goal = 2_000
 
@@ -458,6 +461,11 @@ const throughput = (backend: Backend, template: ReadonlyArray<StoredMessage.NewM
 
     const t = newTimings()
     const done = yield* Deferred.make<void>()
+    const profiler = profileDir === undefined ? undefined : new Session()
+    if (profiler !== undefined) {
+      profiler.connect()
+      yield* Effect.promise(() => profiler.post("Profiler.enable").then(() => profiler.post("Profiler.start")))
+    }
     const cpu = process.cpuUsage()
     const started = performance.now()
     yield* Layer.build(workerLayer(t, batchSize, () => filled, done)).pipe(Effect.provide(context))
@@ -469,6 +477,13 @@ const throughput = (backend: Backend, template: ReadonlyArray<StoredMessage.NewM
     )
     const seconds = (performance.now() - started) / 1000
     const used = process.cpuUsage(cpu)
+    if (profiler !== undefined && profileDir !== undefined) {
+      const { profile } = yield* Effect.promise(() => profiler.post("Profiler.stop"))
+      const file = join(profileDir, `webhook-${backend}-${batchSize}.cpuprofile`)
+      writeFileSync(file, JSON.stringify(profile))
+      profiler.disconnect()
+      console.log(`CPU profile of the worker's run: ${file}`)
+    }
     const report = yield* receiver.report
     const counts = yield* deliveryCounts.pipe(Effect.provide(context))
     const bodies: Array<readonly [string, string]> = []

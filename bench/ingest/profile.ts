@@ -10,10 +10,13 @@
  *
  * `npx tsx --conditions=@tradeflow/source bench/ingest/profile.ts`. Env: PROFILE_BATCH (default 1),
  * PROFILE_CLIENTS (default 64), PROFILE_SECONDS (default 15), PROFILE_DIR, PROFILE_WORKER (default
- * true), PROFILE_DRAIN (default true), BENCH_SERVER. The key may have PROFILE_CLIENTS requests in flight (`MAX_IN_FLIGHT_PER_KEY`).
+ * true), PROFILE_DRAIN (default true), PROFILE_PRELOAD (a module the server's node loads first with
+ * `--import`, such as bench/sqlite-statement-times.mjs), BENCH_SERVER. The key may have PROFILE_CLIENTS requests in flight (`MAX_IN_FLIGHT_PER_KEY`).
  */
 import Database from "better-sqlite3"
 import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { bodyOf, machineLine, post, startServer, withDatabase } from "../Harness.js"
 
@@ -21,6 +24,7 @@ const batch = Number(process.env["PROFILE_BATCH"] ?? 1)
 const clients = Number(process.env["PROFILE_CLIENTS"] ?? 64)
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? 15)
 const profileDir = process.env["PROFILE_DIR"]
+const preload = process.env["PROFILE_PRELOAD"]
 const drain = (process.env["PROFILE_DRAIN"] ?? "true") === "true" &&
   (process.env["PROFILE_WORKER"] ?? "true") === "true"
 
@@ -35,10 +39,15 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 
 console.log(machineLine())
 await withDatabase("sqlite", "profile", async ({ file, url }) => {
-  const server = await startServer(url, {
-    WORKER_ENABLED: process.env["PROFILE_WORKER"] ?? "true",
-    MAX_IN_FLIGHT_PER_KEY: String(Math.max(16, clients))
-  }, profileDir)
+  const server = await startServer(
+    url,
+    {
+      WORKER_ENABLED: process.env["PROFILE_WORKER"] ?? "true",
+      MAX_IN_FLIGHT_PER_KEY: String(Math.max(16, clients))
+    },
+    profileDir,
+    preload === undefined ? [] : ["--import", pathToFileURL(resolve(preload)).href]
+  )
   const sqlite = new Database(file, { readonly: true })
   const pending = () =>
     (sqlite.prepare("SELECT count(*) AS n FROM jobs WHERE status = 'pending'").get() as { n: number }).n

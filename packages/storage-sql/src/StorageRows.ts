@@ -366,7 +366,22 @@ export const messageWalk = (query: StoredMessage.MessageQuery): MessageWalk => {
   }
 }
 
-export const decodeBodySizes = rows(Schema.Struct({ seq: Schema.Number, bytes: Schema.Number }))
+const decodeBodySizeRows = rows(Schema.Struct({ seq: Schema.Number, bytes: Schema.Number }))
+
+/**
+ * Rows of `seq, bytes` (a page's candidates, up to 501 of them per `GET /upstream`): checked by
+ * hand and returned as they are, as {@link decodeMessages} does; the Schema decode runs only for a
+ * malformed row, for its ParseError.
+ */
+export const decodeBodySizes = (
+  input: unknown
+): Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly bytes: number }>, ParseResult.ParseError> =>
+  Array.isArray(input) &&
+    input.every((row: { readonly seq?: unknown; readonly bytes?: unknown } | null) =>
+      typeof row === "object" && row !== null && typeof row.seq === "number" && typeof row.bytes === "number"
+    )
+    ? Effect.succeed(input as ReadonlyArray<{ readonly seq: number; readonly bytes: number }>)
+    : decodeBodySizeRows(input)
 
 /**
  * `MessageStore.read` over two statements of an SQL adapter: `sizes(n)` answers the seq and body

@@ -304,7 +304,39 @@ export const decodeCandidates = rows(
 export const decodeOrganisations = rows(Organisation.Organisation)
 export const decodeApiKeys = rows(Organisation.ApiKeyRecord)
 export const decodeWidgetKeys = rows(Organisation.WidgetKeyRecord)
-export const decodeJobs = rows(JobRow)
+const decodeJobRows = rows(Schema.Struct({ ...JobRow.fields, payload: Schema.String }))
+
+/**
+ * Job rows with their payloads. A payload is read with `JSON.parse`: every payload is written as
+ * the JSON of a validated request's payload (the text the schema's encoding writes), which the
+ * schema decodes to what `JSON.parse` reads (a property test shows both), so walking the schema
+ * again for every record of every claimed job would only repeat the validation the request passed.
+ * A payload that is not the JSON of a known job kind is decoded with the schema (and fails).
+ */
+export const decodeJobs = (
+  input: unknown
+): Effect.Effect<ReadonlyArray<typeof JobRow.Type>, ParseResult.ParseError> =>
+  Effect.flatMap(decodeJobRows(input), (found) =>
+    Effect.forEach(found, (row) => {
+      const payload = parsedPayload(row.payload)
+      return payload === undefined
+        ? Effect.map(decodePayload(row.payload), (decoded) => ({ ...row, payload: decoded }))
+        : Effect.succeed({ ...row, payload })
+    }))
+
+const decodePayload = Schema.decodeUnknown(Schema.parseJson(Job.JobPayload))
+const jobKinds: ReadonlySet<unknown> = new Set(["Upsert", "Delete", "Advance"])
+
+const parsedPayload = (text: string): Job.JobPayload | undefined => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && jobKinds.has((value as { _tag?: unknown })._tag)
+      ? value as Job.JobPayload
+      : undefined
+  } catch {
+    return undefined
+  }
+}
 export const decodeLeased = rows(LeasedRow)
 export const decodeFollowers = rows(FollowerRow)
 export const decodeDead = rows(DeadRow)

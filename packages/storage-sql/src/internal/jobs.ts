@@ -262,16 +262,26 @@ export const make = (
         const heads = yield* jobsOf(leased)
         const fresh = heads.filter((h) => leased.some((l) => l.id === h.id && l.attempt === 1))
         const follow = options.follow
-        const followers = follow === undefined || follow.jobs <= 1 || fresh.length === 0
-          ? []
-          : yield* (pg ? sql.withTransaction : relaxed)(Effect.forEach(fresh, (head) =>
-            followersOf(head, follow, options.worker, leaseUntil(now, options.leaseMillis))))
-            .pipe(Effect.map((all) =>
-              all.flat()
-            ))
-        const jobs = followers.length === 0 ?
-          heads :
-          [...heads, ...yield* jobsOf(followers)].sort((a, b) => a.id - b.id)
+        const following = follow === undefined || follow.jobs <= 1 || fresh.length === 0
+          ? { leased: [], jobs: [] }
+          : yield* (pg ? sql.withTransaction : relaxed)(
+            Effect.flatMap(
+              Effect.forEach(
+                fresh,
+                (head) => followersOf(head, follow, options.worker, leaseUntil(now, options.leaseMillis))
+              ),
+              (all) => Effect.map(jobsOf(all.flat()), (jobs) => ({ leased: all.flat(), jobs }))
+            )
+          ).pipe(
+            Effect.catchAll((error) =>
+              Effect.as(Effect.logWarning("JobQueue.claim: the jobs after the oldest stay queued", error), {
+                leased: [],
+                jobs: []
+              })
+            )
+          )
+        const followers = following.leased
+        const jobs = followers.length === 0 ? heads : [...heads, ...following.jobs].sort((a, b) => a.id - b.id)
         return claimOf([...leased, ...followers], jobs, dead)
       }, storageError("JobQueue.claim")),
       heartbeat: Effect.fn("JobQueue.heartbeat")(function*(options: {

@@ -258,8 +258,11 @@ export const make = (
         const limit = Math.max(0, Math.floor(options.limit))
         const max = JobQueue.attemptLimit(options.maxAttempts)
         const now = yield* Clock.currentTimeMillis
-        const [dead, leased] = yield* claimStatements(options.worker, limit, options.leaseMillis, max, now)
-        const heads = yield* jobsOf(leased)
+        const claimHeads = Effect.flatMap(
+          claimStatements(options.worker, limit, options.leaseMillis, max, now),
+          ([dead, leased]) => Effect.map(jobsOf(leased), (heads) => ({ dead, leased, heads }))
+        )
+        const { dead, heads, leased } = yield* (pg ? sql.withTransaction(claimHeads) : claimHeads)
         const fresh = heads.filter((h) => leased.some((l) => l.id === h.id && l.attempt === 1))
         const follow = options.follow
         const following = follow === undefined || follow.jobs <= 1 || fresh.length === 0

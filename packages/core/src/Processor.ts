@@ -412,9 +412,10 @@ const deactivate = (t: Tradeflow, budget: RenderBudget.Budget): Effect.Effect<Ou
 export const processJob: (
   job: Job,
   budget?: RenderBudget.Budget
-) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fn(
-  "Processor.processJob"
-)(function*(job: Job, budget: RenderBudget.Budget = RenderBudget.budget()) {
+) => Effect.Effect<Commit, StorageError, Requirements | AutomationStore> = Effect.fnUntraced(function*(
+  job: Job,
+  budget: RenderBudget.Budget = RenderBudget.budget()
+) {
   const commit = yield* computeCommit(job, budget)
   const outbox = yield* outboxOf(commit, budget)
   return outbox === undefined ? commit : { ...commit, outbox }

@@ -110,8 +110,11 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    *   jobs queued right after it claimed with it, in queue order, up to the first one that was
    *   claimed before: at most `follow.jobs` jobs of the organisation in all, and no follower that
    *   would take their payloads (`JobSummary.payload_bytes`, the oldest's included) past
-   *   `follow.bytes`. Followers are leased and counted an attempt like the oldest job; a worker
-   *   runs them after it, in order (see `TradeflowStore.commitAll`).
+   *   `follow.bytes`. Followers are leased like the oldest job but answered at attempt 0: no
+   *   attempt is counted for them (a crash while they are held costs the oldest job an attempt,
+   *   and each of them its own once it is its organisation's oldest), so a crash costs no more
+   *   attempts than without them. A worker runs them after the oldest, in order (see
+   *   `TradeflowStore.commitAll`), fenced at attempt 0.
    */
   readonly claim: (options: ClaimOptions) => Effect.Effect<Claim, StorageError>
   /**

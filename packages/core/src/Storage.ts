@@ -344,9 +344,9 @@ export const makeMemory = Effect.gen(function*() {
             .slice(0, Math.max(0, limit))
           const suspect = candidates.find((job) => leases.get(job.id)!.attempt > 0)
           const claimed: Array<ClaimedJob> = []
-          const lease = (job: Job) => {
+          const lease = (job: Job, counted = true) => {
             const held = leases.get(job.id)!
-            held.attempt++
+            if (counted) held.attempt++
             held.leased_by = worker
             held.lease_until = now + leaseMillis
             claimed.push({ ...job, attempt: held.attempt })
@@ -362,7 +362,7 @@ export const makeMemory = Effect.gen(function*() {
               if (job.organisation_id !== head.organisation_id || job.id <= head.id) continue
               bytes += byteLength(encodePayload(job.payload))
               if (++count > follow.jobs || bytes > follow.bytes || leases.get(job.id)!.attempt > 0) break
-              lease(job)
+              lease(job, false)
             }
           }
           return { jobs: claimed.sort((a, b) => a.id - b.id), dead: killed }

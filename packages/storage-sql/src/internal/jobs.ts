@@ -196,8 +196,9 @@ export const make = (
       )
 
     /**
-     * Leases the jobs queued right after `head` (claimed for the first time) to the same worker: in
-     * queue order, up to the first one claimed before, within `follow`'s count and bytes. On
+     * Leases the jobs queued right after `head` (claimed for the first time) to the same worker,
+     * without counting an attempt: in queue order, up to the first one claimed before, within
+     * `follow`'s count and bytes. On
      * PostgreSQL the rows are locked first (inside the caller's transaction), so every one read is
      * leased; elsewhere only the run of consecutive ones leased is kept and any after a gap released.
      */
@@ -223,7 +224,7 @@ export const make = (
         }
         if (chosen.length === 0) return []
         const leased = yield* decodeLeased(
-          yield* sql`UPDATE jobs SET attempt = attempt + 1, leased_by = ${worker}, lease_until = ${until}
+          yield* sql`UPDATE jobs SET leased_by = ${worker}, lease_until = ${until}
           WHERE ${sql.in("id", chosen)} AND status = 'pending' AND attempt = 0
           RETURNING ${number("id")} AS id, attempt`
         )

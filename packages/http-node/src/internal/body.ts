@@ -106,7 +106,8 @@ const schedule = (clock: Clock.Clock, millis: number, task: () => void): () => v
 /**
  * {@link readBytes} straight from Node's `IncomingMessage`: one listener per event and one timer,
  * instead of a stream, a channel and a racing fiber per request. A body left unread (past the
- * allowance, timed out, interrupted) is destroyed, which ends its connection, as the stream does.
+ * allowance, timed out, interrupted) is destroyed, which ends its connection, as the stream does; a
+ * body no longer readable (already read or ended) is empty, as the stream answers it.
  */
 const readIncoming = (
   source: IncomingMessage,
@@ -136,6 +137,10 @@ const readIncoming = (
     const onError = () => settle(Problem.make(400, "the request body could not be read"), false)
     const onClose = () => {
       if (!source.complete) onError()
+    }
+    if (!source.readable) {
+      resume(outcome(reading, options.maxBytes))
+      return
     }
     const cancel = schedule(clock, options.timeoutMillis, () => settle(timedOut(options.timeoutMillis), false))
     source.on("data", onData)

@@ -448,7 +448,6 @@ export const decodeAutomations = rows(AutomationRow)
 export const decodeDeliveries = rows(DeliveryRow)
 export const decodeClaimedDeliveries = rows(ClaimedDeliveryRow)
 export const decodeDeliveryLog = rows(DeliveryLogRow)
-export const encodePayload = Schema.encode(Schema.parseJson(Job.JobPayload))
 export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
 /**
  * A tradeflow's stored document: its JSON text. The schema has no transformation (its defaults

@@ -347,6 +347,10 @@ const runBackend = (backend: Backend) =>
         ? sqliteFloor(sqlite, tables, requests)
         : await postgresFloor(schema, tables, requests)
       const stored = a.requests * batch
+      const rowBytes = tables.reduce(
+        (sum, t) => sum + t.rows.reduce((bytes: number, row) => bytes + JSON.stringify(Object.values(row)).length, 0),
+        0
+      )
       const accepted = stored / a.accept_seconds
       const processed = stored / a.processed_seconds
       const floor = stored / floorSeconds
@@ -402,6 +406,7 @@ const runBackend = (backend: Backend) =>
         server_cpu_ms_per_request: round(cpuAUsed * 1000 / a.requests, 1),
         floor_seconds: round(floorSeconds, 2),
         floor_per_second: round(floor),
+        floor_bytes_per_record: round(rowBytes / stored),
         processed_to_floor: round(processed / floor, 4),
         bare_http_failed: bare.failed,
         bare_http_accepted_per_second: round(bareAccepted),

@@ -221,11 +221,12 @@ export const layer = (
           Effect.catchAll(() => Effect.void)
         )
 
-      const kill = (job: ClaimedJob, cause: Cause.Cause<unknown>) =>
+      /** Marks the job dead; answers whether it did (false: its lease is lost, or the storage failed). */
+      const kill = (job: ClaimedJob, cause: Cause.Cause<unknown>): Effect.Effect<boolean> =>
         Effect.logError("job failed, it is dead", job.id, Cause.squash(cause)).pipe(
           Effect.zipRight(queue.fail(job.id, failureText(Cause.squash(cause)), job.attempt)),
-          Effect.zipRight(PubSub.publish(ended, job.id)),
-          Effect.catchAll((error) => logFailure(job, error))
+          Effect.tap((killed) => killed ? PubSub.publish(ended, job.id) : Effect.void),
+          Effect.catchAll((error) => Effect.as(logFailure(job, error), false))
         )
 
       const release = (jobs: ReadonlyArray<ClaimedJob>) =>
@@ -277,7 +278,7 @@ export const layer = (
               alone = true
               continue
             }
-            yield* kill(part[0]![0], exit.cause)
+            if (!(yield* kill(part[0]![0], exit.cause))) return false
             return [...done.slice(from + 1).map(([job]) => job), ...after]
           }
           return true
@@ -362,7 +363,7 @@ export const layer = (
             const failure = Cause.failureOption(exit.cause)
             if (Option.isSome(failure)) return yield* logFailure(job, failure.value)
             if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-            yield* kill(job, exit.cause)
+            if (!(yield* kill(job, exit.cause))) return
           }
           const flushed = yield* flush(done, [])
           if (typeof flushed !== "boolean") yield* runJobs(flushed)

@@ -188,6 +188,42 @@ export const deliveryContract = (
         yield* teardown(automations)
       }))
 
+    it.effect("outbox: commitAll of a job that delivers a tradeflow's messages and a later one deleting it leaves no delivery of it", () =>
+      Effect.gen(function*() {
+        const { deliveries, queue, store } = yield* ports
+        const { automations, org } = yield* setup(1)
+        const [a] = automations as [Automation]
+        const ids: Array<number> = []
+        for (let i = 0; i < 3; i++) {
+          const enqueued = yield* queue.enqueue({
+            organisation_id: org,
+            environment: "production",
+            payload: { _tag: "Delete", reference: null, hard: false },
+            received_at: at
+          })
+          if (enqueued._tag !== "Enqueued") throw new Error("expected Enqueued")
+          ids.push(enqueued.id)
+        }
+        const commit = (job_id: number, changes: Partial<Commit>): Commit => ({
+          job_id,
+          organisation_id: org,
+          upserts: [],
+          deletes: [],
+          messages: [],
+          result: { count: 0 },
+          ...changes
+        })
+        expect(
+          yield* store.commitAll([
+            commit(ids[0]!, { messages: [milestone("a"), milestone("k", "TF-2")], outbox: outboxOf([a]) }),
+            commit(ids[1]!, { deletes: ["TF-1"] }),
+            commit(ids[2]!, { messages: [milestone("b")], outbox: outboxOf([a]) })
+          ])
+        ).toBe(true)
+        expect((yield* deliveries.list(a.id, 100)).map((d) => d.message_hash).sort()).toEqual(["b", "k"])
+        yield* teardown(automations)
+      }))
+
     it.effect("outbox: the tradeflow format gets one delivery per tradeflow and commit, with the document and the newest hash", () =>
       Effect.gen(function*() {
         const { deliveries } = yield* ports

@@ -29,6 +29,8 @@ interface Faults {
   readonly storageErrorAlways?: ReadonlyArray<number>
   /** The first claims fail: a StorageError, then a defect. */
   readonly failingClaims?: number
+  /** Marking a job dead is refused (its lease was lost meanwhile). */
+  readonly failRefused?: boolean
 }
 
 const job = (organisation_id: string): NewJob => ({
@@ -87,6 +89,7 @@ const setup = (faults: Faults = {}) =>
         }
         return innerQueue.claim(options)
       },
+      fail: (id, error, attempt) => faults.failRefused ? Effect.succeed(false) : innerQueue.fail(id, error, attempt),
       heartbeat: (options) =>
         innerQueue.heartbeat({
           ...options,
@@ -260,6 +263,17 @@ describe("Worker", () => {
         (yield* Ref.get(commits)).map((c) => [c.job_id, c.attempt]).sort(([a], [b]) => Number(a) - Number(b)),
         [[flaky, 1], [after, 0]]
       )
+    }))
+
+  it.scoped("a job whose defect cannot mark it dead (lease lost) stops its run: the jobs after it do not commit", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({ dieOn: [1], failRefused: true })
+      const doomed = yield* enqueue("org-a")
+      const after = yield* enqueue("org-a")
+      const w = yield* worker({ leaseMillis: 5_000 })
+      yield* w.drain
+      assert.deepStrictEqual(yield* Ref.get(commits), [])
+      assert.deepStrictEqual((yield* queue.pending(10)).map((j) => j.id), [doomed, after])
     }))
 
   it.scoped("the background loop wakes on enqueues without waiting for the poll", () =>

@@ -1,6 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
-import { type Job, JobQueue } from "@tradeflow/core"
-import { Clock, Effect, Option } from "effect"
+import { type Job, JobQueue, Worker } from "@tradeflow/core"
+import { Clock, Effect, Either, Option } from "effect"
 import {
   chunks,
   claimOf,
@@ -189,6 +189,39 @@ export const make = (
           ]))
       })
 
+    /**
+     * The claimed jobs, read; a job whose stored row cannot be read (a payload of no known kind)
+     * is marked dead at once with why, instead of failing the claim (and every organisation's
+     * jobs with it) round after round.
+     */
+    const readHeads = (leased: ReadonlyArray<{ readonly id: number; readonly attempt: number }>) =>
+      Effect.gen(function*() {
+        const jobs: Array<Job.Job> = []
+        const broken: Array<JobQueue.DeadJob> = []
+        if (leased.length === 0) return { jobs, broken }
+        const rows = yield* sql`SELECT ${jobColumns} FROM jobs WHERE ${
+          sql.in("id", leased.map((l) => l.id))
+        } ORDER BY id`
+        for (const row of rows) {
+          const decoded = yield* Effect.either(decodeJobs([row]))
+          if (Either.isRight(decoded)) {
+            jobs.push(...decoded.right)
+            continue
+          }
+          const id = Number(row["id"])
+          const error = Worker.failureText(`the stored job cannot be read: ${String(decoded.left)}`)
+          yield* sql`UPDATE jobs SET status = 'dead', error = ${error}, leased_by = NULL, lease_until = NULL
+            WHERE id = ${id} AND status = 'pending'`
+          broken.push({
+            id,
+            organisation_id: String(row["organisation_id"]),
+            attempt: leased.find((l) => l.id === id)?.attempt ?? 0,
+            error
+          })
+        }
+        return { jobs, broken }
+      })
+
     const jobsOf = (leased: ReadonlyArray<{ readonly id: number }>) =>
       leased.length === 0 ? Effect.succeed([]) : Effect.flatMap(
         sql`SELECT ${jobColumns} FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`,
@@ -261,7 +294,12 @@ export const make = (
         const now = yield* Clock.currentTimeMillis
         const claimHeads = Effect.flatMap(
           claimStatements(options.worker, limit, options.leaseMillis, max, now),
-          ([dead, leased]) => Effect.map(jobsOf(leased), (heads) => ({ dead, leased, heads }))
+          ([dead, leased]) =>
+            Effect.map(readHeads(leased), ({ broken, jobs }) => ({
+              dead: [...dead, ...broken],
+              leased: leased.filter((l) => !broken.some((b) => b.id === l.id)),
+              heads: jobs
+            }))
         )
         const { dead, heads, leased } = yield* (pg ? sql.withTransaction(claimHeads) : claimHeads)
         const fresh = heads.filter((h) => leased.some((l) => l.id === h.id && l.attempt === 1))

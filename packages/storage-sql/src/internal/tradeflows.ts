@@ -268,15 +268,30 @@ export const make = (
             }
           }
           const locked = pg && anyMessages ? yield* existingAutomations(targets) : undefined
-          const planned: Array<Delivery.NewDelivery> = []
+          let delivered = false
+          const insertDeliveries = (planned: ReadonlyArray<Delivery.NewDelivery>) =>
+            Effect.gen(function*() {
+              if (planned.length === 0) return
+              const existing = locked ?? (yield* existingAutomations([...new Set(planned.map((d) => d.automation_id))]))
+              const rows = planned.filter((d) => existing.has(d.automation_id)).map((d) => ({
+                automation_id: d.automation_id,
+                organisation_id: d.organisation_id,
+                tradeflow_reference: d.tradeflow_reference,
+                message_hash: d.message_hash,
+                seq: d.seq,
+                body: d.body,
+                test: bool(d.test),
+                created_at: d.created_at,
+                next_attempt_at: d.created_at
+              }))
+              for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
+              if (rows.length > 0) delivered = true
+            })
           let segment: Array<(typeof encoded)[number]> = []
           const flush = Effect.suspend(() => {
             const part = segment
             segment = []
-            return part.length === 0 ? Effect.void : Effect.flatMap(writeSegment(part), (rows) => {
-              planned.push(...rows)
-              return Effect.void
-            })
+            return part.length === 0 ? Effect.void : Effect.flatMap(writeSegment(part), insertDeliveries)
           })
           for (const entry of encoded) {
             const last = segment.at(-1)
@@ -289,23 +304,7 @@ export const make = (
             segment.push(entry)
           }
           yield* flush
-          if (planned.length === 0) {
-            return true
-          }
-          const existing = locked ?? (yield* existingAutomations([...new Set(planned.map((d) => d.automation_id))]))
-          const rows = planned.filter((d) => existing.has(d.automation_id)).map((d) => ({
-            automation_id: d.automation_id,
-            organisation_id: d.organisation_id,
-            tradeflow_reference: d.tradeflow_reference,
-            message_hash: d.message_hash,
-            seq: d.seq,
-            body: d.body,
-            test: bool(d.test),
-            created_at: d.created_at,
-            next_attempt_at: d.created_at
-          }))
-          for (const part of chunks(rows, 500)) yield* sql`INSERT INTO deliveries ${sql.insert(part)}`
-          if (rows.length > 0) yield* options.deliveryWakeups.notify
+          if (delivered) yield* options.deliveryWakeups.notify
           return true
         })).pipe(Effect.catchIf((e): e is Fenced => e instanceof Fenced, () => Effect.succeed(false)))
       })

@@ -184,6 +184,31 @@ describe("SqliteStorage", () => {
       })
     }))
 
+  it.effect("a claimed job whose stored payload cannot be read is dead at once, with why; other organisations' jobs are claimed", () =>
+    Effect.gen(function*() {
+      const seen = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* JobQueue.JobQueue
+        const broken = yield* queue.enqueue({ ...newJob, organisation_id: "org-broken" })
+        const fine = yield* queue.enqueue({ ...newJob, organisation_id: "org-fine" })
+        const brokenId = broken._tag === "Enqueued" ? broken.id : -1
+        yield* sql`UPDATE jobs SET payload = '{"_tag":"FromTheFuture"}' WHERE id = ${brokenId}`
+        const claim = yield* queue.claim({ worker: "w", limit: 10, leaseMillis: 60_000 })
+        return {
+          claimed: claim.jobs.map((j) => j.organisation_id),
+          dead: claim.dead.map((d) => [d.organisation_id, d.error?.startsWith("the stored job cannot be read")]),
+          outcome: Option.map(yield* queue.outcome(brokenId), (o) => o._tag),
+          fine: fine._tag
+        }
+      }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "unreadable", "db.sqlite") })))
+      expect(seen).toEqual({
+        claimed: ["org-fine"],
+        dead: [["org-broken", true]],
+        outcome: Option.some("Failed"),
+        fine: "Enqueued"
+      })
+    }))
+
   it.effect("enqueueAll is all or nothing: one refused job leaves no job and no idempotency key", () =>
     Effect.gen(function*() {
       const seen = yield* Effect.gen(function*() {

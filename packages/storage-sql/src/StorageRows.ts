@@ -452,7 +452,10 @@ export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
 /**
  * A tradeflow's stored document: its JSON text. The schema has no transformation (its defaults
  * are values the state always holds), so this is what encoding it with the schema writes (shown
- * by a property test), without walking the schema for every tradeflow of a commit.
+ * by a property test), without walking the schema for every tradeflow of a commit. A `__proto__`
+ * key (which validated input never holds) is left out, as the schema's encoding leaves it out.
  */
-export const tradeflowDocument = (t: Tradeflow.Tradeflow): string => JSON.stringify(t)
+export const tradeflowDocument = (t: Tradeflow.Tradeflow): string => JSON.stringify(t, withoutProto)
+
+const withoutProto = (key: string, value: unknown): unknown => key === "__proto__" ? undefined : value
 export const encodeAutomation = Schema.encode(Schema.parseJson(Automation.Automation))

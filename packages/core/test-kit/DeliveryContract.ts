@@ -38,6 +38,19 @@ const outboxOf = (automations: ReadonlyArray<Automation>, documents: Record<stri
   at
 })
 
+/** Queues a job of the organisation; answers its id. */
+const enqueueJob = (organisation_id: string) =>
+  Effect.gen(function*() {
+    const enqueued = yield* (yield* JobQueue).enqueue({
+      organisation_id,
+      environment: "production",
+      payload: { _tag: "Delete", reference: null, hard: false },
+      received_at: at
+    })
+    if (enqueued._tag !== "Enqueued") throw new Error("expected Enqueued")
+    return enqueued.id
+  })
+
 /** Queues a job and commits it with these messages (and changes); answers the commit's answer. */
 const commitWith = (
   organisation_id: string,
@@ -46,16 +59,9 @@ const commitWith = (
   changes: Partial<Pick<Commit, "upserts" | "deletes">> = {}
 ) =>
   Effect.gen(function*() {
-    const { queue, store } = yield* ports
-    const enqueued = yield* queue.enqueue({
-      organisation_id,
-      environment: "production",
-      payload: { _tag: "Delete", reference: null, hard: false },
-      received_at: at
-    })
-    if (enqueued._tag !== "Enqueued") throw new Error("expected Enqueued")
+    const { store } = yield* ports
     return yield* store.commit({
-      job_id: enqueued.id,
+      job_id: yield* enqueueJob(organisation_id),
       organisation_id,
       upserts: changes.upserts ?? [],
       deletes: changes.deletes ?? [],
@@ -165,16 +171,10 @@ export const deliveryContract = (
         expect(yield* commitWith(org, [milestone("a")], undefined)).toBe(true)
         yield* store.remove(removed.id)
         expect(yield* commitWith(org, [milestone("b")], outboxOf([kept, removed]))).toBe(true)
-        const enqueued = yield* queue.enqueue({
-          organisation_id: org,
-          environment: "production",
-          payload: { _tag: "Delete", reference: null, hard: false },
-          received_at: at
-        })
-        if (enqueued._tag !== "Enqueued") throw new Error("expected Enqueued")
-        yield* queue.fail(enqueued.id, "gone")
+        const jobId = yield* enqueueJob(org)
+        yield* queue.fail(jobId, "gone")
         const refused = yield* (yield* TradeflowStore).commit({
-          job_id: enqueued.id,
+          job_id: jobId,
           organisation_id: org,
           upserts: [],
           deletes: [],
@@ -190,20 +190,11 @@ export const deliveryContract = (
 
     it.effect("outbox: commitAll of a job that delivers a tradeflow's messages and a later one deleting it leaves no delivery of it", () =>
       Effect.gen(function*() {
-        const { deliveries, queue, store } = yield* ports
+        const { deliveries, store } = yield* ports
         const { automations, org } = yield* setup(1)
         const [a] = automations as [Automation]
         const ids: Array<number> = []
-        for (let i = 0; i < 3; i++) {
-          const enqueued = yield* queue.enqueue({
-            organisation_id: org,
-            environment: "production",
-            payload: { _tag: "Delete", reference: null, hard: false },
-            received_at: at
-          })
-          if (enqueued._tag !== "Enqueued") throw new Error("expected Enqueued")
-          ids.push(enqueued.id)
-        }
+        for (let i = 0; i < 3; i++) ids.push(yield* enqueueJob(org))
         const commit = (job_id: number, changes: Partial<Commit>): Commit => ({
           job_id,
           organisation_id: org,

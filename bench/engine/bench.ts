@@ -18,7 +18,8 @@
  *   most 16 requests in flight) for ENGINE_SINGLE_SECONDS (default 6), then the wait until no job is
  *   pending: requests/s accepted and processed end to end, POST latency p50/p99. Then the same again
  *   in the organisation of a, which holds its ENGINE_RECORDS tradeflows (`b-large`).
- * The server's CPU time (utime + stime from /proc) is taken around each load, and before it the load
+ * The server's CPU time (utime + stime from /proc) and, for a, the bytes it wrote (`wchar`: every write to the
+ * database, its WAL and its checkpoints) are taken around each load, and before it the load
  * average and the median time of an `fdatasync` in the temporary directory (the least a durable
  * SQLite commit waits).
  *
@@ -80,6 +81,9 @@ const cpuSeconds = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
+
+/** The bytes the process `pid` has passed to write(2) and its kin so far (`wchar` of /proc/<pid>/io). */
+const writtenBytes = (pid: number) => Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0)
 
 /**
  * The median time of one `fdatasync` after a 4 KiB write in the temporary directory (milliseconds,
@@ -337,8 +341,10 @@ const runBackend = (backend: Backend) =>
       const loadA = load1()
       const fsyncA = fsyncMillis()
       const cpuA = cpuSeconds(pid)
+      const writtenA = writtenBytes(pid)
       const a = await drive({ ...base, tag: "a500", size: batch, concurrency: clients, requests })
       const cpuAUsed = cpuSeconds(pid) - cpuA
+      const writtenAUsed = writtenBytes(pid) - writtenA
       const source = { ...(sqlite ? { sqlite } : {}), admin, schema }
       const tables = [
         { name: "tradeflows", rows: await rowsOf(source, "tradeflows", "reference", "reference", "a500-") },
@@ -405,6 +411,7 @@ const runBackend = (backend: Backend) =>
         post_p99_ms: round(percentile(a.latencies, 0.99), 1),
         server_cpu_seconds: round(cpuAUsed, 2),
         server_cpu_ms_per_request: round(cpuAUsed * 1000 / a.requests, 1),
+        server_written_bytes_per_record: round(writtenAUsed / (a.requests * batch)),
         floor_seconds: round(floorSeconds, 2),
         floor_per_second: round(floor),
         floor_bytes_per_record: round(rowBytes / stored),

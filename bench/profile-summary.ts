@@ -29,7 +29,7 @@ interface Profile {
 const args = process.argv.slice(2)
 const topAt = args.indexOf("--top")
 const top = topAt === -1 ? 25 : Number(args[topAt + 1])
-const files = args.filter((a, i) => a.endsWith(".cpuprofile") && i !== topAt + 1)
+const files = args.filter((a, i) => a.endsWith(".cpuprofile") && (topAt === -1 || i !== topAt + 1))
 const inclusive = args.includes("--inclusive")
 
 const maps = new Map<string, SourceMap | undefined>()

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
-import { type Automation, AutomationFormat, IntegrationType } from "./Automation.js"
+import { Automation, AutomationFormat, IntegrationType } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import { Issue } from "./DownstreamError.js"
 import { randomId } from "./internal/crypto.js"
@@ -57,24 +57,15 @@ export type NewAutomation = typeof NewAutomation.Type
 
 /** A freshly created automation: `secret` (`whsec_…`) is shown once. */
 export const CreatedAutomation = Schema.Struct({
-  id: Schema.String,
-  url: Schema.String,
-  format: AutomationFormat,
-  types: Schema.Array(IntegrationType),
-  enabled: Schema.Boolean,
+  ...Struct.pick(Automation.fields, "id", "url", "format", "types", "enabled"),
   secret: Schema.String.annotations({ description: "The signing secret (whsec_…), shown once" })
 }).annotations({ identifier: "CreatedAutomation" })
 export type CreatedAutomation = typeof CreatedAutomation.Type
 
 /** An automation as listed (never its secrets); instants as ISO 8601. */
 export const AutomationInfo = Schema.Struct({
-  id: Schema.String,
-  organisation_id: Schema.String,
-  url: Schema.String,
-  format: AutomationFormat,
-  types: Schema.Array(IntegrationType),
-  enabled: Schema.Boolean,
-  disabled_reason: Schema.NullOr(Schema.String).annotations({
+  ...Struct.pick(Automation.fields, "id", "organisation_id", "url", "format", "types", "enabled"),
+  disabled_reason: Automation.fields.disabled_reason.annotations({
     description: "Why the service disabled it (the receiver answered 410, or it failed for 5 days); null otherwise"
   }),
   failing_since: Schema.NullOr(Schema.String).annotations({

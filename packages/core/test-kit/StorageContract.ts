@@ -422,6 +422,17 @@ const cleanup = (organisations: ReadonlyArray<string>) =>
 const logOf = (organisation_id: string) =>
   Effect.flatMap(MessageStore, (m) => m.list({ organisation_id, take: "oldest", limit: 1_000_000 }))
 
+/** The commit of job `job_id` with these changes: by default it changes nothing and its result counts nothing. */
+const commitOf = (job_id: number, organisation_id: string, changes: Partial<Commit> = {}): Commit => ({
+  job_id,
+  organisation_id,
+  upserts: [],
+  deletes: [],
+  messages: [],
+  result: { count: 0 },
+  ...changes
+})
+
 /** Enqueues a job for the organisation and commits it with these changes; answers the commit's answer. */
 const commitNew = (
   organisation_id: string,
@@ -430,14 +441,7 @@ const commitNew = (
   Effect.gen(function*() {
     const { queue, store } = yield* ports
     const job_id = enqueued(yield* queue.enqueue(newJob(organisation_id)))
-    const committed = yield* store.commit({
-      job_id,
-      organisation_id,
-      upserts: changes.upserts ?? [],
-      deletes: changes.deletes ?? [],
-      messages: changes.messages ?? [],
-      result: changes.result ?? { count: 0 }
-    })
+    const committed = yield* store.commit(commitOf(job_id, organisation_id, changes))
     return { job_id, committed }
   })
 
@@ -884,17 +888,14 @@ export const storageContract = (
         const job_id = enqueued(yield* queue.enqueue(newJob(org)))
         const answers = yield* Effect.all(
           Array.from({ length: 5 }, (_, i) =>
-            store.commit({
-              job_id,
-              organisation_id: org,
-              upserts: [],
-              deletes: [],
-              messages: [makeMessage(`m${i}`)],
-              result: { count: i }
-            })),
+            store.commit(commitOf(job_id, org, { messages: [makeMessage(`m${i}`)], result: { count: i } }))),
           { concurrency: "unbounded" }
         )
-        expect(answers.filter((a) => a).length).toBe(1)
+        expect(
+          answers.filter((a) =>
+            a
+          ).length
+        ).toBe(1)
         expect((yield* logOf(org)).length).toBe(1)
       }))
 
@@ -1408,15 +1409,9 @@ export const storageContract = (
         expect((yield* pendingOf(a)).map((j) => j.id)).toEqual(ids.a)
 
         expect(
-          yield* store.commit({
-            job_id: ids.a[0]!,
-            attempt: 1,
-            organisation_id: a,
-            upserts: [],
-            deletes: [],
-            messages: [makeMessage("a1")],
-            result: { count: 1 }
-          })
+          yield* store.commit(
+            commitOf(ids.a[0]!, a, { attempt: 1, messages: [makeMessage("a1")], result: { count: 1 } })
+          )
         ).toBe(true)
         const second = yield* claimMine("w2", [a, b], 60_000)
         expect(second.map((j) => [j.id, j.organisation_id, j.attempt])).toEqual([[ids.a[1], a, 1]])
@@ -1459,15 +1454,7 @@ export const storageContract = (
         expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([id])
 
         expect(
-          yield* store.commit({
-            job_id: id,
-            attempt: 2,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [makeMessage("fresh")],
-            result: { count: 2 }
-          })
+          yield* store.commit(commitOf(id, org, { attempt: 2, messages: [makeMessage("fresh")], result: { count: 2 } }))
         ).toBe(true)
         expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 2 } }))
         expect((yield* logOf(org)).map((m) => m.hash)).toEqual(["fresh"])
@@ -1492,14 +1479,7 @@ export const storageContract = (
         yield* Effect.sleep(Duration.millis(shortLease))
         expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
         expect(
-          yield* store.commit({
-            job_id: id,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: 0 }
-          })
+          yield* store.commit(commitOf(id, org))
         ).toBe(true)
         expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 0 } }))
       }))
@@ -1516,15 +1496,7 @@ export const storageContract = (
         yield* queue.heartbeat({ worker: "w1", jobs: [{ id, attempt: 1 }], leaseMillis: 0 })
         expect((yield* claimMine("w2", [org], 600_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
         expect(
-          yield* store.commit({
-            job_id: id,
-            attempt: 1,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: 0 }
-          })
+          yield* store.commit(commitOf(id, org, { attempt: 1 }))
         ).toBe(false)
         yield* cleanup([org])
       }))
@@ -1607,15 +1579,7 @@ export const storageContract = (
           const alone = yield* claimMine("w", orgs, 60_000)
           expect(alone.map((j) => [j.id, j.attempt])).toEqual([[id, 2]])
           expect(
-            yield* store.commit({
-              job_id: id,
-              attempt: 2,
-              organisation_id: orgs[i]!,
-              upserts: [],
-              deletes: [],
-              messages: [],
-              result: { count: 0 }
-            })
+            yield* store.commit(commitOf(id, orgs[i]!, { attempt: 2 }))
           ).toBe(true)
         }
         const fresh: Array<number> = []
@@ -1649,15 +1613,11 @@ export const storageContract = (
         ].sort((x, y) => x[0]! - y[0]!))
         expect(yield* claim("w2", { jobs: 3, bytes: 1_000_000 })).toEqual([])
         const done = (ids: ReadonlyArray<number>, organisation_id: string) =>
-          store.commitAll(ids.map((job_id, i) => ({
-            job_id,
-            attempt: i === 0 ? 1 : 0,
-            organisation_id,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: job_id }
-          })))
+          store.commitAll(
+            ids.map((job_id, i) =>
+              commitOf(job_id, organisation_id, { attempt: i === 0 ? 1 : 0, result: { count: job_id } })
+            )
+          )
         expect(yield* done(as.slice(0, 2), a)).toBe(true)
         expect(yield* done(bs.slice(0, 2), b)).toBe(true)
         expect(yield* claim("w2", { jobs: 10, bytes: 1_000_000 })).toEqual([
@@ -1700,15 +1660,8 @@ export const storageContract = (
         const org = freshId("org")
         const ids: Array<number> = []
         for (let i = 0; i < 4; i++) ids.push(enqueued(yield* queue.enqueue(newJob(org))))
-        const commit = (job_id: number, changes: Partial<Commit>): Commit => ({
-          job_id,
-          organisation_id: org,
-          upserts: [],
-          deletes: [],
-          messages: [],
-          result: { count: job_id },
-          ...changes
-        })
+        const commit = (job_id: number, changes: Partial<Commit>) =>
+          commitOf(job_id, org, { result: { count: job_id }, ...changes })
         const stale = [
           commit(ids[0]!, { upserts: [makeTradeflow(org, "TF-9", ["MSCU1234565"])], messages: [makeMessage("x")] }),
           commit(ids[3]!, { attempt: 7 })
@@ -1757,15 +1710,7 @@ export const storageContract = (
         expect([summary?.id, summary?.attempt, summary?.error]).toEqual([id, 0, null])
         expect((yield* claimMine("w", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[id, 1]])
         expect(
-          yield* store.commit({
-            job_id: id,
-            attempt: 1,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: 3 }
-          })
+          yield* store.commit(commitOf(id, org, { attempt: 1, result: { count: 3 } }))
         ).toBe(true)
         expect(yield* queue.outcome(id)).toEqual(Option.some({ _tag: "Done", result: { count: 3 } }))
         expect(yield* queue.retry(id)).toBe("not-dead")
@@ -1793,15 +1738,7 @@ export const storageContract = (
         expect((yield* pendingOf(org)).map((j) => j.id)).toEqual([first, second])
         expect(yield* claimMine("w2", [org], 60_000)).toEqual([])
         expect(
-          yield* store.commit({
-            job_id: second,
-            attempt: 1,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: 0 }
-          })
+          yield* store.commit(commitOf(second, org, { attempt: 1 }))
         ).toBe(true)
         expect((yield* claimMine("w2", [org], 60_000)).map((j) => [j.id, j.attempt])).toEqual([[first, 1]])
         yield* cleanup([org])

@@ -376,7 +376,8 @@ export const make = (
           ))[0]?.value
           if (organisation === undefined) return "not-found" as const
           if (pg) {
-            yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending' FOR UPDATE`
+            yield* sql`SELECT id FROM jobs WHERE organisation_id = ${organisation} AND status = 'pending'
+              ORDER BY id FOR UPDATE`
           }
           const rows = yield* sql`UPDATE jobs SET status = 'pending', attempt = 0, error = NULL, leased_by = NULL,
               lease_until = NULL

@@ -16,6 +16,24 @@ import {
 } from "./Delivery.js"
 import type { StorageError } from "./StorageError.js"
 
+/**
+ * What `DeliveryStore.claim` leases: up to `limit` deliveries, to `worker`, until `now + leaseMillis`.
+ */
+export interface ClaimOptions {
+  readonly worker: string
+  readonly limit: number
+  readonly leaseMillis: number
+  readonly now: number
+}
+
+/**
+ * The answer of `DeliveryStore.recordAndClaim`: per result whether it was recorded, and the claim.
+ */
+export interface RecordedAndClaimed {
+  readonly recorded: ReadonlyArray<boolean>
+  readonly claimed: ReadonlyArray<ClaimedDelivery>
+}
+
 export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<DeliveryStore, {
   /**
    * Leases up to `limit` deliveries to `worker` until `now + leaseMillis`. Only the head of each
@@ -29,12 +47,7 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
    * its claim. The service writes none: deleting a tradeflow deletes its deliveries with its
    * messages, and messages are never pruned.
    */
-  readonly claim: (options: {
-    readonly worker: string
-    readonly limit: number
-    readonly leaseMillis: number
-    readonly now: number
-  }) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, StorageError>
+  readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, StorageError>
   /**
    * Records attempts, each only if its delivery is still pending, at that claim, and not yet
    * recorded for it (see `Delivery.afterAttempt`): recording releases the lease (`lease_until`
@@ -46,6 +59,17 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
    * whether it was recorded.
    */
   readonly record: (results: ReadonlyArray<AttemptResult>) => Effect.Effect<ReadonlyArray<boolean>, StorageError>
+  /**
+   * `record(results)`, then `claim(options)`: what a worker does between two rounds, in one
+   * transaction where the adapter can (one commit instead of two). The claim sees what was just
+   * recorded (a delivered head's successor is claimable). Each result is recorded as `record`
+   * records it, independently of the others: when the transaction fails, `record` and then `claim`
+   * run on their own.
+   */
+  readonly recordAndClaim: (
+    results: ReadonlyArray<AttemptResult>,
+    options: ClaimOptions
+  ) => Effect.Effect<RecordedAndClaimed, StorageError>
   /** Writes one delivery (a test send), pending and due at its `created_at`. */
   readonly enqueue: (delivery: NewDelivery) => Effect.Effect<Delivery, StorageError>
   readonly get: (id: number) => Effect.Effect<Option.Option<Delivery>, StorageError>

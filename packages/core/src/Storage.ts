@@ -10,7 +10,7 @@ import { Clock, Context, Effect, Layer, Option, PubSub, Schema, Stream } from "e
 import type { Automation } from "./Automation.js"
 import { AutomationStore } from "./AutomationStore.js"
 import * as Delivery from "./Delivery.js"
-import { DeliveryStore, recordIndependently } from "./DeliveryStore.js"
+import { type ClaimOptions, DeliveryStore, recordIndependently } from "./DeliveryStore.js"
 import { type Enqueue, type EnqueueOutcome, type Job, JobPayload } from "./Job.js"
 import {
   attemptLimit,
@@ -583,56 +583,68 @@ export const makeMemory = Effect.gen(function*() {
   const bodyOf = (d: StoredDelivery): string | undefined =>
     d.body ?? logs.get(d.organisation_id)?.messages.find((m) => m.seq === d.seq)?.body
 
+  const claimDeliveries = (
+    { leaseMillis, limit, now, worker: _worker }: ClaimOptions
+  ): Effect.Effect<Array<Delivery.ClaimedDelivery>> =>
+    Effect.sync(() => {
+      const seen = new Set<string>()
+      const claimed: Array<Delivery.ClaimedDelivery> = []
+      for (const d of deliveries.values()) {
+        if (claimed.length >= limit) break
+        if (d.status !== "pending") continue
+        const pair = JSON.stringify([d.automation_id, d.organisation_id, d.tradeflow_reference])
+        if (seen.has(pair)) continue
+        seen.add(pair)
+        const automation = automationsById.get(d.automation_id)
+        const body = bodyOf(d)
+        if (
+          d.next_attempt_at > now || (d.lease_until !== null && d.lease_until > now) ||
+          automation === undefined || !(automation.enabled || d.test) || body === undefined
+        ) continue
+        d.claim++
+        d.lease_until = now + leaseMillis
+        claimed.push({ ...publicDelivery(d), claim: d.claim, body })
+      }
+      return claimed
+    })
+
+  const recordDeliveries = recordIndependently((results) =>
+    Effect.sync(() => {
+      const leased = new Map<number, Delivery.LeasedDelivery>()
+      for (const r of results) {
+        const d = deliveries.get(r.delivery_id)
+        if (d !== undefined && d.status === "pending" && d.lease_until !== null) leased.set(d.id, d)
+      }
+      const writes = Delivery.recording(results, leased, automationsById)
+      for (const next of writes.deliveries) {
+        const d = deliveries.get(next.id) as StoredDelivery
+        deliveries.set(next.id, { ...next, claim: d.claim, lease_until: null })
+      }
+      for (const { delivery_id, up_to } of writes.expired) {
+        attempts.forEach((a, i) => {
+          if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) {
+            attempts[i] = { ...a, response_body: null }
+          }
+        })
+      }
+      for (const { delivery_id, ...attempt } of writes.attempts) {
+        const d = deliveries.get(delivery_id) as StoredDelivery
+        attempts.push({ id: delivery_id, ...attempt, message_hash: d.message_hash, test: d.test })
+      }
+      for (const a of writes.automations) automationsById.set(a.id, a)
+      return writes.answers
+    })
+  )
+
   const outbox = DeliveryStore.of({
-    claim: ({ leaseMillis, limit, now, worker: _worker }) =>
-      Effect.sync(() => {
-        const seen = new Set<string>()
-        const claimed: Array<Delivery.ClaimedDelivery> = []
-        for (const d of deliveries.values()) {
-          if (claimed.length >= limit) break
-          if (d.status !== "pending") continue
-          const pair = JSON.stringify([d.automation_id, d.organisation_id, d.tradeflow_reference])
-          if (seen.has(pair)) continue
-          seen.add(pair)
-          const automation = automationsById.get(d.automation_id)
-          const body = bodyOf(d)
-          if (
-            d.next_attempt_at > now || (d.lease_until !== null && d.lease_until > now) ||
-            automation === undefined || !(automation.enabled || d.test) || body === undefined
-          ) continue
-          d.claim++
-          d.lease_until = now + leaseMillis
-          claimed.push({ ...publicDelivery(d), claim: d.claim, body })
-        }
-        return claimed
-      }),
-    record: recordIndependently((results) =>
-      Effect.sync(() => {
-        const leased = new Map<number, Delivery.LeasedDelivery>()
-        for (const r of results) {
-          const d = deliveries.get(r.delivery_id)
-          if (d !== undefined && d.status === "pending" && d.lease_until !== null) leased.set(d.id, d)
-        }
-        const writes = Delivery.recording(results, leased, automationsById)
-        for (const next of writes.deliveries) {
-          const d = deliveries.get(next.id) as StoredDelivery
-          deliveries.set(next.id, { ...next, claim: d.claim, lease_until: null })
-        }
-        for (const { delivery_id, up_to } of writes.expired) {
-          attempts.forEach((a, i) => {
-            if (a.id === delivery_id && a.attempt <= up_to && a.response_body !== null) {
-              attempts[i] = { ...a, response_body: null }
-            }
-          })
-        }
-        for (const { delivery_id, ...attempt } of writes.attempts) {
-          const d = deliveries.get(delivery_id) as StoredDelivery
-          attempts.push({ id: delivery_id, ...attempt, message_hash: d.message_hash, test: d.test })
-        }
-        for (const a of writes.automations) automationsById.set(a.id, a)
-        return writes.answers
-      })
-    ),
+    claim: claimDeliveries,
+    record: recordDeliveries,
+    recordAndClaim: (results, options) =>
+      Effect.zipWith(
+        recordDeliveries(results),
+        claimDeliveries(options),
+        (recorded, claimed) => ({ recorded, claimed })
+      ),
     enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),
     list: (automationId, limit) =>

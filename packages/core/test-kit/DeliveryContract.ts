@@ -541,6 +541,39 @@ export const deliveryContract = (
         yield* teardown(automations)
       }))
 
+    it.effect("recordAndClaim: records as record does, then claims what the record made claimable", () =>
+      Effect.gen(function*() {
+        const { deliveries } = yield* ports
+        const { automations, org } = yield* setup(1)
+        const [a] = automations as [Automation]
+        const own = (claimed: ReadonlyArray<ClaimedDelivery>) =>
+          claimed.filter((d) => d.automation_id === a.id).map((d) => d.message_hash)
+        yield* commitWith(
+          org,
+          [milestone("x1", "TF-1"), milestone("x2", "TF-1"), milestone("y1", "TF-2")],
+          outboxOf([a])
+        )
+        const [x1, y1] = yield* claimOf([a], at)
+        if (x1 === undefined || y1 === undefined) throw new Error("no claims")
+        const options = { worker: "w2", limit: 100_000, leaseMillis: 60_000 }
+        const first = yield* deliveries.recordAndClaim([
+          result(x1, { status: "delivered", at: at + 1, response_status: 200, response_body: "ok\u0000" }),
+          result({ ...y1, claim: y1.claim + 1 }, { status: "delivered", at: at + 1 })
+        ], { ...options, now: at + 2 })
+        expect(first.recorded).toEqual([true, false])
+        expect(own(first.claimed)).toEqual(["x2"])
+        expect(first.claimed.map((d) => d.id)).toEqual([...first.claimed.map((d) => d.id)].sort((x, y) => x - y))
+        expect(Option.getOrThrow(yield* deliveries.get(x1.id))).toMatchObject({ status: "delivered", attempt: 1 })
+        expect(Option.getOrThrow(yield* deliveries.get(y1.id))).toMatchObject({ status: "pending", attempt: 0 })
+        expect((yield* deliveries.log(a.id, 10)).map((e) => [e.id, e.status, e.response_body])).toEqual([
+          [x1.id, "delivered", "ok\uFFFD"]
+        ])
+        const alone = yield* deliveries.recordAndClaim([], { ...options, now: at + 60_001 })
+        expect(alone.recorded).toEqual([])
+        expect(own(alone.claimed)).toEqual(["y1"])
+        yield* teardown(automations)
+      }))
+
     it.effect("record: only the newest 3 attempts of a delivery keep the receiver's answer; older ones keep the rest", () =>
       Effect.gen(function*() {
         const { deliveries } = yield* ports

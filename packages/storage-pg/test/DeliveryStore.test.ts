@@ -240,6 +240,43 @@ describe("PgStorage deliveries on PostgreSQL", () => {
   )
 
   it.live(
+    "recordAndClaim: a row the database refuses fails its transaction; the results are recorded on their own, then the claim runs",
+    () =>
+      Effect.gen(function*() {
+        const test = yield* makeTestSchema()
+        const instance = yield* open(test)
+        const { automations, deliveries, sql } = instance
+        yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.response_body = 'poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+        yield* sql`CREATE TRIGGER refuse_poison BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`
+        const tenants = [freshId("org"), freshId("org"), freshId("org")]
+        const own = tenants.map((org) => makeAutomation(org, { enabled: true }))
+        for (const [i, org] of tenants.entries()) {
+          yield* automations.put(own[i]!)
+          yield* commitWith(instance, org, [milestone(`m${i}`, "TF-1")], [own[i]!])
+        }
+        const claimed = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
+        expect(claimed.map((d) => d.organisation_id)).toEqual(tenants)
+        const { claimed: again, recorded } = yield* deliveries.recordAndClaim(
+          claimed.map((d, i) => ({
+            ...outcome(d, i === 1 ? "failed" : "delivered"),
+            response_body: i === 1 ? "poison" : "ok"
+          })),
+          { worker: "w", limit: 10, leaseMillis: 60_000, now: at }
+        )
+        expect(recorded).toEqual([true, true, true])
+        const logs = yield* Effect.forEach(own, (a) => deliveries.log(a.id, 10))
+        expect(logs.map((log) => log.map((e) => [e.status, e.error, e.response_body]))).toEqual([
+          [["delivered", null, "ok"]],
+          [["failed", "the result of this attempt could not be stored as it was", null]],
+          [["delivered", null, "ok"]]
+        ])
+        expect(again.map((d) => [d.organisation_id, d.attempt])).toEqual([[tenants[1], 1]])
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
     "remove racing commits and attempts in other processes leaves no delivery behind",
     () =>
       Effect.gen(function*() {

@@ -1,7 +1,9 @@
 /**
  * Service: the webhook delivery worker (issue 4). It leases due deliveries from the
  * `DeliveryStore` outbox, posts each one signed to its automation's URL and records the attempts
- * of a batch at once: delivered, failed with the time of the next attempt, or dead.
+ * of a batch at once: delivered, failed with the time of the next attempt, or dead. The record of
+ * one batch and the claim of the next are one `DeliveryStore.recordAndClaim` (one transaction on
+ * SQL storage).
  *
  * The outbox only hands out the head of each (automation, tradeflow), so one tradeflow's
  * messages reach an automation one at a time, in sequence order, across processes. A worker
@@ -205,52 +207,59 @@ export const layer = (
           }
         })
 
-      const round: Effect.Effect<number, StorageError.StorageError> = Effect.gen(function*() {
-        const claimed = yield* outbox.claim({
-          worker,
-          limit: batchSize,
-          leaseMillis,
-          now: yield* Clock.currentTimeMillis
+      const claimOptions = Effect.map(
+        Clock.currentTimeMillis,
+        (now) => ({ worker, limit: batchSize, leaseMillis, now })
+      )
+
+      /** Attempts a claimed batch at once: the results to record (none for a delivery it does not attempt). */
+      const attemptAll = (claimed: ReadonlyArray<Delivery.ClaimedDelivery>) =>
+        Effect.gen(function*() {
+          const targets = new Map<string, Option.Option<Target>>()
+          for (const id of new Set(claimed.map((d) => d.automation_id))) {
+            const automation = yield* automations.get(id)
+            targets.set(id, Option.isSome(automation) ? Option.some(yield* targetOf(automation.value)) : Option.none())
+          }
+          const attempts = claimed.flatMap((d) => {
+            const target = targets.get(d.automation_id) ?? Option.none()
+            return Option.isSome(target) && (target.value.automation.enabled || d.test)
+              ? [attempt(d, target.value)]
+              : []
+          })
+          const results = yield* Effect.all(attempts, { concurrency: batchSize })
+          const notDelivered = results.filter((r) => r.status !== "delivered")
+          if (notDelivered.length > 0) {
+            yield* Effect.logDebug(
+              "webhook: attempts not delivered",
+              notDelivered.map((r) => ({
+                delivery: r.delivery_id,
+                status: r.status,
+                response_status: r.response_status,
+                error: r.error
+              }))
+            )
+          }
+          return results
         })
-        if (claimed.length === 0) {
-          return 0
-        }
-        const targets = new Map<string, Option.Option<Target>>()
-        for (const id of new Set(claimed.map((d) => d.automation_id))) {
-          const automation = yield* automations.get(id)
-          targets.set(id, Option.isSome(automation) ? Option.some(yield* targetOf(automation.value)) : Option.none())
-        }
-        const attempts = claimed.flatMap((d) => {
-          const target = targets.get(d.automation_id) ?? Option.none()
-          return Option.isSome(target) && (target.value.automation.enabled || d.test) ? [attempt(d, target.value)] : []
-        })
-        const results = yield* Effect.all(attempts, { concurrency: batchSize })
-        const notDelivered = results.filter((r) => r.status !== "delivered")
-        if (notDelivered.length > 0) {
-          yield* Effect.logDebug(
-            "webhook: attempts not delivered",
-            notDelivered.map((r) => ({
-              delivery: r.delivery_id,
-              status: r.status,
-              response_status: r.response_status,
-              error: r.error
-            }))
-          )
-        }
-        if (results.length > 0) {
-          const recorded = yield* outbox.record(results)
+
+      /** Records a round's results and claims the next batch, in one transaction where the outbox can. */
+      const recordAndClaim = (results: ReadonlyArray<Delivery.AttemptResult>) =>
+        Effect.gen(function*() {
+          const { claimed, recorded } = yield* outbox.recordAndClaim(results, yield* claimOptions)
           const lost = results.filter((_, i) => recorded[i] !== true).map((r) => r.delivery_id)
           if (lost.length > 0) yield* Effect.logWarning("webhook: lease lost, attempts not recorded", lost)
-        }
-        return claimed.length
-      }).pipe(Effect.withSpan("DeliveryWorker.round"))
+          return claimed
+        })
 
-      const drain: Effect.Effect<void, StorageError.StorageError> = round.pipe(
-        Effect.repeat({ while: (claimed) => claimed > 0 }),
-        Effect.asVoid,
-        lock.withPermits(1),
-        Effect.withSpan("DeliveryWorker.drain")
-      )
+      const drain: Effect.Effect<void, StorageError.StorageError> = Effect.gen(function*() {
+        let claimed = yield* Effect.flatMap(claimOptions, outbox.claim)
+        while (claimed.length > 0) {
+          claimed = yield* attemptAll(claimed).pipe(
+            Effect.flatMap(recordAndClaim),
+            Effect.withSpan("DeliveryWorker.round")
+          )
+        }
+      }).pipe(lock.withPermits(1), Effect.withSpan("DeliveryWorker.drain"))
 
       if (options.background ?? true) {
         const signal = yield* Queue.sliding<void>(1)

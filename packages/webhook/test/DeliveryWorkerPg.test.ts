@@ -6,7 +6,7 @@ import { layerTest } from "../../storage-pg/test/TestDatabase.js"
 import { DeliveryWorker, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
 
-/** The worker on PostgreSQL, reaching the local receiver, with every `record` call's batch kept in `batches`. */
+/** The worker on PostgreSQL, reaching the local receiver, with every batch it records (`record`, `recordAndClaim`) kept in `batches`. */
 const TestLayer = (batches: Array<ReadonlyArray<Delivery.AttemptResult>>) =>
   DeliveryWorker.layer({ background: false }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate: true })),
@@ -18,6 +18,10 @@ const TestLayer = (batches: Array<ReadonlyArray<Delivery.AttemptResult>>) =>
         record: (results: ReadonlyArray<Delivery.AttemptResult>) => {
           batches.push(results)
           return inner.record(results)
+        },
+        recordAndClaim: (results: ReadonlyArray<Delivery.AttemptResult>, options: DeliveryStore.ClaimOptions) => {
+          if (results.length > 0) batches.push(results)
+          return inner.recordAndClaim(results, options)
         }
       }))
     )),

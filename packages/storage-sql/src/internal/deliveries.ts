@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { type Automation, Delivery, DeliveryStore } from "@tradeflow/core"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import {
   chunks,
   decodeAutomations,
@@ -72,8 +72,8 @@ const expiredColumns = [["delivery_id", "bigint"], ["up_to", "integer"]] as cons
  * `UPDATE … RETURNING` of the claimable heads (locked `FOR UPDATE OF d SKIP LOCKED` on PostgreSQL;
  * SQLite has one writer). A record reads the automations and the leased deliveries of its batch
  * (on PostgreSQL locked, the automations first, in id order, as a commit locks them), folds the
- * results with `Delivery.recording` and writes the fold with one statement per kind of write.
- * Enqueues and retries signal `options.deliveryWakeups`, whose stream is `wakeups`.
+ * results with `Delivery.recording` and writes the fold with one statement per kind of write;
+ * `recordAndClaim` runs such a record and a claim in one transaction (one commit). Enqueues and retries signal `options.deliveryWakeups`, whose stream is `wakeups`.
  */
 export const make = (
   options: SqlStorageOptions
@@ -90,10 +90,10 @@ export const make = (
       schedule_started_at = ${d.schedule_started_at}, next_attempt_at = ${d.next_attempt_at}
       WHERE id = ${d.id}`
 
-    /** Records a batch in one transaction, as `record` one result after the other would (`Delivery.recording`). */
-    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => {
+    /** Records a batch, as `record` one result after the other would (`Delivery.recording`); the caller opens the transaction. */
+    const recordWrites = (results: ReadonlyArray<Delivery.AttemptResult>) => {
       const ids = [...new Set(results.map((r) => r.delivery_id))].sort((a, b) => a - b)
-      return sql.withTransaction(Effect.gen(function*() {
+      return Effect.gen(function*() {
         const owners = new Set<string>()
         for (const part of chunks(ids, chunk)) {
           for (
@@ -139,8 +139,11 @@ export const make = (
           WHERE id = ${a.id}`
         }
         return writes.answers
-      }))
+      })
     }
+
+    /** {@link recordWrites} in a transaction of its own. */
+    const recordBatch = (results: ReadonlyArray<Delivery.AttemptResult>) => sql.withTransaction(recordWrites(results))
 
     /**
      * The ids of up to `limit` claimable deliveries: due heads of their (automation, tradeflow), not
@@ -174,23 +177,40 @@ export const make = (
       RETURNING ${sql.literal(stateFields.join(", "))}, claim, COALESCE(body, (SELECT m.body FROM messages m
         WHERE m.organisation_id = deliveries.organisation_id AND m.seq = deliveries.seq)) AS body`
 
-    return DeliveryStore.DeliveryStore.of({
-      claim: Effect.fn("DeliveryStore.claim")(function*(options: {
-        readonly worker: string
-        readonly limit: number
-        readonly leaseMillis: number
-        readonly now: number
-      }) {
+    /** Leases the {@link claimable} deliveries (`DeliveryStore.claim`), in ascending id. */
+    const claimDeliveries = (options: DeliveryStore.ClaimOptions) =>
+      Effect.gen(function*() {
         const limit = Math.max(0, Math.floor(options.limit))
         if (limit === 0) return []
         const claimed = yield* decodeClaimedDeliveries(
           yield* claimStatement(options.worker, limit, options.now, options.leaseMillis)
         )
         return [...claimed].sort((a, b) => a.id - b.id)
+      })
+
+    return DeliveryStore.DeliveryStore.of({
+      claim: Effect.fn("DeliveryStore.claim")(function*(options: DeliveryStore.ClaimOptions) {
+        return yield* claimDeliveries(options)
       }, storageError("DeliveryStore.claim")),
       record: Effect.fn("DeliveryStore.record")(function*(results: ReadonlyArray<Delivery.AttemptResult>) {
         return yield* DeliveryStore.recordIndependently(recordBatch)(results)
       }, storageError("DeliveryStore.record")),
+      recordAndClaim: Effect.fn("DeliveryStore.recordAndClaim")(
+        function*(results: ReadonlyArray<Delivery.AttemptResult>, options: DeliveryStore.ClaimOptions) {
+          if (results.length === 0) return { recorded: [], claimed: yield* claimDeliveries(options) }
+          const together = yield* Effect.either(sql.withTransaction(
+            Effect.zip(recordWrites(results.map(Delivery.storableResult)), claimDeliveries(options))
+          ))
+          if (Either.isRight(together)) return { recorded: together.right[0], claimed: together.right[1] }
+          yield* Effect.logWarning(
+            "DeliveryStore.recordAndClaim: the transaction failed; recording and claiming on their own",
+            together.left
+          )
+          const recorded = yield* DeliveryStore.recordIndependently(recordBatch)(results)
+          return { recorded, claimed: yield* claimDeliveries(options) }
+        },
+        storageError("DeliveryStore.recordAndClaim")
+      ),
       enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = (yield* decodeDeliveries(

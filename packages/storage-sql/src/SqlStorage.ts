@@ -51,7 +51,7 @@ export const inProcess: Effect.Effect<Wakeup> = Effect.map(PubSub.sliding<void>(
 
 /**
  * The statement `TradeflowStore.lookup` runs: the tradeflows of the organisation having any of the
- * keys, read from the primary key of `tradeflow_keys` alone.
+ * keys, read from one covering index of `tradeflow_keys` (by organisation and key).
  */
 export const lookupStatement: (
   sql: SqlClient.SqlClient,

@@ -67,7 +67,8 @@ describe("SqliteStorage", () => {
           { migration_id: 10 },
           { migration_id: 11 },
           { migration_id: 12 },
-          { migration_id: 13 }
+          { migration_id: 13 },
+          { migration_id: 14 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -313,7 +314,8 @@ describe("SqliteStorage", () => {
           { migration_id: 10 },
           { migration_id: 11 },
           { migration_id: 12 },
-          { migration_id: 13 }
+          { migration_id: 13 },
+          { migration_id: 14 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

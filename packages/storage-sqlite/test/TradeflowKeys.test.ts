@@ -59,7 +59,7 @@ describe("tradeflow_keys on SQLite", () => {
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
     }))
 
-  it.effect("a lookup searches the primary key of tradeflow_keys, one probe per key, and scans nothing", () =>
+  it.effect("a lookup searches the covering key index of tradeflow_keys, one probe per key, and scans nothing", () =>
     Effect.gen(function*() {
       const plan = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -68,7 +68,7 @@ describe("tradeflow_keys on SQLite", () => {
         }`
       }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(root, "plan.sqlite") })))
       expect(plan.map((row) => row.detail)).toEqual([
-        "SEARCH tradeflow_keys USING PRIMARY KEY (organisation_id=? AND key=?)"
+        "SEARCH tradeflow_keys USING COVERING INDEX tradeflow_keys_key (organisation_id=? AND key=?)"
       ])
     }))
 })

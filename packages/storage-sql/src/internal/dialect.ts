@@ -11,11 +11,6 @@ export interface Dialect {
   readonly number: (column: string) => Statement.Fragment
   /** The row lock of a read inside a transaction (SQLite has a single writer, and no row locks). */
   readonly forUpdate: Statement.Fragment
-  /**
-   * `INDEXED BY index` on SQLite (nothing on PostgreSQL): where SQLite's planner, without statistics,
-   * prefers a primary key that matches only the organisation over the index that matches the statement.
-   */
-  readonly indexedBy: (index: string) => Statement.Fragment
   /** The largest list one statement binds, by kind (SQLite's parameters are fewer and cheaper). */
   readonly chunk: number
   /**
@@ -37,7 +32,6 @@ export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
       insertionOrder: sql.literal("position"),
       number: (column) => sql.literal(`${column}::float8`),
       forUpdate: sql.literal("FOR UPDATE"),
-      indexedBy: () => sql.literal(""),
       chunk: 1000,
       recordset: (rows, columns) =>
         sql`json_to_recordset(${JSON.stringify(rows)}::json) AS k(${
@@ -50,7 +44,6 @@ export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
       insertionOrder: sql.literal("rowid"),
       number: (column) => sql.literal(column),
       forUpdate: sql.literal(""),
-      indexedBy: (index) => sql.literal(`INDEXED BY ${index}`),
       chunk: 500,
       recordset: (rows, columns) =>
         sql`(SELECT ${

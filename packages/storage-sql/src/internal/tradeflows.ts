@@ -27,7 +27,7 @@ class Fenced extends Data.TaggedError("Fenced") {}
 
 /**
  * The candidates of `TradeflowStore.lookup`: the tradeflows of the organisation having any of the
- * keys, read from the primary key of `tradeflow_keys` alone (a covering index).
+ * keys, read from one covering index of `tradeflow_keys` (by organisation and key).
  */
 export const lookupStatement = (
   sql: SqlClient.SqlClient,
@@ -48,8 +48,7 @@ export const make = (
 ): Effect.Effect<TradeflowStore.TradeflowStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { bool, chunk, indexedBy, pg } = dialectOf(sql)
-    const keysOfTradeflows = indexedBy("tradeflow_keys_tradeflow")
+    const { bool, chunk, pg } = dialectOf(sql)
     const slice = pg
       ? { tradeflows: 1000, containers: 1000, keys: 1000 }
       : { tradeflows: 200, containers: 300, keys: 180 }
@@ -78,7 +77,7 @@ export const make = (
             yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
               sql.in("tradeflow_reference", part)
             }`
-            yield* sql`DELETE FROM tradeflow_keys ${keysOfTradeflows} WHERE organisation_id = ${org} AND ${
+            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
               sql.in("tradeflow_reference", part)
             }`
           }
@@ -201,14 +200,11 @@ export const make = (
           WHERE organisation_id = ${org} AND ${notTest} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
           yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
-          for (const table of ["messages", "message_heads", "tradeflow_containers"]) {
+          for (const table of ["messages", "message_heads", "tradeflow_containers", "tradeflow_keys"]) {
             yield* sql`DELETE FROM ${sql(table)} WHERE organisation_id = ${org} AND ${
               sql.in("tradeflow_reference", references)
             }`
           }
-          yield* sql`DELETE FROM tradeflow_keys ${keysOfTradeflows} WHERE organisation_id = ${org} AND ${
-            sql.in("tradeflow_reference", references)
-          }`
           yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
         }), { discard: true })
 

@@ -292,6 +292,28 @@ export const migrations = {
     `ALTER TABLE widget_keys ADD COLUMN revocation_noticed_at INTEGER`,
     `CREATE INDEX api_keys_revocation ON api_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`,
     `CREATE INDEX widget_keys_revocation ON widget_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`
+  ),
+  /**
+   * The key index keyed by tradeflow first, with a covering index by key for lookups. Without
+   * statistics SQLite searched the old primary key (organisation, key, tradeflow) on the
+   * organisation alone to delete a tradeflow's keys and, for its foreign key, to delete or update a
+   * tradeflow: every commit walked the organisation's whole key index.
+   */
+  "0014_keys_by_tradeflow": statements(
+    `CREATE TABLE tradeflow_keys_rebuilt (
+      organisation_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      created_at REAL NOT NULL,
+      updated_at REAL NOT NULL,
+      PRIMARY KEY (organisation_id, tradeflow_reference, key),
+      FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+    ) WITHOUT ROWID`,
+    `INSERT INTO tradeflow_keys_rebuilt (organisation_id, key, tradeflow_reference, created_at, updated_at)
+      SELECT organisation_id, key, tradeflow_reference, created_at, updated_at FROM tradeflow_keys`,
+    `DROP TABLE tradeflow_keys`,
+    `ALTER TABLE tradeflow_keys_rebuilt RENAME TO tradeflow_keys`,
+    `CREATE INDEX tradeflow_keys_key ON tradeflow_keys (organisation_id, key, tradeflow_reference, created_at, updated_at)`
   )
 }
 

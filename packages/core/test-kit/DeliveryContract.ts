@@ -19,7 +19,14 @@ import { RetentionStore } from "../src/RetentionStore.js"
 import type { Storage } from "../src/Storage.js"
 import type { NewMessage } from "../src/StoredMessage.js"
 import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
-import { freshId, makeAutomation, makeMessage, makeTradeflow, type StorageContractOptions } from "./StorageContract.js"
+import {
+  commitOf,
+  freshId,
+  makeAutomation,
+  makeMessage,
+  makeTradeflow,
+  type StorageContractOptions
+} from "./StorageContract.js"
 
 const ports = Effect.all({
   queue: JobQueue,
@@ -195,15 +202,7 @@ export const deliveryContract = (
         const [a] = automations as [Automation]
         const ids: Array<number> = []
         for (let i = 0; i < 3; i++) ids.push(yield* enqueueJob(org))
-        const commit = (job_id: number, changes: Partial<Commit>): Commit => ({
-          job_id,
-          organisation_id: org,
-          upserts: [],
-          deletes: [],
-          messages: [],
-          result: { count: 0 },
-          ...changes
-        })
+        const commit = (job_id: number, changes: Partial<Commit>) => commitOf(job_id, org, changes)
         expect(
           yield* store.commitAll([
             commit(ids[0]!, { messages: [milestone("a"), milestone("k", "TF-2")], outbox: outboxOf([a]) }),

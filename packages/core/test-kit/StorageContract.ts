@@ -423,7 +423,7 @@ const logOf = (organisation_id: string) =>
   Effect.flatMap(MessageStore, (m) => m.list({ organisation_id, take: "oldest", limit: 1_000_000 }))
 
 /** The commit of job `job_id` with these changes: by default it changes nothing and its result counts nothing. */
-const commitOf = (job_id: number, organisation_id: string, changes: Partial<Commit> = {}): Commit => ({
+export const commitOf = (job_id: number, organisation_id: string, changes: Partial<Commit> = {}): Commit => ({
   job_id,
   organisation_id,
   upserts: [],

@@ -7,7 +7,7 @@
  */
 import { layer } from "@effect/vitest"
 import { JobQueue, TradeflowStore } from "@tradeflow/core"
-import { makeMessage, makeTradeflow } from "@tradeflow/core/test-kit"
+import { commitOf, makeMessage, makeTradeflow } from "@tradeflow/core/test-kit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -64,16 +64,10 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
       const store = yield* TradeflowStore.TradeflowStore
       const org = "org-commit-plans"
       const commit = (changes: Partial<TradeflowStore.Commit>) =>
-        Effect.flatMap(queue.enqueue(job(org)), (outcome) =>
-          store.commit({
-            job_id: outcome._tag === "Enqueued" ? outcome.id : -1,
-            organisation_id: org,
-            upserts: [],
-            deletes: [],
-            messages: [],
-            result: { count: 0 },
-            ...changes
-          }))
+        Effect.flatMap(
+          queue.enqueue(job(org)),
+          (outcome) => store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes))
+        )
       for (let i = 0; i < 20; i++) {
         yield* commit({
           upserts: [makeTradeflow(org, `TF-${i}`, ["MSCU1234565", "CSQU3054383"])],

@@ -8,6 +8,7 @@
  * @module
  */
 import { Schema } from "effect"
+import { isoDateTimePattern } from "./internal/isoDateTime.js"
 
 /** A 5-character UN/LOCODE (two-letter country, three-character location), upper-cased. */
 export const UnLocode = Schema.compose(Schema.Trim, Schema.Uppercase).pipe(
@@ -22,14 +23,12 @@ export const JsonValue = Schema.Unknown.annotations({
   description: "Any JSON value"
 })
 
-const isoDateTime = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/
-
 /**
  * An ISO 8601 date-time (a date alone is read as midnight UTC, a time without an offset as UTC).
  * Kept as the string that was sent.
  */
 export const IsoDateTime = Schema.Trim.pipe(
-  Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(parseIsoDateTime(s)), {
+  Schema.filter((s) => isoDateTimePattern.test(s) && !Number.isNaN(parseIsoDateTime(s)), {
     message: () => "must be an ISO 8601 date-time, for example 2026-11-22T10:00:00+01:00",
     arbitrary: () => (fc) =>
       fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2090, 0, 1) }).map((ms) => new Date(ms).toISOString())

@@ -9,6 +9,7 @@ import { Clock, Effect, Either, Option, type ParseResult, Schema } from "effect"
 import { type Issue, listIssues, maxIssues, ValidationError } from "./DownstreamError.js"
 import type { Environment } from "./Environment.js"
 import { groupRecords } from "./Grouping.js"
+import { fastRecord } from "./internal/fastRecord.js"
 import { IssueList } from "./internal/issueList.js"
 import { type Leaf, leavesOf } from "./internal/parseIssues.js"
 import * as Iso6346 from "./Iso6346.js"
@@ -284,8 +285,8 @@ const referenceKeys = ["container_reference", "bill_of_lading_reference", "booki
 const limitedKeys = Object.keys(maxEntries) as ReadonlyArray<keyof typeof maxEntries>
 
 /**
- * Validates one record (already sanitised): its decoded form, or else its issues (pointers under
- * `prefix`) added to `errors`. A list longer than its {@link maxEntries} is the record's only
+ * Validates one record (already sanitised): its decoded form (by hand for the common shape, else
+ * through the schema), or else its issues (pointers under `prefix`) added to `errors`. A list longer than its {@link maxEntries} is the record's only
  * issue: nothing of the record is decoded then.
  */
 const validateRecord = (raw: unknown, prefix: string, errors: IssueList): TradeflowRecord | undefined => {
@@ -304,6 +305,8 @@ const validateRecord = (raw: unknown, prefix: string, errors: IssueList): Tradef
     }
   }
   if (errors.total > total) return undefined
+  const fast = fastRecord(raw)
+  if (fast !== undefined) return fast
   const decoded = decodeRecord(raw)
   if (Either.isRight(decoded)) return decoded.right
   const noReference = referenceKeys.every((key) => raw[key] === undefined)

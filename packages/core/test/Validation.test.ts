@@ -543,7 +543,11 @@ describe("Validation.validateRequest: giving way", () => {
   })
 
   it("with pauseEveryMillis, runs pause only once that much work has passed since it last ran", () => {
-    const body = Array.from({ length: 200 }, (_, i) => ({ ...ok, tradeflow_reference: `PO-${i}` }))
+    const body = Array.from({ length: 200 }, (_, i) => ({
+      ...ok,
+      tradeflow_reference: `PO-${i}`,
+      events: [{ message: "gate in" }]
+    }))
     const count = (pauseEveryMillis: number, work: () => void) => {
       let pauses = 0
       Effect.runSync(

@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Stream } from "effect"
+import { isUtf8 } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { HttpConfig, type HttpSettings } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
@@ -198,7 +199,17 @@ export const readBytes = (
       : Effect.clockWith((clock) => readIncoming(source, options, clock))
   })
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+/**
+ * The text of UTF-8 `bytes` as a fatal `TextDecoder` answers it (a leading byte order mark
+ * dropped), or undefined when they are not UTF-8; Node's native check and decoder, several times
+ * faster on a large body.
+ */
+export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (!isUtf8(buffer)) return undefined
+  const bom = buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf
+  return buffer.toString("utf8", bom ? 3 : 0)
+}
 
 /**
  * Reads the request body as JSON: 415 unless the media type is JSON, then {@link readBytes}, then
@@ -219,10 +230,8 @@ export const readJson = (
       )
     }
     const bytes = yield* readBytes(options)
-    const text = yield* Effect.try({
-      try: () => utf8.decode(bytes),
-      catch: () => Problem.make(400, "the request body is not valid UTF-8")
-    })
+    const text = decodeUtf8(bytes)
+    if (text === undefined) return yield* Problem.make(400, "the request body is not valid UTF-8")
     if (!/\S/.test(text)) return yield* Problem.make(400, "the request body is empty; JSON was expected")
     const value = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,

@@ -240,10 +240,33 @@ interface Sanitised {
 export const nulMessage = "must not contain the NUL character (U+0000)"
 
 /**
+ * Whether {@link sanitise} would change anything: true when `value` holds a `__proto__` key, nesting
+ * at or past {@link maxDepth}, U+0000 in a string or key, or an object that is neither a plain
+ * object nor an array (the copy would be a plain object).
+ */
+const needsCopy = (value: unknown, depth: number): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (value === null || typeof value !== "object") return false
+  if (depth >= maxDepth) return true
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (needsCopy(value[i], depth + 1)) return true
+    return false
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return true
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__" || key.includes("\u0000")) return true
+    if (needsCopy((value as Record<string, unknown>)[key], depth + 1)) return true
+  }
+  return false
+}
+
+/**
  * A copy of JSON-like input without `__proto__` keys and cut at {@link maxDepth}: the paths
- * where nesting went too deep, and those of strings or keys holding U+0000, are reported.
+ * where nesting went too deep, and those of strings or keys holding U+0000, are reported. Input
+ * that the copy would not change (as a parsed request body nearly always is) is answered as it is.
  */
 const sanitise = (input: unknown): Sanitised => {
+  if (!needsCopy(input, 0)) return { value: input, tooDeep: [], nul: [] }
   const tooDeep: Array<ReadonlyArray<PropertyKey>> = []
   const nul: Array<ReadonlyArray<PropertyKey>> = []
   const go = (value: unknown, path: Array<PropertyKey>): unknown => {

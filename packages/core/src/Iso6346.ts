@@ -24,7 +24,9 @@ export const checkDigit = (first10: string): number | undefined => {
 /** True for a well-formed container number whose check digit is right. */
 export const isValid = (containerNumber: string): boolean => {
   if (!/^[A-Z]{3}[UJZ]\d{7}$/.test(containerNumber)) return false
-  return checkDigit(containerNumber.slice(0, 10)) === containerNumber.charCodeAt(10) - 48
+  let sum = 0
+  for (let i = 0, weight = 1; i < 10; i++, weight *= 2) sum += charValue(containerNumber.charCodeAt(i)) * weight
+  return (sum % 11) % 10 === containerNumber.charCodeAt(10) - 48
 }
 
 /** A random valid container number (category U), drawn from the Effect `Random` service. */

@@ -449,19 +449,17 @@ const recordWarnings = ({ prefix, raw, record }: Located, context: WarningContex
     warnings.push(`mock_tracking at ${at("mock_tracking")} is ignored in production`)
   }
 
-  const noOffset = (label: string, field: () => string, value: string | undefined) => {
-    if (value !== undefined && !hasOffset(value)) {
-      warnings.push(`${label} at ${field()}: date-time without an offset, read as UTC`)
-    }
+  const noOffset = (value: string | undefined) => value !== undefined && !hasOffset(value)
+  const withoutOffset = (label: string, pointer: string) =>
+    warnings.push(`${label} at ${pointer}: date-time without an offset, read as UTC`)
+  for (const field of dateFields) {
+    if (noOffset(record[field])) withoutOffset(field, at(field))
   }
-  for (const field of dateFields) noOffset(field, () => at(field), record[field])
-  noOffset(
-    "references.delivery_event_date",
-    () => at("references", "delivery_event_date"),
-    record.references?.delivery_event_date
-  )
+  if (noOffset(record.references?.delivery_event_date)) {
+    withoutOffset("references.delivery_event_date", at("references", "delivery_event_date"))
+  }
   for (let k = 0; k < events.length; k++) {
-    noOffset(`events[${k}].event_date`, () => at("events", k, "event_date"), events[k]!.event_date)
+    if (noOffset(events[k]!.event_date)) withoutOffset(`events[${k}].event_date`, at("events", k, "event_date"))
   }
   return warnings
 }
@@ -477,6 +475,10 @@ export const maxTradeflowEvents = 1_000
  * distinct containers or hold more than {@link maxTradeflowEvents} events, each at the record
  * that crossed the limit.
  */
+const merged = (reference: string) => `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
+
+const max = (n: number) => n.toLocaleString("en")
+
 const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
   const tally = new Map<string, { containers: Set<string>; events: number }>()
   const issues: Array<Issue> = []
@@ -490,20 +492,20 @@ const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
     const before = { containers: t.containers.size, events: t.events }
     for (const entry of record.container_reference ?? []) t.containers.add(entry.reference)
     t.events += record.events?.length ?? 0
-    const merged = () => `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
-    const max = (n: number) => n.toLocaleString("en")
     if (before.containers <= maxTradeflowContainers && t.containers.size > maxTradeflowContainers) {
       issues.push({
         path: jsonPointer(["container_reference"], prefix),
         message:
-          `the ${merged()} name more than ${max(maxTradeflowContainers)} distinct containers (from this record ` +
+          `the ${merged(reference)} name more than ${
+            max(maxTradeflowContainers)
+          } distinct containers (from this record ` +
           `on); at most ${max(maxTradeflowContainers)} are accepted per tradeflow and request`
       })
     }
     if (before.events <= maxTradeflowEvents && t.events > maxTradeflowEvents) {
       issues.push({
         path: jsonPointer(["events"], prefix),
-        message: `the ${merged()} hold more than ${max(maxTradeflowEvents)} events (from this record on); ` +
+        message: `the ${merged(reference)} hold more than ${max(maxTradeflowEvents)} events (from this record on); ` +
           `at most ${max(maxTradeflowEvents)} are accepted per tradeflow and request`
       })
     }
@@ -616,13 +618,19 @@ export const validateRequest: (
   const warnings: Array<ReadonlyArray<string>> = []
   let room = maxIssues
   for (const group of groups) {
-    const groupWarnings = new Set<string>()
-    for (const l of byReference.get(group.tradeflow_reference) ?? []) {
-      for (const w of recordWarnings(l, context)) groupWarnings.add(w)
+    const members = byReference.get(group.tradeflow_reference) ?? []
+    let groupWarnings: ReadonlyArray<string>
+    if (members.length === 1) {
+      const own = recordWarnings(members[0]!, context)
+      groupWarnings = own.length > 1 ? Array.from(new Set(own)) : own
+    } else {
+      const distinct = new Set<string>()
+      for (const l of members) for (const w of recordWarnings(l, context)) distinct.add(w)
+      groupWarnings = Array.from(distinct)
     }
-    const listed = Array.from(groupWarnings).slice(0, room)
+    const listed = groupWarnings.length <= room ? groupWarnings : groupWarnings.slice(0, room)
     room -= listed.length
-    const more = groupWarnings.size - listed.length
+    const more = groupWarnings.length - listed.length
     warnings.push(more === 0 ? listed : [...listed, `and ${more.toLocaleString("en")} more warnings not listed`])
     if (due()) yield* options.pause!
   }

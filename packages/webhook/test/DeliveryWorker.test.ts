@@ -18,7 +18,7 @@ import {
   WebhookDestination,
   Worker
 } from "@tradeflow/core"
-import { Deferred, Duration, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { DeliveryWorker, RetrySchedule, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
@@ -644,6 +644,36 @@ describe("DeliveryWorker", () => {
       assert.deepStrictEqual((yield* log(created.id)).map((e) => e.status), ["delivered"])
       assert.deepStrictEqual((yield* deliveries(created.id)).map((d) => d.status), ["delivered"])
     }).pipe(Effect.provide(TestLayer())))
+
+  it.scoped("an attempt that dies ends the drain with its defect once the batch's other attempts have answered; none is recorded", () => {
+    const posts = { count: 0 }
+    const dyingFirst = Layer.effect(
+      WebhookClient.WebhookClient,
+      Effect.map(WebhookClient.WebhookClient, (inner) =>
+        WebhookClient.WebhookClient.of({
+          post: (request) => ++posts.count === 1 ? Effect.dieMessage("the client broke") : inner.post(request)
+        }))
+    ).pipe(Layer.provide(WebhookClient.layer({ allowPrivate: true })))
+    const layer = DeliveryWorker.layer({ background: false }).pipe(
+      Layer.provide(dyingFirst),
+      Layer.provide(localDestinations),
+      Layer.provideMerge(Service.layer({ background: false })),
+      Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+    )
+    return Effect.gen(function*() {
+      yield* start
+      const receiver = yield* LocalReceiver.make(() => ok)
+      const created = yield* automation(receiver.url())
+      yield* submit("TF-1")
+      yield* submit("TF-2")
+      const exit = yield* Effect.exit(drain)
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.strictEqual(posts.count, 2)
+      assert.strictEqual(receiver.receipts().length, 1)
+      assert.deepStrictEqual(yield* log(created.id), [])
+      assert.isTrue((yield* deliveries(created.id)).every((d) => d.status === "pending" && d.attempt === 0))
+    }).pipe(Effect.provide(layer))
+  })
 
   it.scoped("in the background it delivers on wakeups and survives storage errors", () => {
     /* The clock is set before the layer starts: its poll loop must not replay the years since 1970. */

@@ -5,7 +5,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./StorageError.js"
-import type { MessageQuery, MessageRead, MessageRun, StoredMessage } from "./StoredMessage.js"
+import type { BodyRun, MessageQuery, MessageRead, MessageRun, StoredMessage } from "./StoredMessage.js"
 
 export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<MessageStore, {
   /** Matching messages in ascending sequence order (see {@link MessageQuery.take}). */
@@ -15,6 +15,12 @@ export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<Me
    * and whether more matching messages follow: what one answer of the upstream feed reads.
    */
   readonly read: (query: MessageRead) => Effect.Effect<MessageRun, StorageError>
+  /**
+   * What `read` answers, each message as its seq and body alone: what the answers of the upstream
+   * feed are written from (no other column is read). The store reads the bodies it returns and no
+   * others.
+   */
+  readonly readBodies: (query: MessageRead) => Effect.Effect<BodyRun, StorageError>
   /**
    * Where the log of an organisation from the instant `since` on starts, as an `after_seq`: one
    * less than the seq of the earliest message generated at or after `since` (the lowest seq among

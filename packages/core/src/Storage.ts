@@ -28,6 +28,7 @@ import { OrganisationStore } from "./OrganisationStore.js"
 import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
 import {
+  type BodyRun,
   byteLength,
   fitting,
   type MessageQuery,
@@ -124,6 +125,16 @@ export const readMessages = (
   const messages = candidates.slice(0, count)
   if (q.take === "newest") messages.reverse()
   return { messages, more: candidates.length > count }
+}
+
+/** The semantics of `MessageStore.readBodies`: {@link readMessages}, each message as its seq and body. */
+export const readMessageBodies = (
+  log: ReadonlyArray<StoredMessage>,
+  q: MessageRead,
+  newestSeq?: ReadonlyMap<string, number>
+): BodyRun => {
+  const run = readMessages(log, q, newestSeq)
+  return { messages: run.messages.map(({ body, seq }) => ({ seq, body })), more: run.more }
 }
 
 interface OrgMessages {
@@ -543,6 +554,11 @@ export const makeMemory = Effect.gen(function*() {
       Effect.sync(() => {
         const l = logs.get(q.organisation_id)
         return l === undefined ? { messages: [], more: false } : readMessages(l.messages, q, l.newest)
+      }),
+    readBodies: (q) =>
+      Effect.sync(() => {
+        const l = logs.get(q.organisation_id)
+        return l === undefined ? { messages: [], more: false } : readMessageBodies(l.messages, q, l.newest)
       }),
     startOf: (organisationId, since) =>
       Effect.sync(() => {

@@ -63,6 +63,20 @@ export interface MessageRun {
   readonly more: boolean
 }
 
+/** A stored message as an answer of the upstream feed needs it: its sequence number and its body. */
+export interface MessageBody {
+  readonly seq: number
+  /** The APIMessage, JSON-encoded. */
+  readonly body: string
+}
+
+/** What `MessageStore.readBodies` answers: a {@link MessageRun} of {@link MessageBody}s. */
+export interface BodyRun {
+  readonly messages: ReadonlyArray<MessageBody>
+  /** Whether another matching message follows the run in the order of `take` (cut by `limit` or `max_bytes`). */
+  readonly more: boolean
+}
+
 /** The size of a body as `max_bytes` counts it: its UTF-8 length (a lone surrogate counts 3, as its U+FFFD does). */
 export const byteLength = (body: string): number => {
   let bytes = body.length

@@ -11,7 +11,7 @@ import { withoutShipment } from "./internal/withoutShipment.js"
 import { MessageStore } from "./MessageStore.js"
 import type { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
-import type { MessageQuery, StoredMessage } from "./StoredMessage.js"
+import type { MessageBody, MessageQuery, MessageRead, StoredMessage } from "./StoredMessage.js"
 
 /** The cursor module (`InvalidCursor`, `CursorSecret`, `layerConfig`), reachable through this one. */
 export * as Cursor from "./Cursor.js"
@@ -66,6 +66,13 @@ export interface Page {
   readonly has_more: boolean
 }
 
+/** A page as {@link Upstream} `pageBodies` answers it: {@link Page} with each message as its seq and body. */
+export interface BodyPage {
+  readonly data: ReadonlyArray<MessageBody>
+  readonly next_cursor: string
+  readonly has_more: boolean
+}
+
 export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, {
   /**
    * The 500 most recent matching messages generated in the last 24 hours (`since` narrows the
@@ -90,6 +97,11 @@ export class Upstream extends Context.Tag("@tradeflow/core/Upstream")<Upstream, 
    * {@link Cursor.InvalidCursor}.
    */
   readonly page: (query: PageQuery) => Effect.Effect<Page, StorageError | Cursor.InvalidCursor>
+  /**
+   * The same page as `page` (the same messages, `next_cursor` and `has_more`), each message as its
+   * seq and body alone (`MessageStore.readBodies`): what `GET /upstream?per_page=…` writes out.
+   */
+  readonly pageBodies: (query: PageQuery) => Effect.Effect<BodyPage, StorageError | Cursor.InvalidCursor>
 }>() {}
 
 /** Messages per poll without pagination (SERVICE.md: the 500 most recent datapoints). */
@@ -130,7 +142,10 @@ const scopeOf = (q: UpstreamFilters): Cursor.CursorScope => ({
   latest: q.latest
 })
 
-const shaped = (q: UpstreamFilters, messages: ReadonlyArray<StoredMessage>): ReadonlyArray<StoredMessage> =>
+const shaped = <A extends { readonly body: string }>(
+  q: UpstreamFilters,
+  messages: ReadonlyArray<A>
+): ReadonlyArray<A> =>
   q.exclude_shipment === true ? messages.map((m) => ({ ...m, body: withoutShipment(m.body) })) : messages
 
 /**
@@ -169,6 +184,30 @@ export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, neve
       const store = yield* MessageStore
       const signer = yield* signerOf
       const max_bytes = options.maxBytes ?? defaultMaxBytes
+      const pageOf = <A extends { readonly seq: number; readonly body: string }>(
+        query: PageQuery,
+        read: (
+          query: MessageRead
+        ) => Effect.Effect<{ readonly messages: ReadonlyArray<A>; readonly more: boolean }, StorageError>
+      ) =>
+        Effect.gen(function*() {
+          const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
+          const filters = storeFilters(query)
+          const cursors = yield* (yield* signer).scoped(scopeOf(query))
+          let after = 0
+          if (query.cursor !== undefined) {
+            after = yield* cursors.verify(query.cursor)
+          } else if (query.since !== undefined) {
+            after = yield* store.startOf(query.organisation_id, query.since)
+          }
+          const run = yield* read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
+          const last = run.messages[run.messages.length - 1]
+          return {
+            data: shaped(query, run.messages),
+            next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
+            has_more: run.more
+          }
+        })
       return Upstream.of({
         list: Effect.fn("Upstream.list")(function*(query: UpstreamQuery) {
           const windowStart = (yield* Clock.currentTimeMillis) - pollWindowMillis
@@ -185,22 +224,10 @@ export const layer = (options: UpstreamOptions = {}): Layer.Layer<Upstream, neve
           return shaped(query, run.messages)
         }),
         page: Effect.fn("Upstream.page")(function*(query: PageQuery) {
-          const perPage = Math.min(maxPerPage, Math.max(1, Math.floor(query.per_page)))
-          const filters = storeFilters(query)
-          const cursors = yield* (yield* signer).scoped(scopeOf(query))
-          let after = 0
-          if (query.cursor !== undefined) {
-            after = yield* cursors.verify(query.cursor)
-          } else if (query.since !== undefined) {
-            after = yield* store.startOf(query.organisation_id, query.since)
-          }
-          const run = yield* store.read({ ...filters, after_seq: after, take: "oldest", limit: perPage, max_bytes })
-          const last = run.messages[run.messages.length - 1]
-          return {
-            data: shaped(query, run.messages),
-            next_cursor: yield* cursors.sign(last === undefined ? after : last.seq),
-            has_more: run.more
-          }
+          return yield* pageOf(query, store.read)
+        }),
+        pageBodies: Effect.fn("Upstream.pageBodies")(function*(query: PageQuery) {
+          return yield* pageOf(query, store.readBodies)
         })
       })
     })

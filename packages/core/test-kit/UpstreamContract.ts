@@ -117,7 +117,8 @@ export interface DriverReads {
 /**
  * The byte cap at the driver (run it with a spy on the adapter's driver): of 40 messages with
  * 100,000-character bodies, a read capped at 350,000 bytes answers 3 (oldest, then newest) and
- * the driver hands over their bodies and no other, and size rows for at most `limit + 1` messages.
+ * the driver hands over their bodies and no other, and size rows for at most `limit + 1` messages;
+ * `readBodies` the same bodies, in rows for at most `limit + 1` messages.
  */
 export const checkReadFetchesOnlyWhatItReturns = (
   measure: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<[A, DriverReads], E, R>
@@ -146,6 +147,13 @@ export const checkReadFetchesOnlyWhatItReturns = (
         expect(run.more).toBe(true)
         expect(reads.bodyChars).toBe(3 * 100_000)
         expect(reads.rows).toBe(Math.min(40, limit + 1) + 3)
+        const [bodies, bodyReads] = yield* measure(
+          store.readBodies({ organisation_id: org, take, limit, max_bytes: 350_000 })
+        )
+        expect(bodies.messages.map((m) => JSON.parse(m.body).n)).toEqual(take === "oldest" ? [0, 1, 2] : [37, 38, 39])
+        expect(bodies.more).toBe(true)
+        expect(bodyReads.bodyChars).toBe(3 * 100_000)
+        expect(bodyReads.rows).toBe(Math.min(40, limit + 1))
       }
     }
   })
@@ -222,7 +230,7 @@ export const upstreamContract = (
         }), props)
 
       it.effect.prop(
-        "under a byte cap a walk returns exactly the feed, each page all that fits, cursors right after it",
+        "under a byte cap a walk returns exactly the feed, each page all that fits, cursors right after it (pageBodies the same)",
         [
           fc.array(arbitraryUpstreamMessage, { maxLength: 25 }),
           arbitraryFilters,
@@ -238,11 +246,17 @@ export const upstreamContract = (
             const data: Array<StoredMessage> = []
             let cursor: string | undefined
             while (true) {
-              const page = yield* upstream.page({
+              const query = {
                 organisation_id: org,
                 per_page: perPage,
                 ...filters,
                 ...(cursor === undefined ? {} : { cursor })
+              }
+              const page = yield* upstream.page(query)
+              expect(yield* upstream.pageBodies(query)).toEqual({
+                data: page.data.map((m) => ({ seq: m.seq, body: m.body })),
+                next_cursor: page.next_cursor,
+                has_more: page.has_more
               })
               const expected: Array<StoredMessage> = []
               let total = 0

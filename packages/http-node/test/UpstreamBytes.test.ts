@@ -17,6 +17,7 @@ let stored: ReadonlyArray<StoredMessage.StoredMessage> = []
 const store = MessageStore.MessageStore.of({
   list: (query) => Effect.sync(() => Storage.selectMessages(stored, query)),
   read: (query) => Effect.sync(() => Storage.readMessages(stored, query)),
+  readBodies: (query) => Effect.sync(() => Storage.readMessageBodies(stored, query)),
   startOf: (_, since) => Effect.sync(() => Storage.startOfLog(stored, stored.length, since))
 })
 

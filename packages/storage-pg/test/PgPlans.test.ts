@@ -125,6 +125,8 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
           upstream.page({ ...query, per_page: 2 }),
           upstream.page({ ...query, per_page: 2, cursor: next_cursor }),
           upstream.page({ ...query, per_page: 2, since: Date.now() - 2500 }),
+          upstream.pageBodies({ ...query, per_page: 2 }),
+          upstream.pageBodies({ ...query, per_page: 2, cursor: next_cursor }),
           upstream.list(query),
           upstream.list({ ...query, since: Date.now() - 1500 })
         ]))

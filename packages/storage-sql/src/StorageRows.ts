@@ -415,6 +415,24 @@ export const decodeBodySizes = (
     ? Effect.succeed(input as ReadonlyArray<{ readonly seq: number; readonly bytes: number }>)
     : decodeBodySizeRows(input)
 
+const decodePageBodyRows = rows(Schema.Struct({ seq: Schema.Number, body: Schema.NullOr(Schema.String) }))
+
+/**
+ * Rows of `seq, body` (`MessageStore.readBodies`: a body is null where it is not returned): checked
+ * by hand and returned as they are, as {@link decodeMessages} does; the Schema decode runs only for
+ * a malformed row, for its ParseError.
+ */
+export const decodePageBodies = (
+  input: unknown
+): Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly body: string | null }>, ParseResult.ParseError> =>
+  Array.isArray(input) &&
+    input.every((row: { readonly seq?: unknown; readonly body?: unknown } | null) =>
+      typeof row === "object" && row !== null && typeof row.seq === "number" &&
+      (typeof row.body === "string" || row.body === null)
+    )
+    ? Effect.succeed(input as ReadonlyArray<{ readonly seq: number; readonly body: string | null }>)
+    : decodePageBodyRows(input)
+
 /**
  * `MessageStore.read` over two statements of an SQL adapter: `sizes(n)` answers the seq and body
  * size of the first `n` matching messages in the order of `take` (no body read; the rows in any

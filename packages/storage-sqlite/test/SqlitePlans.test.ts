@@ -119,6 +119,8 @@ layer(Layer.provideMerge(Upstream.layer(), SqliteStorage.layer({ filename })), {
               upstream.page({ ...query, per_page: 2 }),
               upstream.page({ ...query, per_page: 2, cursor: next_cursor }),
               upstream.page({ ...query, per_page: 2, since: Date.now() - 2500 }),
+              upstream.pageBodies({ ...query, per_page: 2 }),
+              upstream.pageBodies({ ...query, per_page: 2, cursor: next_cursor }),
               upstream.list(query),
               upstream.list({ ...query, since: Date.now() - 1500 })
             ]))

@@ -50,7 +50,7 @@ const listUpstream = Effect.gen(function*() {
         const messages = yield* mapCoreErrors(upstream.list({ ...filters, ...since }))
         return HttpServerResponse.uint8Array(jsonArrayBytes(messages), { contentType: "application/json" })
       }
-      const page = yield* mapCoreErrors(upstream.page({
+      const page = yield* mapCoreErrors(upstream.pageBodies({
         ...filters,
         ...since,
         per_page: Number(urlParams.per_page),

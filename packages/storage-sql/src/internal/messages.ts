@@ -1,7 +1,15 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { MessageStore, type StoredMessage } from "@tradeflow/core"
 import { Effect } from "effect"
-import { decodeBodySizes, decodeLastSeq, decodeMessages, messageWalk, readRun, storageError } from "../StorageRows.js"
+import {
+  decodeBodySizes,
+  decodeLastSeq,
+  decodeMessages,
+  decodePageBodies,
+  messageWalk,
+  readRun,
+  storageError
+} from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
 
 /**
@@ -109,6 +117,22 @@ export const make: Effect.Effect<MessageStore.MessageStore["Type"], never, SqlCl
             )
         )
       }, storageError("MessageStore.read")),
+      readBodies: Effect.fn("MessageStore.readBodies")(function*(query: StoredMessage.MessageRead) {
+        if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
+        const limit = Math.max(0, Math.floor(query.limit))
+        const maxBytes = Math.floor(Math.min(query.max_bytes, Number.MAX_SAFE_INTEGER))
+        const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")
+        const rows = yield* decodePageBodies(
+          yield* sql`SELECT ${number("u.seq")} AS seq,
+          CASE WHEN u.n < ${limit} AND (u.n = 0 OR u.before + u.bytes <= ${maxBytes}) THEN u.body END AS body
+          FROM (SELECT w.seq AS seq, w.bytes AS bytes, w.body AS body, count(*) OVER f AS n, sum(w.bytes) OVER f AS before
+            FROM (${matching(query, sql`octet_length(m.body) AS bytes, m.body AS body`, limit + 1)}) w
+            WINDOW f AS (ORDER BY w.seq ${direction} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) u`
+        )
+        const messages: Array<StoredMessage.MessageBody> = []
+        for (const row of rows) if (row.body !== null) messages.push(row as StoredMessage.MessageBody)
+        return { messages: messages.sort((a, b) => a.seq - b.seq), more: rows.length > messages.length }
+      }, storageError("MessageStore.readBodies")),
       startOf: Effect.fn("MessageStore.startOf")(function*(organisationId: string, since: number) {
         const rows = yield* decodeLastSeq(
           yield* sql`SELECT ${pg ? sql.literal("(") : sql.literal("")}COALESCE(

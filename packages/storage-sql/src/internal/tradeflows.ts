@@ -48,56 +48,90 @@ export const make = (
 ): Effect.Effect<TradeflowStore.TradeflowStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { bool, chunk, pg } = dialectOf(sql)
+    const { bool, chunk, insertRows, ofOrganisation, pg } = dialectOf(sql)
     const slice = pg
       ? { tradeflows: 1000, containers: 1000, keys: 1000 }
       : { tradeflows: 200, containers: 300, keys: 180 }
     const notTest = sql.literal(pg ? "NOT test" : "test = 0")
+    const columns = {
+      tradeflows: [
+        ["organisation_id", "text"],
+        ["reference", "text"],
+        ["active", "boolean"],
+        ["doc", "text"],
+        ["next_position_at", "float8"],
+        ["container_count", "integer"],
+        ["event_count", "integer"]
+      ],
+      containers: [["organisation_id", "text"], ["tradeflow_reference", "text"], ["container_reference", "text"]],
+      keys: [
+        ["organisation_id", "text"],
+        ["key", "text"],
+        ["tradeflow_reference", "text"],
+        ["created_at", "float8"],
+        ["updated_at", "float8"]
+      ],
+      messages: [
+        ["organisation_id", "text"],
+        ["seq", "bigint"],
+        ["hash", "text"],
+        ["type", "text"],
+        ["tradeflow_reference", "text"],
+        ["container_reference", "text"],
+        ["generated_at", "float8"],
+        ["body", "text"]
+      ],
+      heads: [
+        ["organisation_id", "text"],
+        ["tradeflow_reference", "text"],
+        ["type", "text"],
+        ["container_reference", "text"],
+        ["seq", "bigint"]
+      ]
+    } as const
 
     /** Upserts the tradeflows and replaces their container and key index rows, a statement per slice, not per tradeflow. */
     const writeTradeflows = (upserts: ReadonlyArray<readonly [Tradeflow.Tradeflow, string]>) =>
       Effect.gen(function*() {
         const { byOrganisation, containers, keys, latest } = tradeflowWrites(upserts)
-        for (const part of chunks(latest, slice.tradeflows)) {
-          yield* sql`INSERT INTO tradeflows ${
-            sql.insert(part.map(([t, doc]) => ({
-              organisation_id: t.organisation_id,
-              reference: t.reference,
-              active: bool(t.active),
-              doc,
-              next_position_at: t.next_position_at,
-              ...sizeColumns(t)
-            })))
-          } ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
+        const tradeflowRows = latest.map(([t, doc]) => ({
+          organisation_id: t.organisation_id,
+          reference: t.reference,
+          active: bool(t.active),
+          doc,
+          next_position_at: t.next_position_at,
+          ...sizeColumns(t)
+        }))
+        for (const rows of insertRows(tradeflowRows, columns.tradeflows, slice.tradeflows)) {
+          yield* sql`INSERT INTO tradeflows ${rows}
+          ON CONFLICT (organisation_id, reference) DO UPDATE SET active = excluded.active, doc = excluded.doc,
           next_position_at = excluded.next_position_at, container_count = excluded.container_count,
           event_count = excluded.event_count`
         }
         for (const [org, references] of byOrganisation) {
           for (const part of chunks(references, chunk)) {
-            yield* sql`DELETE FROM tradeflow_containers WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", part)
-            }`
-            yield* sql`DELETE FROM tradeflow_keys WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", part)
-            }`
+            yield* sql`DELETE FROM tradeflow_containers
+            WHERE ${ofOrganisation("tradeflow_containers", org, "tradeflow_reference", part)}`
+            yield* sql`DELETE FROM tradeflow_keys
+            WHERE ${ofOrganisation("tradeflow_keys", org, "tradeflow_reference", part)}`
           }
         }
-        for (const part of chunks(containers, slice.containers)) {
-          yield* sql`INSERT INTO tradeflow_containers ${sql.insert(part)}`
+        for (const rows of insertRows(containers, columns.containers, slice.containers)) {
+          yield* sql`INSERT INTO tradeflow_containers ${rows}`
         }
-        for (const part of chunks(keys, slice.keys)) yield* sql`INSERT INTO tradeflow_keys ${sql.insert(part)}`
+        for (const rows of insertRows(keys, columns.keys, slice.keys)) yield* sql`INSERT INTO tradeflow_keys ${rows}`
       })
 
     /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
     const upsertHeads = (heads: ReadonlyArray<HeadRow>) =>
       Effect.gen(function*() {
-        for (const part of chunks(heads.filter((h) => h.container_reference !== null), chunk)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+        for (const rows of insertRows(heads.filter((h) => h.container_reference !== null), columns.heads, chunk)) {
+          yield* sql`INSERT INTO message_heads ${rows}
           ON CONFLICT (organisation_id, tradeflow_reference, type, container_reference) WHERE container_reference IS NOT NULL
           DO UPDATE SET seq = excluded.seq`
         }
-        for (const part of chunks(heads.filter((h) => h.container_reference === null), chunk)) {
-          yield* sql`INSERT INTO message_heads ${sql.insert(part.map((h) => ({ ...h })))}
+        for (const rows of insertRows(heads.filter((h) => h.container_reference === null), columns.heads, chunk)) {
+          yield* sql`INSERT INTO message_heads ${rows}
           ON CONFLICT (organisation_id, tradeflow_reference, type) WHERE container_reference IS NULL
           DO UPDATE SET seq = excluded.seq`
         }
@@ -137,13 +171,12 @@ export const make = (
         for (const part of chunks([...new Set(batch.map((m) => m.hash))], chunk)) {
           for (
             const row of yield* decodeHashes(
-              yield* sql`SELECT hash FROM messages
-              WHERE organisation_id = ${org} AND ${sql.in("hash", part)}`
+              yield* sql`SELECT hash FROM messages WHERE ${ofOrganisation("messages", org, "hash", part)}`
             )
           ) stored.add(row.hash)
         }
         const append = numberMessages(org, batch, stored, first)
-        for (const part of chunks(append.rows, 500)) yield* sql`INSERT INTO messages ${sql.insert(part)}`
+        for (const rows of insertRows(append.rows, columns.messages, 500)) yield* sql`INSERT INTO messages ${rows}`
         yield* upsertHeads(append.heads)
         if (append.lastSeq !== first) yield* advanceCounter(org, append.lastSeq)
         return append.inserted
@@ -201,11 +234,9 @@ export const make = (
           yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
           yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
           for (const table of ["messages", "message_heads", "tradeflow_containers", "tradeflow_keys"]) {
-            yield* sql`DELETE FROM ${sql(table)} WHERE organisation_id = ${org} AND ${
-              sql.in("tradeflow_reference", references)
-            }`
+            yield* sql`DELETE FROM ${sql(table)} WHERE ${ofOrganisation(table, org, "tradeflow_reference", references)}`
           }
-          yield* sql`DELETE FROM tradeflows WHERE organisation_id = ${org} AND ${sql.in("reference", references)}`
+          yield* sql`DELETE FROM tradeflows WHERE ${ofOrganisation("tradeflows", org, "reference", references)}`
         }), { discard: true })
 
     /**
@@ -323,8 +354,9 @@ export const make = (
           for (const part of chunks([...new Set(references)], chunk)) {
             for (
               const row of yield* decodeTradeflows(
-                yield* sql`SELECT doc FROM tradeflows
-              WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+                yield* sql`SELECT doc FROM tradeflows WHERE ${
+                  ofOrganisation("tradeflows", organisationId, "reference", part)
+                }`
               )
             ) found.set(row.doc.reference, row.doc)
           }
@@ -345,7 +377,7 @@ export const make = (
           for (
             const [reference, size] of yield* decodeSizes(
               yield* sql`SELECT reference, container_count, event_count
-              FROM tradeflows WHERE organisation_id = ${organisationId} AND ${sql.in("reference", part)}`
+              FROM tradeflows WHERE ${ofOrganisation("tradeflows", organisationId, "reference", part)}`
             )
           ) sizes.set(reference, size)
         }

@@ -257,6 +257,17 @@ export const migrations = {
     `ALTER TABLE widget_keys ADD COLUMN revocation_noticed_at double precision`,
     `CREATE INDEX api_keys_revocation ON api_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`,
     `CREATE INDEX widget_keys_revocation ON widget_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`
+  ),
+  "0012_index_rows_unchecked": statements(
+    `DO $$
+    DECLARE c record;
+    BEGIN
+      FOR c IN SELECT conrelid::regclass AS t, conname FROM pg_constraint
+        WHERE contype = 'f' AND conrelid IN ('tradeflow_containers'::regclass, 'tradeflow_keys'::regclass)
+      LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.t, c.conname);
+      END LOOP;
+    END $$`
   )
 }
 

@@ -467,13 +467,17 @@ export const decodeDeliveries = rows(DeliveryRow)
 export const decodeClaimedDeliveries = rows(ClaimedDeliveryRow)
 export const decodeDeliveryLog = rows(DeliveryLogRow)
 export const encodeResult = Schema.encode(Schema.parseJson(Job.JobResult))
+const encodeTradeflow = Schema.encodeSync(Schema.parseJson(Tradeflow.Tradeflow))
+
 /**
  * A tradeflow's stored document: its JSON text. The schema has no transformation (its defaults
  * are values the state always holds), so this is what encoding it with the schema writes (shown
- * by a property test), without walking the schema for every tradeflow of a commit. A `__proto__`
- * key (which validated input never holds) is left out, as the schema's encoding leaves it out.
+ * by a property test), without walking the schema for every tradeflow of a commit. A tradeflow
+ * holding a `__proto__` key (which validated input never does) is encoded by the schema itself,
+ * which leaves such a key out of the objects it walks and keeps it in the values it does not.
  */
-export const tradeflowDocument = (t: Tradeflow.Tradeflow): string => JSON.stringify(t, withoutProto)
-
-const withoutProto = (key: string, value: unknown): unknown => key === "__proto__" ? undefined : value
+export const tradeflowDocument = (t: Tradeflow.Tradeflow): string => {
+  const text = JSON.stringify(t)
+  return text.includes("\"__proto__\":") ? encodeTradeflow(t) : text
+}
 export const encodeAutomation = Schema.encode(Schema.parseJson(Automation.Automation))

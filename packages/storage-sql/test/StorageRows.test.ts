@@ -13,6 +13,12 @@ describe("StorageRows", () => {
     const t = fc.sample(arbitraryTradeflow, { numRuns: 1, seed: 1 })[0]!
     const sample = { ...t, details: { ...t.details, configuration: withProto } } as Tradeflow.Tradeflow
     expect(JSON.parse(tradeflowDocument(sample))).toStrictEqual(JSON.parse(encoded(sample)))
+    const nested = {
+      ...t,
+      containers: [{ reference: "MSCU1234565", custom_properties: { "": JSON.parse("{\"__proto__\":{}}") } }]
+    } as Tradeflow.Tradeflow
+    expect(JSON.parse(tradeflowDocument(nested))).toStrictEqual(JSON.parse(encoded(nested)))
+    expect(decoded(tradeflowDocument(nested))).toStrictEqual(decoded(encoded(nested)))
     fc.assert(
       fc.property(arbitraryTradeflow, (t) => {
         const document = tradeflowDocument(t)

@@ -294,10 +294,12 @@ export const migrations = {
     `CREATE INDEX widget_keys_revocation ON widget_keys (revocation_noticed_at) WHERE revocation_noticed_at IS NOT NULL`
   ),
   /**
-   * The key index keyed by tradeflow first, with a covering index by key for lookups. Without
-   * statistics SQLite searched the old primary key (organisation, key, tradeflow) on the
-   * organisation alone to delete a tradeflow's keys and, for its foreign key, to delete or update a
-   * tradeflow: every commit walked the organisation's whole key index.
+   * The key index keyed by tradeflow first, with a covering index by key for lookups, and without
+   * a foreign key (a commit writes and deletes a tradeflow's keys only with the tradeflow, so it
+   * checked nothing, at a lookup of the tradeflow per inserted key). Without statistics SQLite
+   * searched the old primary key (organisation, key, tradeflow) on the organisation alone to delete
+   * a tradeflow's keys and, for the foreign key, to delete a tradeflow: every commit walked the
+   * organisation's whole key index.
    */
   "0014_keys_by_tradeflow": statements(
     `CREATE TABLE tradeflow_keys_rebuilt (
@@ -306,8 +308,7 @@ export const migrations = {
       tradeflow_reference TEXT NOT NULL,
       created_at REAL NOT NULL,
       updated_at REAL NOT NULL,
-      PRIMARY KEY (organisation_id, tradeflow_reference, key),
-      FOREIGN KEY (organisation_id, tradeflow_reference) REFERENCES tradeflows (organisation_id, reference) ON DELETE CASCADE
+      PRIMARY KEY (organisation_id, tradeflow_reference, key)
     ) WITHOUT ROWID`,
     `INSERT INTO tradeflow_keys_rebuilt (organisation_id, key, tradeflow_reference, created_at, updated_at)
       SELECT organisation_id, key, tradeflow_reference, created_at, updated_at FROM tradeflow_keys`,

@@ -45,6 +45,7 @@ describe("SqliteStorage", () => {
           synchronous: yield* one<{ synchronous: number }>("PRAGMA synchronous"),
           foreignKeys: yield* one<{ foreign_keys: number }>("PRAGMA foreign_keys"),
           busy: yield* one<{ timeout: number }>("PRAGMA busy_timeout"),
+          tempStore: yield* one<{ temp_store: number }>("PRAGMA temp_store"),
           migrations: yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM tradeflow_migrations`
         }
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
@@ -54,6 +55,7 @@ describe("SqliteStorage", () => {
         synchronous: { synchronous: 2 },
         foreignKeys: { foreign_keys: 1 },
         busy: { timeout: 5000 },
+        tempStore: { temp_store: 2 },
         migrations: [
           { migration_id: 1 },
           { migration_id: 2 },

@@ -470,15 +470,15 @@ export const maxTradeflowContainers = 1_000
 /** At most this many events per tradeflow in one request (its records together). */
 export const maxTradeflowEvents = 1_000
 
+const merged = (reference: string) => `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
+
+const max = (n: number) => n.toLocaleString("en")
+
 /**
  * The issues of tradeflows whose records together name more than {@link maxTradeflowContainers}
  * distinct containers or hold more than {@link maxTradeflowEvents} events, each at the record
  * that crossed the limit.
  */
-const merged = (reference: string) => `records with tradeflow_reference ${JSON.stringify(reference)} in this request`
-
-const max = (n: number) => n.toLocaleString("en")
-
 const tradeflowIssues = (located: ReadonlyArray<Located>): Array<Issue> => {
   const tally = new Map<string, { containers: Set<string>; events: number }>()
   const issues: Array<Issue> = []

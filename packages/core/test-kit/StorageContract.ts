@@ -1682,6 +1682,26 @@ export const storageContract = (
         yield* cleanup([org])
       }))
 
+    it.effect("a tradeflow whose reference, keys and messages hold lone surrogates is stored, found, sized, looked up and deleted", () =>
+      Effect.gen(function*() {
+        const { store } = yield* ports
+        const org = freshId("org")
+        const reference = "PO-\uD800"
+        const tradeflow = { ...makeTradeflow(org, reference, ["MSCU1234565"]), booking_references: ["BK-\uDC00"] }
+        const written = yield* commitNew(org, {
+          upserts: [tradeflow],
+          messages: [makeMessage("lone", { tradeflow_reference: reference, container_reference: "MSCU1234565" })]
+        })
+        expect(written.committed).toBe(true)
+        expect([...(yield* store.sizes(org, [reference])).keys()]).toHaveLength(1)
+        expect([...(yield* store.getMany(org, [reference])).keys()]).toHaveLength(1)
+        expect(yield* store.lookup(org, TradeflowKey.ofQuery("BK-\uDC00"))).toHaveLength(1)
+        expect(yield* logOf(org)).toHaveLength(1)
+        expect((yield* commitNew(org, { deletes: [reference] })).committed).toBe(true)
+        expect([...(yield* store.getMany(org, [reference])).keys()]).toEqual([])
+        expect(yield* logOf(org)).toEqual([])
+      }))
+
     it.effect("commitAll: commits of consecutive jobs apply in order, numbered on; all or nothing", () =>
       Effect.gen(function*() {
         const { queue, store } = yield* ports

@@ -107,11 +107,11 @@ const ensureDirectory = (filename: string) =>
 
 /**
  * Opens (creating if needed) the SQLite database, applies the connection pragmas (WAL,
- * `synchronous`, `busy_timeout`, `foreign_keys`, and `temp_store = MEMORY`: a statement's journal,
- * which holds the pages it changes until it ends, stays in memory instead of spilling to a
- * temporary file past 64 KiB, as the multi-row statements of a commit did, writing about as many
- * bytes again as the WAL), migrates it and provides every storage port plus the `SqlClient` /
- * `SqliteClient` it uses. The connection closes with the layer.
+ * `synchronous`, `busy_timeout`, `foreign_keys`, and once migrated `temp_store = MEMORY`: a
+ * statement's journal, which holds the pages it changes until it ends, stays in memory instead of
+ * spilling to a temporary file past 64 KiB, as the multi-row statements of a commit did, writing
+ * about as many bytes again as the WAL), migrates it and provides every storage port plus the
+ * `SqlClient` / `SqliteClient` it uses. The connection closes with the layer.
  */
 export const layer = (
   options: SqliteStorageOptions
@@ -130,10 +130,10 @@ export const layer = (
       sql.unsafe(`PRAGMA synchronous = ${synchronous}`),
       sql.unsafe(`PRAGMA busy_timeout = ${busyTimeout}`),
       sql.unsafe("PRAGMA foreign_keys = ON"),
-      sql.unsafe("PRAGMA temp_store = MEMORY"),
       ...background ? [sql.unsafe("PRAGMA wal_autocheckpoint = 4000")] : []
     ], { discard: true }).pipe(storageError("SqliteStorage.open"))
     const storage = yield* make.pipe(Effect.provide(client))
+    yield* sql.unsafe("PRAGMA temp_store = MEMORY").pipe(storageError("SqliteStorage.open"))
     if (background) {
       yield* Checkpointer.start({
         filename: options.filename,

@@ -49,6 +49,22 @@ export interface Dialect {
   ) => ReadonlyArray<Statement.Fragment>
 }
 
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+const wellFormed = (_key: string, value: unknown): unknown =>
+  typeof value === "string" ? value.replace(loneSurrogate, "\uFFFD") : value
+
+/**
+ * `value` as the text of a `json` parameter of PostgreSQL, which refuses the escape of a lone
+ * surrogate (`\ud800`) that `JSON.stringify` writes for one: a lone surrogate becomes U+FFFD, as
+ * it does in a text parameter (the driver sends UTF-8). The text is scanned for such an escape
+ * first, so the usual value is stringified once.
+ */
+const pgJson = (value: unknown): string => {
+  const text = JSON.stringify(value)
+  return /\\u[dD][89a-fA-F]/.test(text) ? JSON.stringify(value, wellFormed) : text
+}
+
 /** The {@link Dialect} of `sql`. */
 export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
   sql.onDialectOrElse({
@@ -60,18 +76,18 @@ export const dialectOf = (sql: SqlClient.SqlClient): Dialect =>
       forUpdate: sql.literal("FOR UPDATE"),
       chunk: 1000,
       recordset: (rows, columns) =>
-        sql`json_to_recordset(${JSON.stringify(rows)}::json) AS k(${
+        sql`json_to_recordset(${pgJson(rows)}::json) AS k(${
           sql.literal(columns.map(([name, type]) => `${name} ${type}`).join(", "))
         })`,
       ofOrganisation: (table, organisationId, column, values) =>
-        sql`ctid = ANY(ARRAY(SELECT t.ctid FROM json_array_elements_text(${JSON.stringify(values)}::json) AS v(value)
+        sql`ctid = ANY(ARRAY(SELECT t.ctid FROM json_array_elements_text(${pgJson(values)}::json) AS v(value)
           CROSS JOIN LATERAL (SELECT ctid FROM ${sql(table)}
             WHERE organisation_id = ${organisationId} AND ${sql(column)} = v.value OFFSET 0) AS t))`,
       insertRows: (rows, columns) => {
         if (rows.length === 0) return []
         const names = sql.literal(columns.map(([name]) => name).join(", "))
         return [
-          sql`(${names}) SELECT ${names} FROM json_to_recordset(${JSON.stringify(rows)}::json) AS k(${
+          sql`(${names}) SELECT ${names} FROM json_to_recordset(${pgJson(rows)}::json) AS k(${
             sql.literal(columns.map(([name, type]) => `${name} ${type}`).join(", "))
           })`
         ]

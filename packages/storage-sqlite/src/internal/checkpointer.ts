@@ -19,7 +19,9 @@ db.pragma("synchronous = " + workerData.synchronous)
 const checkpoint = () => {
   try {
     db.pragma("wal_checkpoint(PASSIVE)")
-  } catch {}
+  } catch (error) {
+    if (error.code !== "SQLITE_BUSY" && error.code !== "SQLITE_LOCKED") throw error
+  }
 }
 const timer = setInterval(checkpoint, workerData.intervalMillis)
 parentPort.on("message", () => {
@@ -34,7 +36,9 @@ parentPort.on("message", () => {
  * `interval`, so a commit on the caller's connection only appends to the WAL and syncs it: copying
  * the WAL into the database file and syncing that file (SQLite's automatic checkpoint, which
  * otherwise runs inside the commit that crosses its threshold, on the event loop) happens beside
- * it. The thread keeps no process alive and stops with the scope.
+ * it. The thread keeps no process alive and stops with the scope. If it fails (it cannot open the
+ * file, or a checkpoint fails other than busy), it ends with a warning logged, and the commits
+ * checkpoint past SQLite's threshold again.
  */
 export const start = (options: {
   readonly filename: string
@@ -54,9 +58,9 @@ export const start = (options: {
           }
         })
         worker.unref()
-        worker.on("error", () => {})
+        const failed = new Promise<unknown>((resolve) => worker.once("error", resolve))
         const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
-        return { worker, exited }
+        return { worker, failed, exited }
       },
       catch: (cause) => new StorageError.StorageError({ operation: "SqliteStorage.checkpointer", cause })
     }),
@@ -72,4 +76,18 @@ export const start = (options: {
         }),
         Effect.flatten
       )
-  ).pipe(Effect.asVoid)
+  ).pipe(
+    Effect.flatMap(({ failed }) =>
+      Effect.forkScoped(
+        Effect.flatMap(
+          Effect.promise(() => failed),
+          (cause) =>
+            Effect.logWarning(
+              "SqliteStorage: the WAL checkpoint thread stopped; commits checkpoint past 4,000 pages again",
+              cause
+            )
+        )
+      )
+    ),
+    Effect.asVoid
+  )

@@ -11,7 +11,15 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import pg from "pg"
-import { build, main, npmStartArgs, type Server, start } from "../examples/standalone/test/Process.js"
+import {
+  build,
+  call as callServer,
+  consoleToken,
+  main,
+  npmStartArgs,
+  type Server,
+  start
+} from "../examples/standalone/test/Process.js"
 
 /** The PostgreSQL database the benchmarks use (`TRADEFLOW_TEST_PG_URL`). */
 export const pgUrl = process.env["TRADEFLOW_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -211,4 +219,25 @@ export const eventLoopProbe = (dir: string) => {
       throw new Error("the event-loop probe did not answer")
     }
   }
+}
+
+/**
+ * A new organisation and `count` UAT keys of it, through the console: the server lets one key have
+ * at most 16 requests in flight (`MAX_IN_FLIGHT_PER_KEY`), so 64 clients share 4 keys.
+ */
+export const organisationKeys = async (server: Server, count: number) => {
+  const auth = { authorization: `Bearer ${consoleToken}` }
+  const org = await callServer(server, "POST", "/console/organisations", { name: "Bench" }, auth)
+  const keys: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const created = await callServer(
+      server,
+      "POST",
+      `/console/organisations/${org.body.id}/api-keys`,
+      { environment: "uat" },
+      auth
+    )
+    keys.push((created.body as { key: string }).key)
+  }
+  return keys
 }

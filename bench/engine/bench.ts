@@ -50,10 +50,10 @@ import {
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { call, consoleToken, root, type Server } from "../../examples/standalone/test/Process.js"
+import { root } from "../../examples/standalone/test/Process.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import { withBareIngest } from "../BareIngest.js"
-import { bodyOf, machine, pgUrl, post, startServer, withDatabase } from "../Harness.js"
+import { bodyOf, machine, organisationKeys, pgUrl, post, startServer, withDatabase } from "../Harness.js"
 
 const records = Number(process.env["ENGINE_RECORDS"] ?? 100_000)
 const clients = Number(process.env["ENGINE_CLIENTS"] ?? 16)
@@ -164,27 +164,6 @@ const drive = async (options: {
     processed_seconds: (performance.now() - started) / 1000,
     latencies
   }
-}
-
-/**
- * A new organisation and `count` UAT keys of it, through the console: the server lets one key have
- * at most 16 requests in flight (`MAX_IN_FLIGHT_PER_KEY`), so 64 clients share 4 keys.
- */
-const organisationKeys = async (server: Server, count: number) => {
-  const auth = { authorization: `Bearer ${consoleToken}` }
-  const org = await call(server, "POST", "/console/organisations", { name: "Engine bench" }, auth)
-  const keys: Array<string> = []
-  for (let i = 0; i < count; i++) {
-    const created = await call(
-      server,
-      "POST",
-      `/console/organisations/${org.body.id}/api-keys`,
-      { environment: "uat" },
-      auth
-    )
-    keys.push((created.body as { key: string }).key)
-  }
-  return keys
 }
 
 /** Clients per key: the server's default `MAX_IN_FLIGHT_PER_KEY`. */

@@ -17,8 +17,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { call, consoleToken } from "../../examples/standalone/test/Process.js"
-import { bodyOf, machine, post, startServer, withDatabase } from "../Harness.js"
+import { bodyOf, machine, organisationKeys, post, startServer, withDatabase } from "../Harness.js"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 6)
 const resultsFile = process.env["BENCH_RESULTS"] ?? join(import.meta.dirname, "RESULTS.md")
@@ -119,24 +118,6 @@ const load = async (server: string, round: number, port: number, pid: number, ke
   return run
 }
 
-/** Keys of a new organisation of the real server: one key may have 16 requests in flight. */
-const keysOf = async (server: Parameters<typeof call>[0]) => {
-  const auth = { authorization: `Bearer ${consoleToken}` }
-  const org = await call(server, "POST", "/console/organisations", { name: "HTTP floor" }, auth)
-  const keys: Array<string> = []
-  for (let i = 0; i < clients / 16; i++) {
-    const created = await call(
-      server,
-      "POST",
-      `/console/organisations/${org.body.id}/api-keys`,
-      { environment: "uat" },
-      auth
-    )
-    keys.push((created.body as { key: string }).key)
-  }
-  return keys
-}
-
 const started = machine()
 console.log(JSON.stringify({ machine: started }))
 const runs: Array<Run> = []
@@ -161,7 +142,7 @@ for (const round of [1, 2]) {
     await withDatabase("sqlite", "http-floor", async ({ url }) => {
       const server = await startServer(url, env, profileDir === undefined ? undefined : join(profileDir, name))
       try {
-        const keys = await keysOf(server)
+        const keys = await organisationKeys(server, clients / 16)
         await load(name, 0, server.port, server.child.pid!, keys)
         runs.push(await load(name, round, server.port, server.child.pid!, keys))
       } finally {

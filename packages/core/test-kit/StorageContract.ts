@@ -1330,57 +1330,54 @@ export const storageContract = (
         }
       }), props)
 
-    it.effect.prop("messages: read returns what fits in max_bytes (the first always) and whether more follow", [
-      fc.array(
-        fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }),
-        {
-          minLength: 1,
-          maxLength: 3
-        }
-      ),
-      fc.array(fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })), {
-        minLength: 1,
-        maxLength: 6
-      })
-    ], ([batches, queries]) =>
-      Effect.gen(function*() {
-        const { messages } = yield* ports
-        const org = freshId("org")
-        for (const batch of batches) yield* commitNew(org, { messages: batch })
-        const expected = expectedLog(batches)
-        for (const [q, max_bytes] of queries) {
-          const query = { ...q, organisation_id: org, max_bytes }
-          expect(yield* messages.read(query)).toEqual(readModel(expected, query))
-        }
-      }), props)
+    /** Batches of messages with bodies of any size. */
+    const arbitrarySizedBatches = fc.array(
+      fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }),
+      { minLength: 1, maxLength: 3 }
+    )
+    /** Queries, each with a byte budget. */
+    const arbitraryBudgetedQueries = fc.array(
+      fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })),
+      { minLength: 1, maxLength: 6 }
+    )
 
-    it.effect.prop("messages: readBodies answers what read answers, each message as its seq and body", [
-      fc.array(
-        fc.array(arbitraryMessage.chain((m) => arbitrarySizedBody.map((body) => ({ ...m, body }))), { maxLength: 12 }),
-        {
-          minLength: 1,
-          maxLength: 3
-        }
-      ),
-      fc.array(fc.tuple(arbitraryQuery("placeholder"), fc.integer({ min: 0, max: 6_000 })), {
-        minLength: 1,
-        maxLength: 6
-      })
-    ], ([batches, queries]) =>
-      Effect.gen(function*() {
-        const { messages } = yield* ports
-        const org = freshId("org")
-        for (const batch of batches) yield* commitNew(org, { messages: batch })
-        const expected = expectedLog(batches)
-        for (const [q, max_bytes] of queries) {
-          const query = { ...q, organisation_id: org, max_bytes }
-          const run = readModel(expected, query)
-          expect(yield* messages.readBodies(query)).toEqual({
-            messages: run.messages.map((m) => ({ seq: m.seq, body: m.body })),
-            more: run.more
-          })
-        }
-      }), props)
+    it.effect.prop(
+      "messages: read returns what fits in max_bytes (the first always) and whether more follow",
+      [arbitrarySizedBatches, arbitraryBudgetedQueries],
+      ([batches, queries]) =>
+        Effect.gen(function*() {
+          const { messages } = yield* ports
+          const org = freshId("org")
+          for (const batch of batches) yield* commitNew(org, { messages: batch })
+          const expected = expectedLog(batches)
+          for (const [q, max_bytes] of queries) {
+            const query = { ...q, organisation_id: org, max_bytes }
+            expect(yield* messages.read(query)).toEqual(readModel(expected, query))
+          }
+        }),
+      props
+    )
+
+    it.effect.prop(
+      "messages: readBodies answers what read answers, each message as its seq and body",
+      [arbitrarySizedBatches, arbitraryBudgetedQueries],
+      ([batches, queries]) =>
+        Effect.gen(function*() {
+          const { messages } = yield* ports
+          const org = freshId("org")
+          for (const batch of batches) yield* commitNew(org, { messages: batch })
+          const expected = expectedLog(batches)
+          for (const [q, max_bytes] of queries) {
+            const query = { ...q, organisation_id: org, max_bytes }
+            const run = readModel(expected, query)
+            expect(yield* messages.readBodies(query)).toEqual({
+              messages: run.messages.map((m) => ({ seq: m.seq, body: m.body })),
+              more: run.more
+            })
+          }
+        }),
+      props
+    )
 
     it.effect.prop("messages: paging with after_seq returns every matching message once, in order", [
       fc.array(arbitraryMessage, { maxLength: 30 }),

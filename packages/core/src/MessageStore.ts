@@ -17,8 +17,8 @@ export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<Me
   readonly read: (query: MessageRead) => Effect.Effect<MessageRun, StorageError>
   /**
    * What `read` answers, each message as its seq and body alone: what the answers of the upstream
-   * feed are written from (no other column is read). The store reads the bodies it returns and no
-   * others.
+   * feed are written from (no other column is read). No other body leaves the database: of the
+   * `limit + 1` candidates a SQL store ranks, the driver hands over only the bodies that fit.
    */
   readonly readBodies: (query: MessageRead) => Effect.Effect<BodyRun, StorageError>
   /**

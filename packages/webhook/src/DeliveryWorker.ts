@@ -21,7 +21,7 @@ import {
   WebhookDestination,
   Worker
 } from "@tradeflow/core"
-import { Clock, Context, Duration, Effect, Either, type Exit, FiberSet, Layer, Option, Queue } from "effect"
+import { Clock, Context, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue } from "effect"
 import * as Outcome from "./Outcome.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
@@ -96,12 +96,12 @@ const parsed = (url: string): Either.Either<URL, WebhookDestination.DestinationR
 }
 
 /**
- * Runs `effects` at once, each in a fiber of its own, and answers their values in order, or the
- * first failure once all have ended. Unlike `Effect.all` with a concurrency, the fibers' `FiberRef`s
- * are not joined back into the caller's one fiber after the other, which took about a sixth of
- * the worker's own CPU per delivery. Interrupting it interrupts them.
+ * Runs `effects` at once, each in a fiber of its own, and answers their exits in order once all
+ * have ended. Unlike `Effect.all` with a concurrency, the fibers' `FiberRef`s are not joined back
+ * into the caller's one fiber after the other, which took about a sixth of the worker's own CPU
+ * per delivery. Interrupting it interrupts them.
  */
-const concurrently = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<Array<A>, E> =>
+const concurrently = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<Array<Exit.Exit<A, E>>> =>
   Effect.scoped(Effect.gen(function*() {
     const exits = new Array<Exit.Exit<A, E>>(effects.length)
     const fibers = yield* FiberSet.make()
@@ -109,7 +109,7 @@ const concurrently = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>): Effect
       yield* FiberSet.run(fibers, Effect.map(Effect.exit(effect), (exit) => void (exits[i] = exit)))
     }
     yield* FiberSet.awaitEmpty(fibers)
-    return yield* Effect.all(exits)
+    return exits
   }))
 
 /**
@@ -243,7 +243,19 @@ export const layer = (
               ? [attempt(d, target.value)]
               : []
           })
-          const results = yield* concurrently(attempts)
+          const exits = yield* concurrently(attempts)
+          const results = exits.flatMap((exit) => Exit.isSuccess(exit) ? [exit.value] : [])
+          const broken = exits.find(Exit.isFailure)
+          if (broken !== undefined) {
+            if (results.length > 0) {
+              yield* outbox.record(results).pipe(
+                Effect.catchAllCause((cause) =>
+                  Effect.logWarning("webhook: the round's other attempts could not be recorded", cause)
+                )
+              )
+            }
+            return yield* Effect.failCause(broken.cause)
+          }
           const notDelivered = results.filter((r) => r.status !== "delivered")
           if (notDelivered.length > 0) {
             yield* Effect.logDebug(

@@ -204,24 +204,33 @@ describe("PgStorage deliveries on PostgreSQL", () => {
     30_000
   )
 
+  /**
+   * A schema whose delivery_attempts refuse a row with the response body "poison", and one claimed
+   * delivery of each of three tenants' automations.
+   */
+  const poisonedTenants = Effect.gen(function*() {
+    const test = yield* makeTestSchema()
+    const instance = yield* open(test)
+    const { automations, deliveries, sql } = instance
+    yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF NEW.response_body = 'poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+    yield* sql`CREATE TRIGGER refuse_poison BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`
+    const tenants = [freshId("org"), freshId("org"), freshId("org")]
+    const own = tenants.map((org) => makeAutomation(org, { enabled: true }))
+    for (const [i, org] of tenants.entries()) {
+      yield* automations.put(own[i]!)
+      yield* commitWith(instance, org, [milestone(`m${i}`, "TF-1")], [own[i]!])
+    }
+    const claimed = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
+    expect(claimed.map((d) => d.organisation_id)).toEqual(tenants)
+    return { claimed, deliveries, own, tenants }
+  })
+
   it.live(
     "a row the database refuses costs no other tenant its record; it is recorded without its texts",
     () =>
       Effect.gen(function*() {
-        const test = yield* makeTestSchema()
-        const instance = yield* open(test)
-        const { automations, deliveries, sql } = instance
-        yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.response_body = 'poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
-        yield* sql`CREATE TRIGGER refuse_poison BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`
-        const tenants = [freshId("org"), freshId("org"), freshId("org")]
-        const own = tenants.map((org) => makeAutomation(org, { enabled: true }))
-        for (const [i, org] of tenants.entries()) {
-          yield* automations.put(own[i]!)
-          yield* commitWith(instance, org, [milestone(`m${i}`, "TF-1")], [own[i]!])
-        }
-        const claimed = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
-        expect(claimed.map((d) => d.organisation_id)).toEqual(tenants)
+        const { claimed, deliveries, own, tenants } = yield* poisonedTenants
         const answers = yield* deliveries.record(claimed.map((d, i) => ({
           ...outcome(d, i === 1 ? "failed" : "delivered"),
           response_body: i === 1 ? "poison" : "ok"
@@ -243,20 +252,7 @@ describe("PgStorage deliveries on PostgreSQL", () => {
     "recordAndClaim: a row the database refuses fails its transaction; the results are recorded on their own, then the claim runs",
     () =>
       Effect.gen(function*() {
-        const test = yield* makeTestSchema()
-        const instance = yield* open(test)
-        const { automations, deliveries, sql } = instance
-        yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.response_body = 'poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
-        yield* sql`CREATE TRIGGER refuse_poison BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`
-        const tenants = [freshId("org"), freshId("org"), freshId("org")]
-        const own = tenants.map((org) => makeAutomation(org, { enabled: true }))
-        for (const [i, org] of tenants.entries()) {
-          yield* automations.put(own[i]!)
-          yield* commitWith(instance, org, [milestone(`m${i}`, "TF-1")], [own[i]!])
-        }
-        const claimed = yield* deliveries.claim({ worker: "w", limit: 10, leaseMillis: 60_000, now: at })
-        expect(claimed.map((d) => d.organisation_id)).toEqual(tenants)
+        const { claimed, deliveries, own, tenants } = yield* poisonedTenants
         const { claimed: again, recorded } = yield* deliveries.recordAndClaim(
           claimed.map((d, i) => ({
             ...outcome(d, i === 1 ? "failed" : "delivered"),

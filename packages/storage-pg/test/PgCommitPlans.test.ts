@@ -11,24 +11,8 @@ import { expect, layer } from "@effect/vitest"
 import { type Job, JobQueue, TradeflowStore } from "@tradeflow/core"
 import { makeMessage, makeTradeflow } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
-import pg from "pg"
-import { vi } from "vitest"
+import { captured } from "./Captured.js"
 import { layerTest } from "./TestDatabase.js"
-
-/** The statements node-postgres ran (text and parameters) while `effect` ran. */
-const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => vi.spyOn(pg.Client.prototype as { query: (...args: Array<unknown>) => unknown }, "query")),
-    (spy) =>
-      Effect.map(effect, () =>
-        spy.mock.calls.flatMap(([text, values]) =>
-          typeof text === "string" ? [{ text, values: Array.isArray(values) ? values : [] }] : []
-        )),
-    (spy) =>
-      Effect.sync(() =>
-        spy.mockRestore()
-      )
-  )
 
 interface PlanNode {
   readonly "Node Type": string

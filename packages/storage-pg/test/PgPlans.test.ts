@@ -13,24 +13,8 @@ import { expect, layer } from "@effect/vitest"
 import { Upstream } from "@tradeflow/core"
 import { commitMessages } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
-import pg from "pg"
-import { vi } from "vitest"
+import { captured } from "./Captured.js"
 import { layerTest } from "./TestDatabase.js"
-
-/** The statements node-postgres ran (text and parameters) while `effect` ran. */
-const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => vi.spyOn(pg.Client.prototype as { query: (...args: Array<unknown>) => unknown }, "query")),
-    (spy) =>
-      Effect.map(effect, () =>
-        spy.mock.calls.flatMap(([text, values]) =>
-          typeof text === "string" ? [{ text, values: Array.isArray(values) ? values : [] }] : []
-        )),
-    (spy) =>
-      Effect.sync(() =>
-        spy.mockRestore()
-      )
-  )
 
 const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"]
   .flatMap((tradeflow) =>

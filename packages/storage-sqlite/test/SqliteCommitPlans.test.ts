@@ -13,36 +13,13 @@ import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, expect, vi } from "vitest"
+import { afterAll, expect } from "vitest"
 import { SqliteStorage } from "../src/index.js"
+import { captured } from "./Captured.js"
 
 const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-commit-plans-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 const filename = join(root, "commit-plans.sqlite")
-
-interface Statement {
-  readonly source: string
-}
-
-/** The statements better-sqlite3 ran or read (text and arguments) while `effect` ran. */
-const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const probe = new Database(":memory:")
-      const prototype = Object.getPrototypeOf(probe.prepare("SELECT 1"))
-      probe.close()
-      return [vi.spyOn(prototype, "all"), vi.spyOn(prototype, "run")] as const
-    }),
-    (spies) =>
-      Effect.map(effect, () =>
-        spies.flatMap((spy) =>
-          spy.mock.contexts.map((statement, i) => ({
-            source: (statement as Statement).source,
-            args: spy.mock.calls[i] ?? []
-          }))
-        )),
-    (spies) => Effect.sync(() => spies.forEach((spy) => spy.mockRestore()))
-  )
 
 const tables = /\b(tradeflows|tradeflow_keys|tradeflow_containers|messages|message_heads)\b/
 

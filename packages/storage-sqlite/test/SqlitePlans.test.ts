@@ -14,36 +14,13 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, vi } from "vitest"
+import { afterAll } from "vitest"
 import { SqliteStorage } from "../src/index.js"
+import { captured } from "./Captured.js"
 
 const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-plans-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 const filename = join(root, "plans.sqlite")
-
-interface Statement {
-  readonly source: string
-  readonly reader: boolean
-  readonly all: (...args: Array<unknown>) => unknown
-}
-
-/** The statements better-sqlite3 ran (text and arguments) while `effect` ran. */
-const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const probe = new Database(":memory:")
-      const prototype: Statement = Object.getPrototypeOf(probe.prepare("SELECT 1"))
-      probe.close()
-      return vi.spyOn(prototype, "all")
-    }),
-    (spy) =>
-      Effect.map(effect, () =>
-        spy.mock.contexts.map((statement, i) => ({
-          source: (statement as Statement).source,
-          args: spy.mock.calls[i] ?? []
-        }))),
-    (spy) => Effect.sync(() => spy.mockRestore())
-  )
 
 const filterCombinations: ReadonlyArray<Omit<Upstream.UpstreamFilters, "organisation_id">> = [undefined, "TF-1"]
   .flatMap((tradeflow) =>

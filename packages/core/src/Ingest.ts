@@ -1,7 +1,7 @@
 /**
  * Service: the downstream operations. Accepted work is committed to the {@link JobQueue} before
  * the call returns; the {@link Worker} processes it afterwards. Concurrent calls share commits
- * (see {@link maxGroup}).
+ * (see {@link maxGroup}) and the reads of the stored sizes their caps are checked against.
  *
  * @module
  */
@@ -96,6 +96,39 @@ export const maxGroup = 256
  */
 export const maxExactReads = 16
 
+/** The tradeflows whose stored sizes one request's caps are checked against. */
+interface SizeRead {
+  readonly organisationId: string
+  readonly references: ReadonlyArray<string>
+}
+
+/**
+ * The stored sizes of the reads of concurrent requests, one statement per organisation: each read
+ * answers its organisation's sizes (a superset of its own references).
+ */
+const readSizes = (store: TradeflowStore["Type"]) =>
+(
+  reads: ReadonlyArray<SizeRead>
+): Effect.Effect<ReadonlyArray<ReadonlyMap<string, TradeflowSize>>, StorageError> => {
+  const byOrganisation = new Map<string, Set<string>>()
+  for (const { organisationId, references } of reads) {
+    const set = byOrganisation.get(organisationId) ?? new Set<string>()
+    for (const reference of references) set.add(reference)
+    byOrganisation.set(organisationId, set)
+  }
+  return Effect.map(
+    Effect.forEach(
+      byOrganisation,
+      ([organisationId, references]) =>
+        Effect.map(store.sizes(organisationId, [...references]), (sizes) => [organisationId, sizes] as const)
+    ),
+    (answers) => {
+      const sizes = new Map(answers)
+      return reads.map((read) => sizes.get(read.organisationId)!)
+    }
+  )
+}
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
 /** The downstream operations over the queue and the worker. */
@@ -113,6 +146,7 @@ export const layer: Layer.Layer<
     const store = yield* TradeflowStore
     const automations = yield* AutomationStore
     const inFlight = new Set<string>()
+    const sizeReads = yield* GroupCommit.make(readSizes(store), { maxGroup, maxTurns: 1 })
 
     /**
      * Refuses (422) a request that would take a stored tradeflow past its caps or one job past the
@@ -121,7 +155,9 @@ export const layer: Layer.Layer<
      */
     const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
       const organisationId = submission.organisation_id
-      const sizes = yield* store.sizes(organisationId, validated.groups.map((g) => g.tradeflow_reference))
+      const [sizes] = yield* sizeReads.submit(
+        Effect.succeed([{ organisationId, references: validated.groups.map((g) => g.tradeflow_reference) }, 0] as const)
+      )
       const uat = submission.environment === "uat"
       const withDocuments = yield* capIssues(organisationId, validated, sizes, { uat, documents: true })
       const { errors } = withDocuments.renderChecked

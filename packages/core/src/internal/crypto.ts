@@ -8,16 +8,23 @@ import { Effect } from "effect"
  */
 export const sha256Hex = (text: string): Effect.Effect<string> => Effect.sync(() => sha256HexSync(text))
 
-/** The runtime's native SHA-256 where it has one (Node's `crypto`, reached without importing it), else none. */
+/**
+ * The runtime's native SHA-256 where it has one (Node's `crypto`, reached without importing it), else
+ * none: its one-shot `hash` where there is one (Node 20.12+; about 1 µs a short text against 2.6 µs
+ * through a `Hash` object, which `createHash` builds per call), else `createHash`.
+ */
 const nativeSha256 = (() => {
   const runtime = (globalThis as {
     readonly process?: { readonly getBuiltinModule?: (id: string) => unknown }
   }).process
   const crypto = runtime?.getBuiltinModule?.("node:crypto") as {
+    readonly hash?: (algorithm: "sha256", text: string, encoding: "hex") => string
     readonly createHash?: (algorithm: "sha256") => {
       update(text: string, encoding: "utf8"): { digest(encoding: "hex"): string }
     }
   } | undefined
+  const hash = crypto?.hash
+  if (hash !== undefined) return (text: string) => hash("sha256", text, "hex")
   const createHash = crypto?.createHash
   return createHash === undefined
     ? undefined

@@ -20,7 +20,7 @@ import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
-import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import * as ConsoleToken from "./ConsoleToken.js"
 
@@ -193,7 +193,8 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
- * `WORKER_JOBS_PER_COMMIT` (default 64) how many consecutive jobs of one organisation it commits together;
+ * `WORKER_JOBS_PER_COMMIT` (default 64) how many consecutive jobs of one organisation it commits together, and
+ * `WORKER_BYTES_PER_COMMIT` (default `Worker`'s) how many bytes of their payloads at most;
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
  * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
  * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
@@ -208,6 +209,11 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
     const jobsPerCommit = yield* Config.integer("WORKER_JOBS_PER_COMMIT").pipe(
       Config.withDefault(64),
       Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
+    )
+    const bytesPerCommit = yield* Config.option(
+      Config.integer("WORKER_BYTES_PER_COMMIT").pipe(
+        Config.validate({ message: "expected an integer of at least 0", validation: (n) => n >= 0 })
+      )
     )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
     const d = Retention.defaultAges
@@ -230,6 +236,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
           leaseMillis,
           concurrency,
           jobsPerCommit,
+          ...Option.isSome(bytesPerCommit) ? { bytesPerCommit: bytesPerCommit.value } : {},
           maxAttempts: yield* maxAttempts,
           startAfter,
           upstream: { maxBytes }

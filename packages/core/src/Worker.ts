@@ -72,7 +72,11 @@ export interface WorkerOptions {
    * before it left, and each ends as it would alone (done with its result, or dead).
    */
   readonly jobsPerCommit?: number
-  /** The payload bytes of the jobs committed together, at most (default 256 KiB: about two jobs of 500 records, so one commit holds the database for a short while); a larger job runs alone. */
+  /**
+   * The payload bytes of the jobs committed together, at most (default 1 MiB: about eight jobs of 500
+   * records); a larger job runs alone. A commit rewrites every page it touches in the indexes keyed by
+   * a hash (tradeflow keys, message hashes), so fewer, larger commits write fewer pages per record.
+   */
   readonly bytesPerCommit?: number
   /** How long a claim leases a job; renewed every third of it while the job runs (default 10 seconds). */
   readonly leaseMillis?: number
@@ -204,7 +208,7 @@ export const layer = (
       const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
       const follow = {
         jobs: Math.max(1, options.jobsPerCommit ?? 64),
-        bytes: Math.max(0, options.bytesPerCommit ?? 262_144)
+        bytes: Math.max(0, options.bytesPerCommit ?? 1_048_576)
       }
       const worker = `worker-${globalThis.crypto.randomUUID()}`
       const signal = yield* Queue.sliding<void>(1)

@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import {
   type Config,
@@ -24,7 +23,7 @@ import {
   Redacted,
   Schema
 } from "effect"
-import { constantTimeEqual, randomToken } from "./internal/crypto.js"
+import { constantTimeEqual, hmacSha256Base64Url, randomToken } from "./internal/crypto.js"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
 
@@ -121,8 +120,7 @@ const fingerprintOf = (filters: string): string =>
 /** The fingerprints of the filter sets a signer saw last (they are not secret: cursors carry them). */
 const fingerprintCacheSize = 256
 
-const signedText = (payload: string, organisationId: string): Uint8Array =>
-  encoder.encode(`${version}.${payload}\n${organisationId}`)
+const signedText = (payload: string, organisationId: string): string => `${version}.${payload}\n${organisationId}`
 
 /** Decodes base64url, refusing every text that is not the canonical encoding of its bytes. */
 const decodeCanonical = (text: string): Option.Option<Uint8Array> => {
@@ -133,12 +131,20 @@ const decodeCanonical = (text: string): Option.Option<Uint8Array> => {
     : Option.none()
 }
 
-const Payload = Schema.parseJson(Schema.Struct({
-  s: Schema.Int.pipe(Schema.nonNegative()),
-  f: Schema.String
-}))
-
-const decodePayload = Schema.decodeUnknownOption(Payload)
+/** The JSON payload `{ "s": <non-negative safe integer>, "f": <string> }` (other keys ignored), checked by hand. */
+const decodePayload = (text: string): Option.Option<{ readonly s: number; readonly f: string }> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return Option.none()
+  }
+  if (typeof value !== "object" || value === null) return Option.none()
+  const { f, s } = value as { readonly s?: unknown; readonly f?: unknown }
+  return typeof s === "number" && Number.isSafeInteger(s) && s >= 0 && typeof f === "string"
+    ? Option.some({ s, f })
+    : Option.none()
+}
 
 const malformed = new InvalidCursor({
   detail: "the cursor is malformed or truncated; pass next_cursor exactly as a previous page returned it"
@@ -152,16 +158,16 @@ const otherFilters = new InvalidCursor({
 })
 
 /**
- * A signer over this secret (HMAC-SHA-256, computed synchronously). Verification recomputes the MAC
- * and compares it in constant time. The filter fingerprint (SHA-256) of the last
- * 256 filter sets is kept, so a page costs one HMAC verification and one
+ * A signer over this secret (HMAC-SHA-256, computed synchronously, natively where the runtime
+ * can). Verification recomputes the MAC and compares it in constant time. The filter fingerprint
+ * (SHA-256) of the last 256 filter sets is kept, so a page costs one HMAC verification and one
  * HMAC signature.
  */
 export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Signer> =>
   Effect.sync((): Signer => {
     const key = encoder.encode(Redacted.value(secret))
     const macOf = (payload: string, organisationId: string) =>
-      Encoding.encodeBase64Url(hmac(sha256, key, signedText(payload, organisationId)))
+      hmacSha256Base64Url(key, signedText(payload, organisationId))
     const fingerprints = new Map<string, string>()
     const fingerprint = (scope: CursorScope): Effect.Effect<string> =>
       Effect.sync(() => {
@@ -180,18 +186,18 @@ export const makeSigner = (secret: Redacted.Redacted<string>): Effect.Effect<Sig
           return `${version}.${payload}.${macOf(payload, scope.organisation_id)}`
         }),
       verify: (cursor) =>
-        Effect.gen(function*() {
+        Effect.suspend(() => {
           const parts = cursor.split(".")
-          if (parts.length !== 3 || parts[0] !== version) return yield* malformed
+          if (parts.length !== 3 || parts[0] !== version) return malformed
           const payloadText = parts[1]!
           const payloadBytes = decodeCanonical(payloadText)
           const mac = decodeCanonical(parts[2]!)
-          if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return yield* malformed
-          if (!constantTimeEqual(parts[2]!, macOf(payloadText, scope.organisation_id))) return yield* foreign
+          if (Option.isNone(payloadBytes) || Option.isNone(mac) || mac.value.length !== 32) return malformed
+          if (!constantTimeEqual(parts[2]!, macOf(payloadText, scope.organisation_id))) return foreign
           const payload = decodePayload(decoder.decode(payloadBytes.value))
-          if (Option.isNone(payload)) return yield* malformed
-          if (payload.value.f !== filterHash) return yield* otherFilters
-          return payload.value.s
+          if (Option.isNone(payload)) return malformed
+          if (payload.value.f !== filterHash) return otherFilters
+          return Effect.succeed(payload.value.s)
         })
     })
     const scoped = (scope: CursorScope) => Effect.map(fingerprint(scope), (filterHash) => bind(scope, filterHash))

@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Redacted, TestClock } from "effect"
 import * as Cursor from "../src/Cursor.js"
+import { hmacSha256Base64Url, hmacSha256Base64UrlPortable } from "../src/internal/crypto.js"
 import { withoutShipment } from "../src/internal/withoutShipment.js"
 import { Settings } from "../src/Settings.js"
 import * as Storage from "../src/Storage.js"
@@ -160,6 +161,15 @@ describe("Upstream.list", () => {
 })
 
 describe("Upstream cursors", () => {
+  it.prop(
+    "the native MAC and the portable one agree on every key and text",
+    [fc.uint8Array({ maxLength: 100 }), fc.oneof(fc.string(), fc.string({ unit: "binary" }))],
+    ([key, text]) => {
+      assert.strictEqual(hmacSha256Base64Url(key, text), hmacSha256Base64UrlPortable(key, text))
+      assert.match(hmacSha256Base64Url(key, text), /^[A-Za-z0-9_-]{43}$/)
+    }
+  )
+
   const pageOf = (org: string, cursor?: string) =>
     Effect.flatMap(
       Upstream.Upstream,

@@ -4,17 +4,21 @@
  * @module
  */
 import {
+  Etag,
+  FileSystem,
   HttpApiBuilder,
   HttpApiScalar,
   type HttpApp as PlatformHttpApp,
+  HttpPlatform,
   type HttpRouter,
   HttpServer,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse,
-  OpenApi
+  OpenApi,
+  Path
 } from "@effect/platform"
-import type {
+import {
   Accounts,
   AutomationAdmin,
   DeliveryAdmin,
@@ -26,9 +30,9 @@ import type {
   WebhookDestination,
   WidgetSearch
 } from "@tradeflow/core"
-import { Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Scope } from "effect"
 import { Api } from "./Api.js"
-import type { HttpConfig } from "./HttpConfig.js"
+import { HttpConfig } from "./HttpConfig.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
@@ -66,6 +70,25 @@ export type Services =
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
 
+/**
+ * What the routes are built with: every handler and middleware captures its build context and
+ * merges it into each request's context, so that context holds these and nothing else.
+ */
+const serviceTags = [
+  Scope.Scope,
+  HttpConfig,
+  Accounts.Accounts,
+  AutomationAdmin.AutomationAdmin,
+  DeliveryAdmin.DeliveryAdmin,
+  Schemes.Schemes,
+  Documents.Documents,
+  Ingest.Ingest,
+  JobAdmin.JobAdmin,
+  Upstream.Upstream,
+  WidgetSearch.WidgetSearch,
+  WebhookDestination.WebhookDestination
+] as const
+
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */
 const routesLayer = (prefix: string) => {
   const document = openApiDocument(prefix)
@@ -90,7 +113,11 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
 > =>
   Effect.gen(function*() {
     const prefix = normalizePrefix(options.prefix)
-    const context = yield* Layer.build(routesLayer(prefix))
+    const context = yield* Layer.build(routesLayer(prefix)).pipe(
+      Effect.mapInputContext((context: Context.Context<Scope.Scope | HttpConfig | Services>) =>
+        Context.pick(...serviceTags)(context)
+      )
+    )
     const app = yield* Effect.provide(HttpApiBuilder.httpApp, context)
     if (prefix === "") return app
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -106,11 +133,28 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
 
 /**
  * The served API (root and `/v3`), the console, `GET /openapi.json` and `GET /docs`. Provide an
- * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`),
+ * `HttpServer` with its default services (for example `NodeHttpServer.layer(createServer, { port })`; its requests
+ * run with those alone in their context),
  * {@link HttpConfig} and the {@link Services} (for example `Service.layerMemory` and `Ssrf.layer`).
  */
 export const layer: Layer.Layer<
   never,
   never,
   HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | HttpConfig | Services
-> = Layer.unwrapScoped(Effect.map(makeApp(), (app) => HttpServer.serve(app)))
+> = Layer.scopedDiscard(Effect.gen(function*() {
+  const app = yield* makeApp()
+  yield* HttpServer.serveEffect(app).pipe(
+    Effect.mapInputContext((
+      context: Context.Context<HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | Scope.Scope>
+    ) =>
+      Context.pick(
+        HttpServer.HttpServer,
+        HttpPlatform.HttpPlatform,
+        Etag.Generator,
+        FileSystem.FileSystem,
+        Path.Path,
+        Scope.Scope
+      )(context)
+    )
+  )
+}))

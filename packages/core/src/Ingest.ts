@@ -153,7 +153,7 @@ export const layer: Layer.Layer<
      * render caps. Whether the organisation renders `tradeflow` documents only adds to the render
      * estimate, so it is asked only when the request is not within the caps even with them.
      */
-    const checkCaps = Effect.fn("Ingest.checkCaps")(function*(submission: Submission, validated: ValidatedRequest) {
+    const checkCaps = Effect.fnUntraced(function*(submission: Submission, validated: ValidatedRequest) {
       const organisationId = submission.organisation_id
       const [sizes] = yield* sizeReads.submit(
         Effect.succeed([{ organisationId, references: validated.groups.map((g) => g.tradeflow_reference) }, 0] as const)

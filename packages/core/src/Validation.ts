@@ -529,111 +529,111 @@ const bodyError = (message: string) => new ValidationError({ errors: [{ path: ""
 export const validateRequest: (
   body: unknown,
   options: ValidateOptions
-) => Effect.Effect<ValidatedRequest, ValidationError | StorageError, Locations> = Effect.fn(
-  "Validation.validateRequest"
-)(function*(body: unknown, options: ValidateOptions) {
-  const sanitised = sanitise(body)
-  const input = sanitised.value
-  if (sanitised.tooDeep.length > 0) {
-    return yield* new ValidationError({
-      errors: listIssues(
-        sanitised.tooDeep.slice(0, maxIssues).map((path) => ({
-          path: jsonPointer(path),
-          message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
-        })),
-        sanitised.tooDeep.length
-      )
-    })
-  }
-  if (sanitised.nul.length > 0) {
-    return yield* new ValidationError({
-      errors: listIssues(
-        sanitised.nul.slice(0, maxIssues).map((path) => ({ path: jsonPointer(path), message: nulMessage })),
-        sanitised.nul.length
-      )
-    })
-  }
-  let entries: Array<readonly [raw: unknown, prefix: string]>
-  if (Array.isArray(input)) {
-    if (input.length === 0) return yield* bodyError("request body must contain at least one tradeflow record")
-    entries = input.map((raw, i) => [raw, `/${i}`] as const)
-  } else if (options.form === "array") {
-    return yield* bodyError(
-      `request body must be a JSON array of tradeflow records (an array is required even for one record), got ${
-        describeValue(input)
-      }`
-    )
-  } else if (isObject(input)) {
-    entries = [[input, ""]]
-  } else {
-    return yield* bodyError(
-      `request body must be a tradeflow record (a JSON object) or an array of them, got ${describeValue(input)}`
-    )
-  }
-
-  const every = options.pauseEveryMillis ?? 0
-  let pausedAt = every > 0 ? performance.now() : 0
-  const due = () => {
-    if (options.pause === undefined) return false
-    if (every <= 0) return true
-    const now = performance.now()
-    if (now - pausedAt < every) return false
-    pausedAt = now
-    return true
-  }
-  const errors = new IssueList()
-  const located: Array<Located> = []
-  for (const [raw, prefix] of entries) {
-    const record = validateRecord(raw, prefix, errors)
-    if (record !== undefined) located.push({ record, raw: raw as Record<string, unknown>, prefix })
-    if (due()) yield* options.pause!
-  }
-  if (errors.total > 0) return yield* new ValidationError({ errors: errors.issues() })
-  const overLimit = tradeflowIssues(located)
-  if (overLimit.length > 0) return yield* new ValidationError({ errors: listIssues(overLimit) })
-
-  const locations = yield* Locations
-  const codes = new Set<string>()
-  for (const { record } of located) {
-    for (const field of portFields) {
-      const code = record[field]
-      if (code !== undefined) codes.add(code)
+) => Effect.Effect<ValidatedRequest, ValidationError | StorageError, Locations> = Effect.fnUntraced(
+  function*(body: unknown, options: ValidateOptions) {
+    const sanitised = sanitise(body)
+    const input = sanitised.value
+    if (sanitised.tooDeep.length > 0) {
+      return yield* new ValidationError({
+        errors: listIssues(
+          sanitised.tooDeep.slice(0, maxIssues).map((path) => ({
+            path: jsonPointer(path),
+            message: `value is nested too deeply (more than ${maxDepth} levels of arrays and objects)`
+          })),
+          sanitised.tooDeep.length
+        )
+      })
     }
-  }
-  const knownLocodes = new Map<string, boolean>()
-  for (const code of codes) knownLocodes.set(code, Option.isSome(yield* locations.lookup(code)))
-  const context: WarningContext = {
-    environment: options.environment,
-    now: yield* Clock.currentTimeMillis,
-    knownLocodes
-  }
-
-  const groups = groupRecords(located.map((l) => l.record))
-  const byReference = new Map<string, Array<Located>>()
-  for (const l of located) {
-    const list = byReference.get(l.record.tradeflow_reference)
-    if (list === undefined) byReference.set(l.record.tradeflow_reference, [l])
-    else list.push(l)
-  }
-  const warnings: Array<ReadonlyArray<string>> = []
-  let room = maxIssues
-  for (const group of groups) {
-    const members = byReference.get(group.tradeflow_reference) ?? []
-    let groupWarnings: ReadonlyArray<string>
-    if (members.length === 1) {
-      const own = recordWarnings(members[0]!, context)
-      groupWarnings = own.length > 1 ? Array.from(new Set(own)) : own
+    if (sanitised.nul.length > 0) {
+      return yield* new ValidationError({
+        errors: listIssues(
+          sanitised.nul.slice(0, maxIssues).map((path) => ({ path: jsonPointer(path), message: nulMessage })),
+          sanitised.nul.length
+        )
+      })
+    }
+    let entries: Array<readonly [raw: unknown, prefix: string]>
+    if (Array.isArray(input)) {
+      if (input.length === 0) return yield* bodyError("request body must contain at least one tradeflow record")
+      entries = input.map((raw, i) => [raw, `/${i}`] as const)
+    } else if (options.form === "array") {
+      return yield* bodyError(
+        `request body must be a JSON array of tradeflow records (an array is required even for one record), got ${
+          describeValue(input)
+        }`
+      )
+    } else if (isObject(input)) {
+      entries = [[input, ""]]
     } else {
-      const distinct = new Set<string>()
-      for (const l of members) for (const w of recordWarnings(l, context)) distinct.add(w)
-      groupWarnings = Array.from(distinct)
+      return yield* bodyError(
+        `request body must be a tradeflow record (a JSON object) or an array of them, got ${describeValue(input)}`
+      )
     }
-    const listed = groupWarnings.length <= room ? groupWarnings : groupWarnings.slice(0, room)
-    room -= listed.length
-    const more = groupWarnings.length - listed.length
-    warnings.push(more === 0 ? listed : [...listed, `and ${more.toLocaleString("en")} more warnings not listed`])
-    if (due()) yield* options.pause!
+
+    const every = options.pauseEveryMillis ?? 0
+    let pausedAt = every > 0 ? performance.now() : 0
+    const due = () => {
+      if (options.pause === undefined) return false
+      if (every <= 0) return true
+      const now = performance.now()
+      if (now - pausedAt < every) return false
+      pausedAt = now
+      return true
+    }
+    const errors = new IssueList()
+    const located: Array<Located> = []
+    for (const [raw, prefix] of entries) {
+      const record = validateRecord(raw, prefix, errors)
+      if (record !== undefined) located.push({ record, raw: raw as Record<string, unknown>, prefix })
+      if (due()) yield* options.pause!
+    }
+    if (errors.total > 0) return yield* new ValidationError({ errors: errors.issues() })
+    const overLimit = tradeflowIssues(located)
+    if (overLimit.length > 0) return yield* new ValidationError({ errors: listIssues(overLimit) })
+
+    const locations = yield* Locations
+    const codes = new Set<string>()
+    for (const { record } of located) {
+      for (const field of portFields) {
+        const code = record[field]
+        if (code !== undefined) codes.add(code)
+      }
+    }
+    const knownLocodes = new Map<string, boolean>()
+    for (const code of codes) knownLocodes.set(code, Option.isSome(yield* locations.lookup(code)))
+    const context: WarningContext = {
+      environment: options.environment,
+      now: yield* Clock.currentTimeMillis,
+      knownLocodes
+    }
+
+    const groups = groupRecords(located.map((l) => l.record))
+    const byReference = new Map<string, Array<Located>>()
+    for (const l of located) {
+      const list = byReference.get(l.record.tradeflow_reference)
+      if (list === undefined) byReference.set(l.record.tradeflow_reference, [l])
+      else list.push(l)
+    }
+    const warnings: Array<ReadonlyArray<string>> = []
+    let room = maxIssues
+    for (const group of groups) {
+      const members = byReference.get(group.tradeflow_reference) ?? []
+      let groupWarnings: ReadonlyArray<string>
+      if (members.length === 1) {
+        const own = recordWarnings(members[0]!, context)
+        groupWarnings = own.length > 1 ? Array.from(new Set(own)) : own
+      } else {
+        const distinct = new Set<string>()
+        for (const l of members) for (const w of recordWarnings(l, context)) distinct.add(w)
+        groupWarnings = Array.from(distinct)
+      }
+      const listed = groupWarnings.length <= room ? groupWarnings : groupWarnings.slice(0, room)
+      room -= listed.length
+      const more = groupWarnings.length - listed.length
+      warnings.push(more === 0 ? listed : [...listed, `and ${more.toLocaleString("en")} more warnings not listed`])
+      if (due()) yield* options.pause!
+    }
+    const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))
+    return { groups, warnings, pointers }
   }
-  const pointers = groups.map((g) => (byReference.get(g.tradeflow_reference) ?? []).map((l) => l.prefix))
-  return { groups, warnings, pointers }
-})
+)

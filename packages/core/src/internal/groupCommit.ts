@@ -1,4 +1,4 @@
-import { Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 import { turn } from "./eventLoop.js"
 
 /** Commits what its callers prepare, in groups (see {@link make}). */
@@ -64,15 +64,16 @@ export const make = <A, B, E>(
     )
     return {
       submit: <X, E2, R>(prepare: Effect.Effect<readonly [A, X], E2, R>) =>
-        Effect.gen(function*() {
-          const done = yield* Deferred.make<B, E>()
+        Effect.suspend(() => {
+          const done = Deferred.unsafeMake<B, E>(FiberId.none)
           preparing++
-          const [, extra] = yield* Effect.onExit(prepare, (exit) =>
-            Effect.zipRight(
-              Effect.sync(() => void preparing--),
-              Exit.isSuccess(exit) ? Queue.offer(waiting, [exit.value[0], done]) : Effect.void
-            ))
-          return [yield* Deferred.await(done), extra] as const
+          return Effect.flatMap(
+            Effect.onExit(prepare, (exit) => {
+              preparing--
+              return Exit.isSuccess(exit) ? Queue.offer(waiting, [exit.value[0], done]) : Effect.void
+            }),
+            ([, extra]) => Effect.map(Deferred.await(done), (outcome) => [outcome, extra] as const)
+          )
         })
     }
   })

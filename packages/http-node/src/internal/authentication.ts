@@ -11,17 +11,13 @@ import { widgetKeyOf } from "./widget.js"
 
 /** The environment the request's host selects: 421 for a host of neither list. */
 const hostOf = (settings: HttpConfig["Type"]) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const host = requestHost(settings, request.headers)
     const environment = hostEnvironment(settings, host)
-    if (Option.isNone(environment)) {
-      return yield* Problem.make(
-        421,
-        `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
-      )
-    }
-    return environment.value
+    return Option.isSome(environment) ? Effect.succeed(environment.value) : Problem.make(
+      421,
+      `the host ${JSON.stringify(host ?? "")} is neither a production nor a UAT host of this server`
+    )
   })
 
 /** 403 when a key of one environment is used on a host of the other. */

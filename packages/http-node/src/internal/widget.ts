@@ -33,22 +33,29 @@ const widgetPath = /^(?:\/v3)?\/api\/v2\/widget-search\/?$/
  */
 export const deprecateWidgetSearch =
   (settings: HttpSettings) => <E, R>(app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!widgetPath.test(request.url.split("?")[0] ?? "")) return yield* app
-      const sunset = settings.widgetSunset
-      const headers: Record<string, string> = sunset === null
-        ? { deprecation: "true" }
-        : { deprecation: "true", sunset: sunset.toUTCString() }
-      const gone = sunset !== null && (yield* Clock.currentTimeMillis) >= sunset.getTime()
-      const response = gone
-        ? Problem.toResponse(Problem.make(
-          410,
-          `the widget search was retired on ${sunset.toISOString()}; use GET ${yield* MountPrefix}/upstream (filter by tradeflow= or container=) instead`
-        ))
-        : yield* app
-      return HttpServerResponse.setHeaders(response, headers)
-    })
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => widgetPath.test(request.url.split("?")[0] ?? "") ? deprecated(settings, app) : app
+    )
+
+const deprecated = <E, R>(
+  settings: HttpSettings,
+  app: HttpApp.HttpApp<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.gen(function*() {
+    const sunset = settings.widgetSunset
+    const headers: Record<string, string> = sunset === null
+      ? { deprecation: "true" }
+      : { deprecation: "true", sunset: sunset.toUTCString() }
+    const gone = sunset !== null && (yield* Clock.currentTimeMillis) >= sunset.getTime()
+    const response = gone
+      ? Problem.toResponse(Problem.make(
+        410,
+        `the widget search was retired on ${sunset.toISOString()}; use GET ${yield* MountPrefix}/upstream (filter by tradeflow= or container=) instead`
+      ))
+      : yield* app
+    return HttpServerResponse.setHeaders(response, headers)
+  })
 
 const maxKeys = 10_000
 

@@ -195,6 +195,8 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
  * `WORKER_JOBS_PER_COMMIT` (default 64) how many consecutive jobs of one organisation it commits together, and
  * `WORKER_BYTES_PER_COMMIT` (default `Worker`'s) how many bytes of their payloads at most;
+ * `WORKER_COMMITS_PER_CLAIM` (default `Worker`'s) how many such commits one claim takes (one is
+ * written while the jobs of the next are processed);
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
  * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
  * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
@@ -213,6 +215,11 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
     const bytesPerCommit = yield* Config.option(
       Config.integer("WORKER_BYTES_PER_COMMIT").pipe(
         Config.validate({ message: "expected an integer of at least 0", validation: (n) => n >= 0 })
+      )
+    )
+    const commitsPerClaim = yield* Config.option(
+      Config.integer("WORKER_COMMITS_PER_CLAIM").pipe(
+        Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
       )
     )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
@@ -237,6 +244,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
           concurrency,
           jobsPerCommit,
           ...Option.isSome(bytesPerCommit) ? { bytesPerCommit: bytesPerCommit.value } : {},
+          ...Option.isSome(commitsPerClaim) ? { commitsPerClaim: commitsPerClaim.value } : {},
           maxAttempts: yield* maxAttempts,
           startAfter,
           upstream: { maxBytes }

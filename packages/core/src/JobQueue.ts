@@ -13,6 +13,8 @@ import type { StorageError } from "./StorageError.js"
 /** A job leased to a worker; `attempt` fences its completion (see `TradeflowStore.commit`). */
 export interface ClaimedJob extends Job {
   readonly attempt: number
+  /** The size of its stored payload in bytes (`JobSummary.payload_bytes`), where the queue knows it. */
+  readonly payload_bytes?: number
 }
 
 /** A job a claim marked dead instead of claiming it again. */

@@ -360,7 +360,7 @@ export const makeMemory = Effect.gen(function*() {
             if (counted) held.attempt++
             held.leased_by = worker
             held.lease_until = now + leaseMillis
-            claimed.push({ ...job, attempt: held.attempt })
+            claimed.push({ ...job, attempt: held.attempt, payload_bytes: byteLength(encodePayload(job.payload)) })
           }
           const queued = inQueueOrder()
           for (const head of suspect === undefined ? candidates : [suspect]) {

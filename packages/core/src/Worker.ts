@@ -78,6 +78,13 @@ export interface WorkerOptions {
    * a hash (tradeflow keys, message hashes), so fewer, larger commits write fewer pages per record.
    */
   readonly bytesPerCommit?: number
+  /**
+   * Commits of an organisation's consecutive jobs taken in one claim (default 2): the claim leases
+   * up to this many times `jobsPerCommit` jobs and `bytesPerCommit` bytes, and while one commit is
+   * written the jobs of the next are processed (each commit starts once the one before it has
+   * ended, and none starts after one failed).
+   */
+  readonly commitsPerClaim?: number
   /** How long a claim leases a job; renewed every third of it while the job runs (default 10 seconds). */
   readonly leaseMillis?: number
   /** How many claimed jobs (all of different organisations) run at once (default 1). */
@@ -206,10 +213,12 @@ export const layer = (
       const leaseMillis = Math.max(1, options.leaseMillis ?? 10_000)
       const concurrency = Math.max(1, options.concurrency ?? 1)
       const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
-      const follow = {
+      const perCommit = {
         jobs: Math.max(1, options.jobsPerCommit ?? 64),
         bytes: Math.max(0, options.bytesPerCommit ?? 1_048_576)
       }
+      const commitsPerClaim = Math.max(1, options.commitsPerClaim ?? 2)
+      const follow = { jobs: perCommit.jobs * commitsPerClaim, bytes: perCommit.bytes * commitsPerClaim }
       const worker = `worker-${globalThis.crypto.randomUUID()}`
       const signal = yield* Queue.sliding<void>(1)
       const ended = yield* PubSub.unbounded<number>()
@@ -290,9 +299,11 @@ export const layer = (
 
       /**
        * Runs consecutive jobs of one organisation: each processed against the state the ones before
-       * it left (read once, then kept in memory), all committed together. A job whose processing
-       * raises a defect is dead alone, after the ones before it are committed; a storage error that
-       * outlasts the retries ends the attempt of its job and of those after it.
+       * it left (read once, then kept in memory), committed in parts of at most `jobsPerCommit` jobs
+       * and `bytesPerCommit` bytes; a part is written while the next one is processed, and starts
+       * once the part before it has committed. A job whose processing raises a defect is dead alone,
+       * after the ones before it are committed; a storage error that outlasts the retries ends the
+       * attempt of its job and of those after it.
        */
       const runJobs = (jobs: ReadonlyArray<ClaimedJob>): Effect.Effect<void> =>
         Effect.gen(function*() {
@@ -342,11 +353,28 @@ export const layer = (
             )
           }
           let done: Array<readonly [ClaimedJob, Commit]> = []
+          let doneBytes = 0
+          let writing: Fiber.Fiber<boolean | ReadonlyArray<ClaimedJob>> | undefined
+          const settle = Effect.suspend(() => {
+            const fiber = writing
+            writing = undefined
+            return fiber === undefined ? Effect.succeed<boolean | ReadonlyArray<ClaimedJob>>(true) : Fiber.join(fiber)
+          })
+          const detach = () => {
+            const part = done
+            done = []
+            doneBytes = 0
+            return part
+          }
+          /** Commits the jobs processed so far and waits for it (and for the commit before them). */
+          const commitNow = (after: ReadonlyArray<ClaimedJob>) =>
+            Effect.flatMap(settle, (settled) => settled === true ? flush(detach(), after) : Effect.succeed(settled))
+          const rerun = (flushed: boolean | ReadonlyArray<ClaimedJob>) =>
+            typeof flushed === "boolean" ? Effect.void : runJobs(flushed)
           for (const [i, job] of jobs.entries()) {
-            if (done.length > 0 && readsOrganisation(job)) {
-              const flushed = yield* flush(done, jobs.slice(i))
-              if (flushed !== true) return flushed === false ? undefined : yield* runJobs(flushed)
-              done = []
+            if ((done.length > 0 || writing !== undefined) && readsOrganisation(job)) {
+              const flushed = yield* commitNow(jobs.slice(i))
+              if (flushed !== true) return yield* rerun(flushed)
               states.clear()
             }
             const exit = yield* processJob(job).pipe(
@@ -357,20 +385,27 @@ export const layer = (
             if (Exit.isSuccess(exit)) {
               const commit = { ...exit.value, attempt: job.attempt }
               done.push([job, commit])
+              doneBytes += job.payload_bytes ?? 0
               for (const reference of commit.deletes) states.set(reference, Option.none())
               for (const t of commit.upserts) states.set(t.reference, Option.some(t))
+              const next = jobs[i + 1]
+              if (
+                next !== undefined && done.length < perCommit.jobs &&
+                doneBytes + (next.payload_bytes ?? 0) <= perCommit.bytes
+              ) continue
+              const settled = yield* settle
+              if (settled !== true) return yield* rerun(settled)
+              writing = yield* Effect.fork(flush(detach(), jobs.slice(i + 1)))
               continue
             }
-            const flushed = yield* flush(done, jobs.slice(i))
-            if (flushed !== true) return flushed === false ? undefined : yield* runJobs(flushed)
-            done = []
+            const flushed = yield* commitNow(jobs.slice(i))
+            if (flushed !== true) return yield* rerun(flushed)
             const failure = Cause.failureOption(exit.cause)
             if (Option.isSome(failure)) return yield* logFailure(job, failure.value)
             if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
             if (!(yield* kill(job, exit.cause))) return
           }
-          const flushed = yield* flush(done, [])
-          if (typeof flushed !== "boolean") yield* runJobs(flushed)
+          yield* rerun(yield* settle)
         }).pipe(
           Effect.withSpan("Worker.runJobs", {
             attributes: { organisation: jobs[0]?.organisation_id, jobs: jobs.length, first: jobs[0]?.id }

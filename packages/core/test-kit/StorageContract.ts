@@ -1424,11 +1424,18 @@ export const storageContract = (
           ids.a.push(enqueued(yield* queue.enqueue(newJob(a, `A${n}`))))
           ids.b.push(enqueued(yield* queue.enqueue(newJob(b, `B${n}`))))
         }
+        const sizes = new Map(
+          [
+            ...yield* queue.list({ organisation_id: a, state: "pending", limit: 10 }),
+            ...yield* queue.list({ organisation_id: b, state: "pending", limit: 10 })
+          ].map((j) => [j.id, j.payload_bytes])
+        )
         const first = yield* claimMine("w1", [a, b], 60_000)
         expect(first).toEqual([
-          { id: ids.a[0], ...newJob(a, "A1"), attempt: 1 },
-          { id: ids.b[0], ...newJob(b, "B1"), attempt: 1 }
+          { id: ids.a[0], ...newJob(a, "A1"), attempt: 1, payload_bytes: sizes.get(ids.a[0]!) },
+          { id: ids.b[0], ...newJob(b, "B1"), attempt: 1, payload_bytes: sizes.get(ids.b[0]!) }
         ])
+        expect(first.every((j) => j.payload_bytes! > 0)).toBe(true)
         expect(yield* claimMine("w1", [a, b], 60_000)).toEqual([])
         expect(yield* claimMine("w2", [a, b], 60_000)).toEqual([])
         expect((yield* pendingOf(a)).map((j) => j.id)).toEqual(ids.a)

@@ -138,7 +138,9 @@ export const JobRow = Schema.Struct({
   organisation_id: Schema.String,
   environment: Job.NewJob.fields.environment,
   payload: Schema.parseJson(Job.JobPayload),
-  received_at: Schema.Number
+  received_at: Schema.Number,
+  /** Read only where a claim answers it (`JobQueue.ClaimedJob.payload_bytes`). */
+  payload_bytes: Schema.optionalWith(Schema.Number, { nullable: true, exact: true })
 })
 
 /** What a claim writes: the attempt of each job it leased. */

@@ -33,6 +33,7 @@ export const make = (
     const wakeups = options.jobWakeups
     const relaxed = options.relaxed ?? ((effect) => effect)
     const jobColumns = sql`${number("id")} AS id, organisation_id, environment, payload, received_at`
+    const claimedColumns = sql`${jobColumns}, ${number("payload_bytes")} AS payload_bytes`
 
     const jobRow = (job: Job.NewJob) => {
       const payload = JSON.stringify(job.payload)
@@ -199,7 +200,7 @@ export const make = (
         const jobs: Array<Job.Job> = []
         const broken: Array<JobQueue.DeadJob> = []
         if (leased.length === 0) return { jobs, broken }
-        const rows = yield* sql`SELECT ${jobColumns} FROM jobs WHERE ${
+        const rows = yield* sql`SELECT ${claimedColumns} FROM jobs WHERE ${
           sql.in("id", leased.map((l) => l.id))
         } ORDER BY id`
         for (const row of rows) {
@@ -224,7 +225,7 @@ export const make = (
 
     const jobsOf = (leased: ReadonlyArray<{ readonly id: number }>) =>
       leased.length === 0 ? Effect.succeed([]) : Effect.flatMap(
-        sql`SELECT ${jobColumns} FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`,
+        sql`SELECT ${claimedColumns} FROM jobs WHERE ${sql.in("id", leased.map((l) => l.id))} ORDER BY id`,
         decodeJobs
       )
 

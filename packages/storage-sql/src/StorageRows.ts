@@ -435,6 +435,40 @@ export const decodePageBodies = (
     ? Effect.succeed(input as ReadonlyArray<{ readonly seq: number; readonly body: string | null }>)
     : decodePageBodyRows(input)
 
+/** The separator of the bodies of a page read as one text: a JSON text never holds U+0001 unescaped. */
+export const bodySeparator = "\u0001"
+
+const decodeJoinedPageRows = rows(Schema.Struct({
+  n: Schema.Number,
+  seqs: Schema.NullOr(Schema.String),
+  bodies: Schema.NullOr(Schema.String)
+}))
+
+/**
+ * The answer of a page read as one text (`MessageStore.readBodies` when every candidate is small):
+ * no row (some candidate is too large), or one row of the candidates' count, their seqs joined by
+ * `,` and their bodies joined by {@link bodySeparator}, in one order. Answers the candidates in
+ * ascending seq, or undefined when there is no row or the texts do not split into `n` parts.
+ */
+export const decodeJoinedPage = (
+  input: unknown
+): Effect.Effect<ReadonlyArray<StoredMessage.MessageBody> | undefined, ParseResult.ParseError> =>
+  Effect.map(decodeJoinedPageRows(input), (found) => {
+    const row = found[0]
+    if (row === undefined) return undefined
+    if (row.n === 0) return []
+    const seqs = row.seqs?.split(",") ?? []
+    const bodies = row.bodies?.split(bodySeparator) ?? []
+    if (seqs.length !== row.n || bodies.length !== row.n) return undefined
+    const messages = new Array<StoredMessage.MessageBody>(row.n)
+    let ascending = true
+    for (let i = 0; i < row.n; i++) {
+      messages[i] = { seq: Number(seqs[i]), body: bodies[i]! }
+      if (i > 0 && messages[i]!.seq <= messages[i - 1]!.seq) ascending = false
+    }
+    return ascending ? messages : messages.sort((a, b) => a.seq - b.seq)
+  })
+
 /**
  * `MessageStore.read` over two statements of an SQL adapter: `sizes(n)` answers the seq and body
  * size of the first `n` matching messages in the order of `take` (no body read; the rows in any

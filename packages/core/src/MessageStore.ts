@@ -17,10 +17,10 @@ export class MessageStore extends Context.Tag("@tradeflow/core/MessageStore")<Me
   readonly read: (query: MessageRead) => Effect.Effect<MessageRun, StorageError>
   /**
    * What `read` answers, each message as its seq and body alone: what the answers of the upstream
-   * feed are written from (no other column is read). A SQL store reads the `limit + 1` candidates
-   * once: when each body is within `max_bytes / (limit + 1)` bytes, all of them leave the database
-   * as one text (at most `max_bytes`); otherwise none does, and a ranking statement hands over only
-   * the bodies that fit.
+   * feed are written from (no other column is read). The SQLite store reads the `limit + 1`
+   * candidates once: when each body is within `max_bytes / (limit + 1)` bytes, all of them leave the
+   * database as one text (at most `max_bytes`); otherwise none does. Then, and always on
+   * PostgreSQL, a statement ranking the candidates hands over only the bodies that fit.
    */
   readonly readBodies: (query: MessageRead) => Effect.Effect<BodyRun, StorageError>
   /**

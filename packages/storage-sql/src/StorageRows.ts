@@ -445,7 +445,7 @@ const decodeJoinedPageRows = rows(Schema.Struct({
 }))
 
 /**
- * The answer of a page read as one text (`MessageStore.readBodies` when every candidate is small):
+ * The answer of a page read as one text (`MessageStore.readBodies` on SQLite when every candidate is small):
  * no row (some candidate is too large), or one row of the candidates' count, their seqs joined by
  * `,` and their bodies joined by {@link bodySeparator}, in one order. Answers the candidates in
  * ascending seq, or undefined when there is no row or the texts do not split into `n` parts.

@@ -122,23 +122,21 @@ export const make: Effect.Effect<MessageStore.MessageStore["Type"], never, SqlCl
         if (query.types !== undefined && query.types.length === 0) return { messages: [], more: false }
         const limit = Math.max(0, Math.floor(query.limit))
         const maxBytes = Math.floor(Math.min(query.max_bytes, Number.MAX_SAFE_INTEGER))
-        const small = Math.min(Math.floor(maxBytes / (limit + 1)), 2 ** 31 - 1)
-        const joined = yield* decodeJoinedPage(
-          yield* sql`SELECT ${number("count(*)")} AS n, ${
-            pg ? sql.literal("string_agg(w.seq::text, ',')") : sql.literal("group_concat(w.seq, ',')")
-          } AS seqs, ${
-            pg ? sql.literal("string_agg(w.body, chr(1))") : sql.literal("group_concat(w.body, char(1))")
-          } AS bodies
-          FROM (${matching(query, sql`m.body AS body`, limit + 1)}) w
-          HAVING count(*) = 0 OR max(octet_length(w.body)) <= ${small}`
-        )
-        if (joined !== undefined) {
-          const more = joined.length > limit
-          return {
-            messages: more
-              ? (query.take === "oldest" ? joined.slice(0, limit) : joined.slice(joined.length - limit))
-              : joined,
-            more
+        if (!pg) {
+          const small = Math.min(Math.floor(maxBytes / (limit + 1)), 2 ** 31 - 1)
+          const joined = yield* decodeJoinedPage(
+            yield* sql`SELECT count(*) AS n, group_concat(w.seq, ',') AS seqs, group_concat(w.body, char(1)) AS bodies
+            FROM (${matching(query, sql`m.body AS body`, limit + 1)}) w
+            HAVING count(*) = 0 OR max(octet_length(w.body)) <= ${small}`
+          )
+          if (joined !== undefined) {
+            const more = joined.length > limit
+            return {
+              messages: more
+                ? (query.take === "oldest" ? joined.slice(0, limit) : joined.slice(joined.length - limit))
+                : joined,
+              more
+            }
           }
         }
         const direction = sql.literal(query.take === "oldest" ? "ASC" : "DESC")

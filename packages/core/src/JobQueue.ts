@@ -13,7 +13,10 @@ import type { StorageError } from "./StorageError.js"
 /** A job leased to a worker; `attempt` fences its completion (see `TradeflowStore.commit`). */
 export interface ClaimedJob extends Job {
   readonly attempt: number
-  /** The size of its stored payload in bytes (`JobSummary.payload_bytes`), where the queue knows it. */
+  /**
+   * The size of its stored payload in bytes (`JobSummary.payload_bytes`), where the queue knows it;
+   * without it, the worker cuts a claim's commits by job count and rendered size alone.
+   */
   readonly payload_bytes?: number
 }
 

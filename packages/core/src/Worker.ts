@@ -67,9 +67,10 @@ export interface WorkerOptions {
   /** Organisations whose jobs are claimed per round (default 100). */
   readonly batchSize?: number
   /**
-   * Consecutive jobs of one organisation claimed, processed and committed together, in one
-   * transaction (default 64; 1: each job alone). Each is processed against the state the ones
-   * before it left, and each ends as it would alone (done with its result, or dead).
+   * Consecutive jobs of one organisation committed together, in one transaction (default 64; 1: each
+   * job in a transaction of its own). Each is processed against the state the ones before it left,
+   * and each ends as it would alone (done with its result, or dead). A claim takes up to
+   * `commitsPerClaim` such commits.
    */
   readonly jobsPerCommit?: number
   /**
@@ -78,6 +79,13 @@ export interface WorkerOptions {
    * a hash (tradeflow keys, message hashes), so fewer, larger commits write fewer pages per record.
    */
   readonly bytesPerCommit?: number
+  /**
+   * The rendered text (message bodies and webhook documents, in UTF-16 code units: about bytes) of
+   * the jobs committed together, at most (default 16 MiB); a part ends with the job that reaches it.
+   * Payload bytes say little about what a job renders (an event for a tradeflow of many containers
+   * renders a message per container), and a part's rendering is held in memory until it commits.
+   */
+  readonly renderedPerCommit?: number
   /**
    * Commits of an organisation's consecutive jobs taken in one claim (default 2): the claim leases
    * up to this many times `jobsPerCommit` jobs and `bytesPerCommit` bytes, and while one commit is
@@ -191,6 +199,17 @@ const readsOrganisation = (job: Job): boolean =>
       job.payload.groups.some((g) => g.records.some((r) => r.mock_tracking !== undefined))
 
 /** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
+const renderedLength = (commit: Commit): number => {
+  let length = 0
+  for (const message of commit.messages) length += message.body.length
+  if (commit.outbox !== undefined) {
+    for (const document of commit.outbox.documents.values()) {
+      length += document.length
+    }
+  }
+  return length
+}
+
 const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
 
 /**
@@ -215,7 +234,8 @@ export const layer = (
       const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts)
       const perCommit = {
         jobs: Math.max(1, options.jobsPerCommit ?? 64),
-        bytes: Math.max(0, options.bytesPerCommit ?? 1_048_576)
+        bytes: Math.max(0, options.bytesPerCommit ?? 1_048_576),
+        rendered: Math.max(0, options.renderedPerCommit ?? 16 * 1024 * 1024)
       }
       const commitsPerClaim = Math.max(1, options.commitsPerClaim ?? 2)
       const follow = { jobs: perCommit.jobs * commitsPerClaim, bytes: perCommit.bytes * commitsPerClaim }
@@ -354,6 +374,7 @@ export const layer = (
           }
           let done: Array<readonly [ClaimedJob, Commit]> = []
           let doneBytes = 0
+          let doneRendered = 0
           let writing: Fiber.Fiber<boolean | ReadonlyArray<ClaimedJob>> | undefined
           const settle = Effect.suspend(() => {
             const fiber = writing
@@ -364,6 +385,7 @@ export const layer = (
             const part = done
             done = []
             doneBytes = 0
+            doneRendered = 0
             return part
           }
           /** Commits the jobs processed so far and waits for it (and for the commit before them). */
@@ -386,11 +408,12 @@ export const layer = (
               const commit = { ...exit.value, attempt: job.attempt }
               done.push([job, commit])
               doneBytes += job.payload_bytes ?? 0
+              doneRendered += renderedLength(commit)
               for (const reference of commit.deletes) states.set(reference, Option.none())
               for (const t of commit.upserts) states.set(t.reference, Option.some(t))
               const next = jobs[i + 1]
               if (
-                next !== undefined && done.length < perCommit.jobs &&
+                next !== undefined && done.length < perCommit.jobs && doneRendered < perCommit.rendered &&
                 doneBytes + (next.payload_bytes ?? 0) <= perCommit.bytes
               ) continue
               const settled = yield* settle

@@ -14,6 +14,8 @@ interface CommitCall {
   readonly organisation_id: string
   readonly attempt: number | undefined
   readonly committed: boolean
+  /** How many commits the call held (the jobs committed in one transaction). */
+  readonly together: number
 }
 
 interface Faults {
@@ -73,7 +75,13 @@ const setup = (faults: Faults = {}) =>
           const committed = yield* innerStore.commitAll(cs)
           yield* Ref.update(commits, (calls) => [
             ...calls,
-            ...cs.map((c) => ({ job_id: c.job_id, organisation_id: c.organisation_id, attempt: c.attempt, committed }))
+            ...cs.map((c) => ({
+              job_id: c.job_id,
+              organisation_id: c.organisation_id,
+              attempt: c.attempt,
+              committed,
+              together: cs.length
+            }))
           ])
           return committed
         })
@@ -359,6 +367,54 @@ describe("Worker", () => {
       )
       const [dead] = yield* queue.list({ organisation_id: "org-a", state: "dead", limit: 10 })
       assert.deepStrictEqual([dead?.id, dead?.attempt], [failing, 2])
+    }))
+
+  it.scoped("a claim's part whose commit keeps failing stops the claim: the part processed after it commits nothing", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({ storageErrorAlways: [1] })
+      const failing = yield* enqueue("org-a")
+      const later = yield* enqueue("org-a")
+      const w = yield* worker({ leaseMillis: 5_000, jobsPerCommit: 1, commitsPerClaim: 2 })
+      const draining = yield* Effect.fork(w.drain)
+      yield* TestClock.adjust("4 seconds")
+      yield* Fiber.join(draining)
+      assert.deepStrictEqual(yield* Ref.get(commits), [])
+      assert.deepStrictEqual((yield* queue.pending(10)).map((j) => j.id), [failing, later])
+    }))
+
+  it.scoped("a claim's part whose commit dies: its job is dead and the part after it is processed again and committed", () =>
+    Effect.gen(function*() {
+      const { commits, enqueue, queue, worker } = yield* setup({ dieOn: [1] })
+      const doomed = yield* enqueue("org-a")
+      const after = yield* enqueue("org-a")
+      const last = yield* enqueue("org-a")
+      const w = yield* worker({ leaseMillis: 5_000, jobsPerCommit: 1, commitsPerClaim: 3 })
+      yield* w.drain
+      assert.deepStrictEqual(
+        yield* queue.outcome(doomed),
+        Option.some({ _tag: "Failed" as const, error: "cannot process job 1" })
+      )
+      assert.deepStrictEqual(yield* queue.outcome(after), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+      assert.deepStrictEqual(yield* queue.outcome(last), Option.some({ _tag: "Done" as const, result: { count: 0 } }))
+      assert.deepStrictEqual((yield* Ref.get(commits)).map((c) => c.job_id), [after, last])
+    }))
+
+  it.scoped("a part ends once its jobs have rendered renderedPerCommit", () =>
+    Effect.gen(function*() {
+      const { commits, queue, worker } = yield* setup()
+      const enqueueThree = Effect.forEach(["a", "b", "c"], (reference) =>
+        queue.enqueue({ ...job("org-a"), payload: { _tag: "Delete", reference, hard: false } }))
+      yield* enqueueThree
+      yield* (yield* worker()).drain
+      assert.deepStrictEqual(
+        (yield* Ref.get(commits)).map((c) =>
+          c.together
+        ),
+        [3, 3, 3]
+      )
+      yield* enqueueThree
+      yield* (yield* worker({ renderedPerCommit: 0 })).drain
+      assert.deepStrictEqual((yield* Ref.get(commits)).slice(3).map((c) => c.together), [1, 1, 1])
     }))
 
   it.scoped("the background loop starts only once startAfter has completed", () =>

@@ -53,11 +53,19 @@ describe("Worker, several jobs per commit", () => {
   it.scoped.prop("leaves the same tradeflows, messages and job results as one job per commit", [
     fc.array(payloadArb, { minLength: 1, maxLength: 12 }),
     fc.integer({ min: 2, max: 8 }),
+    fc.integer({ min: 1, max: 3 }),
+    fc.constantFrom(0, 2_000, 16 * 1024 * 1024),
     fc.integer()
-  ], ([payloads, jobsPerCommit, seed]) =>
+  ], ([payloads, jobsPerCommit, commitsPerClaim, renderedPerCommit, seed]) =>
     Effect.gen(function*() {
-      const alone = yield* Effect.withRandom(processAll(payloads, { jobsPerCommit: 1 }), Random.make(seed))
-      const together = yield* Effect.withRandom(processAll(payloads, { jobsPerCommit }), Random.make(seed))
+      const alone = yield* Effect.withRandom(
+        processAll(payloads, { jobsPerCommit: 1, commitsPerClaim: 1 }),
+        Random.make(seed)
+      )
+      const together = yield* Effect.withRandom(
+        processAll(payloads, { jobsPerCommit, commitsPerClaim, renderedPerCommit }),
+        Random.make(seed)
+      )
       assert.deepStrictEqual(together, alone)
       assert.isTrue(alone.outcomes.every((o) => o._tag === "Some" && o.value._tag === "Done"))
     }), { fastCheck: { numRuns: 40 } })

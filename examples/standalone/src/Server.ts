@@ -195,8 +195,9 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * `WORKER_CONCURRENCY` (default 1) how many organisations' jobs one process runs at once;
  * `WORKER_JOBS_PER_COMMIT` (default 64) how many consecutive jobs of one organisation it commits together, and
  * `WORKER_BYTES_PER_COMMIT` (default `Worker`'s) how many bytes of their payloads at most;
- * `WORKER_COMMITS_PER_CLAIM` (default `Worker`'s) how many such commits one claim takes (one is
- * written while the jobs of the next are processed);
+ * `WORKER_COMMITS_PER_CLAIM` how many such commits one claim takes (one is written while the jobs
+ * of the next are processed; default 2 on PostgreSQL, 1 on SQLite, whose commits run on the
+ * process's own thread);
  * `WORKER_MAX_ATTEMPTS` (default 5) how often a job may be taken up (a crash, a lost lease or a
  * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
  * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
@@ -217,10 +218,10 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
         Config.validate({ message: "expected an integer of at least 0", validation: (n) => n >= 0 })
       )
     )
-    const commitsPerClaim = yield* Config.option(
-      Config.integer("WORKER_COMMITS_PER_CLAIM").pipe(
-        Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
-      )
+    const { _tag: storage } = yield* database
+    const commitsPerClaim = yield* Config.integer("WORKER_COMMITS_PER_CLAIM").pipe(
+      Config.withDefault(storage === "Postgres" ? 2 : 1),
+      Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
     )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
     const d = Retention.defaultAges
@@ -244,7 +245,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
           concurrency,
           jobsPerCommit,
           ...Option.isSome(bytesPerCommit) ? { bytesPerCommit: bytesPerCommit.value } : {},
-          ...Option.isSome(commitsPerClaim) ? { commitsPerClaim: commitsPerClaim.value } : {},
+          commitsPerClaim,
           maxAttempts: yield* maxAttempts,
           startAfter,
           upstream: { maxBytes }

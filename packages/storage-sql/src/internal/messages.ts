@@ -125,7 +125,7 @@ export const make: Effect.Effect<MessageStore.MessageStore["Type"], never, SqlCl
         if (!pg) {
           const small = Math.min(Math.floor(maxBytes / (limit + 1)), 2 ** 31 - 1)
           const joined = yield* decodeJoinedPage(
-            yield* sql`SELECT count(*) AS n, group_concat(w.seq, ',') AS seqs, group_concat(w.body, char(1)) AS bodies
+            yield* sql`SELECT count(*) AS n, group_concat(w.seq, ',') AS seqs, group_concat(CASE WHEN octet_length(w.body) <= ${small} THEN w.body END, char(1)) AS bodies
             FROM (${matching(query, sql`m.body AS body`, limit + 1)}) w
             HAVING count(*) = 0 OR max(octet_length(w.body)) <= ${small}`
           )

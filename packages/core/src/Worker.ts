@@ -198,7 +198,7 @@ const readsOrganisation = (job: Job): boolean =>
     : job.payload._tag === "Upsert" && job.environment === "uat" &&
       job.payload.groups.some((g) => g.records.some((r) => r.mock_tracking !== undefined))
 
-/** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
+/** The rendered text of a commit (message bodies and webhook documents), in UTF-16 code units. */
 const renderedLength = (commit: Commit): number => {
   let length = 0
   for (const message of commit.messages) length += message.body.length
@@ -210,6 +210,7 @@ const renderedLength = (commit: Commit): number => {
   return length
 }
 
+/** Retries of a job's processing and commit within one attempt after a storage error: 4, backing off from 200 ms. */
 const storageRetries = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
 
 /**

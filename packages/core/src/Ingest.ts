@@ -103,8 +103,9 @@ interface SizeRead {
 }
 
 /**
- * The stored sizes of the reads of concurrent requests, one statement per organisation: each read
- * answers its organisation's sizes (a superset of its own references).
+ * The stored sizes of the reads of concurrent requests, one statement per organisation (up to four
+ * at once, for a pool of connections): each read answers its organisation's sizes (a superset of its
+ * own references).
  */
 const readSizes = (store: TradeflowStore["Type"]) =>
 (
@@ -120,7 +121,8 @@ const readSizes = (store: TradeflowStore["Type"]) =>
     Effect.forEach(
       byOrganisation,
       ([organisationId, references]) =>
-        Effect.map(store.sizes(organisationId, [...references]), (sizes) => [organisationId, sizes] as const)
+        Effect.map(store.sizes(organisationId, [...references]), (sizes) => [organisationId, sizes] as const),
+      { concurrency: 4 }
     ),
     (answers) => {
       const sizes = new Map(answers)

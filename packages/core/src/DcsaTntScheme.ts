@@ -21,154 +21,55 @@
  *
  * @module
  */
-import { Effect, Either, type ParseResult, Schema } from "effect"
+import { Effect, Either } from "effect"
+import * as DcsaTnt22 from "./DcsaTnt22.js"
+import { describe, repeatedId } from "./internal/dcsaDecoding.js"
+import { referenceKind } from "./internal/dcsaMapping.js"
 import { complete, drive, type Steps, timeSlice } from "./internal/eventLoop.js"
 import { IssueList } from "./internal/issueList.js"
 import { type DecodeOptions, type Payload, type Scheme, SchemeError, schemeError } from "./Scheme.js"
-import { descriptions, type StatusCode } from "./StatusCode.js"
-import {
-  IsoDateTime,
-  limitedArray,
-  normaliseContainerNumber,
-  parseIsoDateTime,
-  tooManyEntries,
-  UnLocode
-} from "./TradeflowRecord.js"
-import { collectIssues } from "./Validation.js"
+import type { StatusCode } from "./StatusCode.js"
+import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 
 /** At most this many events per request (more: a `too_large` {@link SchemeError}, HTTP 413). */
 export const maxEvents = 10_000
 
 /** At most this many `documentReferences` per event, refused before any of them is decoded. */
-export const maxDocumentReferences = 100
-
-const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
+export const maxDocumentReferences = DcsaTnt22.maxDocumentReferences
 
 /** A document reference of an event; BKG, TRD and BOL are used, other types are ignored. */
-export const DocumentReference = Schema.Struct({
-  documentReferenceType: Schema.String,
-  documentReferenceValue: NonEmpty
-})
+export const DocumentReference = DcsaTnt22.PostedDocumentReference
 
 /** A DCSA location (the fields used). */
-export const DcsaLocation = Schema.Struct({
-  UNLocationCode: Schema.optional(UnLocode),
-  locationName: Schema.optional(Schema.String)
-})
+export const DcsaLocation = DcsaTnt22.PostedLocation
 
 /** A DCSA transport call (the fields used). */
-export const TransportCall = Schema.Struct({
-  UNLocationCode: Schema.optional(UnLocode),
-  modeOfTransport: Schema.optional(Schema.String),
-  location: Schema.optional(DcsaLocation),
-  vessel: Schema.optional(Schema.Struct({ vesselName: Schema.optional(Schema.String) }))
-})
+export const TransportCall = DcsaTnt22.PostedTransportCall
 
 /** PLN (planned), EST (estimated), ACT (actual). */
-export const EventClassifierCode = Schema.Literal("PLN", "EST", "ACT")
-
-const DocumentReferences = limitedArray(DocumentReference, maxDocumentReferences, "event")
-
-const timed = {
-  eventClassifierCode: EventClassifierCode,
-  eventDateTime: IsoDateTime,
-  documentReferences: Schema.optional(DocumentReferences)
-}
+export const EventClassifierCode = DcsaTnt22.EventClassifierCode
 
 /** A TRANSPORT event: a vessel (or other means of transport) arriving or departing. */
-export const TransportEvent = Schema.Struct({
-  eventType: Schema.Literal("TRANSPORT"),
-  ...timed,
-  transportEventTypeCode: Schema.Literal("ARRI", "DEPA"),
-  transportCall: TransportCall
-})
-export type TransportEvent = typeof TransportEvent.Type
+export const TransportEvent = DcsaTnt22.PostedTransportEvent
+export type TransportEvent = DcsaTnt22.PostedTransportEvent
 
 /** An EQUIPMENT event: something happening to a container. */
-export const EquipmentEvent = Schema.Struct({
-  eventType: Schema.Literal("EQUIPMENT"),
-  ...timed,
-  equipmentEventTypeCode: Schema.Literal(
-    "LOAD",
-    "DISC",
-    "GTIN",
-    "GTOT",
-    "PICK",
-    "DROP",
-    "STUF",
-    "STRP",
-    "INSP",
-    "RSEA",
-    "RMVD"
-  ),
-  equipmentReference: Schema.optional(NonEmpty.pipe(Schema.filter((s) => /[^\s-]/.test(s), {
-    message: () => "must be a container number"
-  }))),
-  emptyIndicatorCode: Schema.optional(Schema.Literal("EMPTY", "LADEN")),
-  eventLocation: Schema.optional(DcsaLocation),
-  transportCall: Schema.optional(TransportCall)
-})
-export type EquipmentEvent = typeof EquipmentEvent.Type
+export const EquipmentEvent = DcsaTnt22.PostedEquipmentEvent
+export type EquipmentEvent = DcsaTnt22.PostedEquipmentEvent
 
 /** A SHIPMENT event: only its document references (and BKG/TRD `documentID`) are used. */
-export const ShipmentEvent = Schema.Struct({
-  eventType: Schema.Literal("SHIPMENT"),
-  documentTypeCode: Schema.optional(Schema.String),
-  documentID: Schema.optional(Schema.String),
-  documentReferences: Schema.optional(DocumentReferences)
-})
-export type ShipmentEvent = typeof ShipmentEvent.Type
+export const ShipmentEvent = DcsaTnt22.PostedShipmentEvent
+export type ShipmentEvent = DcsaTnt22.PostedShipmentEvent
 
 /** A DCSA Track & Trace 2.2 event (the fields used). */
-export type DcsaEvent = TransportEvent | EquipmentEvent | ShipmentEvent
-
-type Decoder = (raw: unknown) => Either.Either<DcsaEvent, ParseResult.ParseError>
-
-const decoders: Readonly<Record<DcsaEvent["eventType"], Decoder>> = {
-  TRANSPORT: Schema.decodeUnknownEither(TransportEvent, { errors: "all" }),
-  EQUIPMENT: Schema.decodeUnknownEither(EquipmentEvent, { errors: "all" }),
-  SHIPMENT: Schema.decodeUnknownEither(ShipmentEvent, { errors: "all" })
-}
-
-const unmapped: Readonly<Record<string, string>> = {
-  STUF: "Stuffed (STUF)",
-  STRP: "Stripped (STRP)",
-  INSP: "Inspected (INSP)",
-  RSEA: "Resealed (RSEA)",
-  RMVD: "Removed (RMVD)"
-}
-
-const vesselModes = new Set(["", "VESSEL", "BARGE"])
+export type DcsaEvent = DcsaTnt22.PostedEvent
 
 /**
  * The status code of a TRANSPORT or EQUIPMENT event, undefined for the events none fits (they
  * are imported as unclassified events).
  */
-export const statusCodeOf = (event: TransportEvent | EquipmentEvent): StatusCode | undefined => {
-  if (event.eventType === "TRANSPORT") {
-    if (!vesselModes.has((event.transportCall.modeOfTransport ?? "").trim().toUpperCase())) return undefined
-    return event.transportEventTypeCode === "DEPA" ? "VD" : "VA"
-  }
-  const empty = event.emptyIndicatorCode
-  switch (event.equipmentEventTypeCode) {
-    case "LOAD":
-      return "AE"
-    case "DISC":
-      return "UV"
-    case "GTIN":
-      return empty === "EMPTY" ? "GR" : "GN"
-    case "GTOT":
-      return empty === "EMPTY" ? "GE" : "GT"
-    case "PICK":
-      return empty === "LADEN" ? "GT" : "GE"
-    case "DROP":
-      return empty === "LADEN" ? "GN" : "GR"
-    default:
-      return undefined
-  }
-}
-
-const title = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase()
+export const statusCodeOf = (event: TransportEvent | EquipmentEvent): StatusCode | undefined =>
+  DcsaTnt22.statusCodeOf(event)
 
 /** An imported event in the input form of SERVICE.md (`events[]` of a tradeflow record). */
 export interface MappedEvent {
@@ -179,31 +80,16 @@ export interface MappedEvent {
   readonly actual: boolean
 }
 
-const locationOf = (event: TransportEvent | EquipmentEvent): string | undefined => {
-  const call = event.transportCall
-  const own = event.eventType === "EQUIPMENT" ? event.eventLocation : undefined
-  const named = [own?.locationName, call?.location?.locationName].find((n) => n !== undefined && n.trim() !== "")
-  return own?.UNLocationCode ?? call?.UNLocationCode ?? call?.location?.UNLocationCode ?? named
-}
-
 /**
  * A TRANSPORT or EQUIPMENT event as a tradeflow event: the message is the SERVICE.md name of its
  * status code (`"Vessel departure"`), or for the events without one the DCSA name and code
  * (`"Stuffed (STUF)"`, `"Rail departure (DEPA)"`).
  */
 export const mapEvent = (event: TransportEvent | EquipmentEvent): MappedEvent => {
-  const code = statusCodeOf(event)
-  const message = code !== undefined
-    ? descriptions[code]
-    : event.eventType === "TRANSPORT"
-    ? `${title(event.transportCall.modeOfTransport ?? "")} ${
-      event.transportEventTypeCode === "DEPA" ? "departure" : "arrival"
-    } (${event.transportEventTypeCode})`
-    : unmapped[event.equipmentEventTypeCode] ?? event.equipmentEventTypeCode
-  const location = locationOf(event)
+  const location = DcsaTnt22.locationOf(event)
   const container = event.eventType === "EQUIPMENT" ? event.equipmentReference : undefined
   return {
-    message,
+    message: DcsaTnt22.messageOf(event),
     ...(container === undefined ? {} : { container_reference: container }),
     ...(location === undefined ? {} : { location_name: location }),
     event_date: event.eventDateTime,
@@ -217,12 +103,6 @@ export interface DocumentRef {
   readonly value: string
 }
 
-const kinds: Readonly<Record<string, DocumentRef["kind"]>> = {
-  BKG: "booking_reference",
-  TRD: "bill_of_lading_reference",
-  BOL: "bill_of_lading_reference"
-}
-
 /** The booking (BKG) and bill of lading (TRD, BOL) references of an event, in order. */
 export const documentReferencesOf = (event: DcsaEvent): ReadonlyArray<DocumentRef> => {
   const refs = (event.documentReferences ?? []).map((r) => [r.documentReferenceType, r.documentReferenceValue] as const)
@@ -230,22 +110,10 @@ export const documentReferencesOf = (event: DcsaEvent): ReadonlyArray<DocumentRe
     refs.push([event.documentTypeCode ?? "", event.documentID.trim()])
   }
   return refs.flatMap(([type, value]): Array<DocumentRef> => {
-    const kind = Object.hasOwn(kinds, type) ? kinds[type] : undefined
-    return kind === undefined ? [] : [{ kind, value }]
+    const kind = referenceKind(type)
+    return kind === undefined ? [] : [{ kind: `${kind}_reference`, value }]
   })
 }
-
-const describe = (value: unknown): string =>
-  value === null
-    ? "null"
-    : Array.isArray(value)
-    ? "an array"
-    : typeof value === "object"
-    ? "an object"
-    : `a ${typeof value}`
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value)
 
 function* decodeEventSteps(body: unknown): Steps<Either.Either<ReadonlyArray<DcsaEvent>, SchemeError>> {
   if (!Array.isArray(body)) {
@@ -263,36 +131,23 @@ function* decodeEventSteps(body: unknown): Steps<Either.Either<ReadonlyArray<Dcs
   }
   const issues = new IssueList()
   const events: Array<DcsaEvent> = []
+  const ids = new Map<string, number>()
   for (const [i, raw] of (body as Array<unknown>).entries()) {
-    const type = isObject(raw) ? raw["eventType"] : undefined
-    if (!isObject(raw)) {
-      issues.add({ path: `/${i}`, message: `event ${i}: must be a JSON object, got ${describe(raw)}` })
-    } else if (type !== "TRANSPORT" && type !== "EQUIPMENT" && type !== "SHIPMENT") {
-      issues.add({
-        path: `/${i}/eventType`,
-        message: `event ${i}: eventType must be one of "TRANSPORT", "EQUIPMENT", "SHIPMENT", got ${
-          typeof type === "string" ? JSON.stringify(type) : type === undefined ? "nothing" : describe(type)
-        }`
-      })
-    } else if (Array.isArray(raw["documentReferences"]) && raw["documentReferences"].length > maxDocumentReferences) {
-      issues.add({
-        path: `/${i}/documentReferences`,
-        message: `event ${i}: documentReferences ${
-          tooManyEntries(maxDocumentReferences, raw["documentReferences"].length, "event")
-        }`
-      })
+    const decoded = DcsaTnt22.decodeElement(raw, i, { form: "posted" }, issues.room)
+    if (Either.isLeft(decoded)) {
+      for (const issue of decoded.left.issues) issues.add({ path: issue.path, message: `event ${i}: ${issue.message}` })
+      issues.skip(decoded.left.total - decoded.left.issues.length)
     } else {
-      const decoded = decoders[type](raw)
-      if (Either.isRight(decoded)) events.push(decoded.right)
-      else {
-        const found = collectIssues(decoded.left, {
-          prefix: `/${i}`,
-          input: raw,
-          rootLabel: "event",
-          room: issues.room
+      const id = decoded.right.eventID
+      const first = id === undefined ? undefined : ids.get(id)
+      if (first !== undefined) {
+        issues.add({
+          path: `/${i}/eventID`,
+          message: `event ${i}: ${repeatedId(id!, first)}`
         })
-        for (const issue of found.issues) issues.add({ path: issue.path, message: `event ${i}: ${issue.message}` })
-        issues.skip(found.total - found.issues.length)
+      } else {
+        if (id !== undefined) ids.set(id, i)
+        events.push(decoded.right)
       }
     }
     yield

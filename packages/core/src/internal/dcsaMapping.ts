@@ -1,0 +1,178 @@
+import { descriptions, type StatusCode } from "../StatusCode.js"
+
+/** A TRANSPORT or EQUIPMENT event as the mapping reads it, whatever the DCSA version. */
+export type MilestoneEvent =
+  | {
+    readonly eventType: "TRANSPORT"
+    readonly code: string
+    readonly modeOfTransport: string | undefined
+  }
+  | {
+    readonly eventType: "EQUIPMENT"
+    readonly code: string
+    readonly emptyIndicatorCode: "EMPTY" | "LADEN" | undefined
+  }
+
+const vesselModes = new Set(["", "VESSEL", "BARGE"])
+
+/** The status code of a TRANSPORT or EQUIPMENT event; undefined for the events none fits. */
+export const statusCodeOf = (event: MilestoneEvent): StatusCode | undefined => {
+  if (event.eventType === "TRANSPORT") {
+    if (!vesselModes.has((event.modeOfTransport ?? "").trim().toUpperCase())) return undefined
+    return event.code === "DEPA" ? "VD" : event.code === "ARRI" ? "VA" : undefined
+  }
+  const empty = event.emptyIndicatorCode
+  switch (event.code) {
+    case "LOAD":
+      return "AE"
+    case "DISC":
+      return "UV"
+    case "GTIN":
+      return empty === "EMPTY" ? "GR" : "GN"
+    case "GTOT":
+      return empty === "EMPTY" ? "GE" : "GT"
+    case "PICK":
+      return empty === "LADEN" ? "GT" : "GE"
+    case "DROP":
+      return empty === "LADEN" ? "GN" : "GR"
+    default:
+      return undefined
+  }
+}
+
+const unmappedEquipment: Readonly<Record<string, string>> = {
+  STUF: "Stuffed",
+  STRP: "Stripped",
+  INSP: "Inspected",
+  RSEA: "Resealed",
+  RMVD: "Removed",
+  AVDO: "Available for drop-off",
+  AVPU: "Available for pick-up",
+  CROS: "Crossed",
+  CUSI: "Selected for customs inspection",
+  CUSR: "Released by customs",
+  CUSS: "Selected for customs scan"
+}
+
+const title = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase()
+
+/**
+ * The message of a TRANSPORT or EQUIPMENT event: the SERVICE.md name of its status code
+ * (`"Vessel departure"`), or for the events without one the DCSA name and code (`"Stuffed (STUF)"`,
+ * `"Rail departure (DEPA)"`).
+ */
+export const messageOf = (event: MilestoneEvent): string => {
+  const code = statusCodeOf(event)
+  if (code !== undefined) return descriptions[code]
+  if (event.eventType === "TRANSPORT") {
+    const move = event.code === "DEPA" ? "departure" : "arrival"
+    return `${title(event.modeOfTransport ?? "")} ${move} (${event.code})`
+  }
+  const name = unmappedEquipment[event.code]
+  return name === undefined ? event.code : `${name} (${event.code})`
+}
+
+const shipmentEvents: Readonly<Record<string, string>> = {
+  AMCF: "amendment confirmed",
+  AMCN: "amendment cancelled",
+  AMDC: "amendment declined",
+  AMPR: "amendment in progress",
+  AMRE: "amendment received",
+  APPR: "approved",
+  CACF: "cancellation confirmed",
+  CADC: "cancellation declined",
+  CANC: "cancelled",
+  CARE: "cancellation received",
+  CMPL: "completed",
+  CONF: "confirmed",
+  DECL: "declined",
+  DRFT: "drafted",
+  HOLD: "on hold",
+  ISSU: "issued",
+  PENA: "pending approval",
+  PENM: "pending amendment",
+  PENU: "pending update",
+  PSAM: "pending surrender for amendment",
+  PSDL: "pending surrender for delivery",
+  RECE: "received",
+  REJE: "rejected",
+  RELS: "released",
+  REQS: "requested",
+  SUAM: "surrendered for amendment",
+  SUBM: "submitted",
+  SUDL: "surrendered for delivery",
+  SURR: "surrendered",
+  UPCF: "update confirmed",
+  UPCN: "update cancelled",
+  UPDC: "update declined",
+  UPDT: "update in progress",
+  UPRE: "update received",
+  VOID: "voided"
+}
+
+const documents: Readonly<Record<string, string>> = {
+  ARN: "Arrival notice",
+  BKG: "Booking",
+  CAS: "Cargo survey",
+  CBR: "Booking request",
+  CUS: "Customs inspection",
+  DGD: "Dangerous goods declaration",
+  OOG: "Out of gauge",
+  SHI: "Shipping instruction",
+  SRM: "Shipment release message",
+  TRD: "Transport document",
+  VGM: "Verified gross mass"
+}
+
+/** The message of a SHIPMENT event: its document and what happened to it (`"Booking confirmed (CONF)"`). */
+export const shipmentMessageOf = (code: string, documentTypeCode: string | undefined): string => {
+  const document = documentTypeCode === undefined
+    ? "Shipment"
+    : Object.hasOwn(documents, documentTypeCode)
+    ? documents[documentTypeCode]!
+    : `Document ${documentTypeCode}`
+  const happened = Object.hasOwn(shipmentEvents, code) ? shipmentEvents[code]! : code
+  return `${document} ${happened} (${code})`
+}
+
+/** What a DCSA document reference type names: a booking (BKG), a bill of lading (TRD, BOL), or neither. */
+export const referenceKind = (type: string | undefined): "booking" | "bill_of_lading" | undefined =>
+  type === "BKG" ? "booking" : type === "TRD" || type === "BOL" ? "bill_of_lading" : undefined
+
+/** The booking and bill of lading references of an event (see {@link referenceKind}), in order, each once. */
+export const referencesOf = (
+  refs: ReadonlyArray<readonly [type: string | undefined, value: string | undefined]>
+): { readonly bookings: ReadonlyArray<string>; readonly bills_of_lading: ReadonlyArray<string> } => {
+  const bookings: Array<string> = []
+  const bills: Array<string> = []
+  for (const [type, raw] of refs) {
+    const value = raw?.trim()
+    const kind = referenceKind(type)
+    if (value === undefined || value === "" || kind === undefined) continue
+    const list = kind === "booking" ? bookings : bills
+    if (!list.includes(value)) list.push(value)
+  }
+  return { bookings, bills_of_lading: bills }
+}
+
+/** An IMO number as `TrackingEvent` keeps it: seven digits, else none. */
+export const imoOf = (value: string | undefined): string | undefined => {
+  const imo = value?.trim()
+  return imo !== undefined && /^\d{7}$/.test(imo) ? imo : undefined
+}
+
+/** The first of the values that is a non-blank string, trimmed. */
+export const firstText = (...values: ReadonlyArray<string | undefined>): string | undefined => {
+  for (const value of values) {
+    const text = value?.trim()
+    if (text !== undefined && text !== "") return text
+  }
+  return undefined
+}
+
+/** The empty indicator an encoded EQUIPMENT event needs for its status code to decode as `status`. */
+export const emptyIndicatorFor = (code: string, status: string | null): "EMPTY" | "LADEN" => {
+  if (status === "GE" || status === "GR") return "EMPTY"
+  if (status === "GN" || status === "GT" || status === "AE" || status === "UV") return "LADEN"
+  return code === "PICK" || code === "DROP" ? "EMPTY" : "LADEN"
+}

@@ -203,6 +203,9 @@ export const BasicStatusKind = Schema.Literal(
   "TRADEFLOW_UPDATED",
   "TRADEFLOW_DEACTIVATED",
   "TRADEFLOW_REACTIVATED",
+  "TRACKING_STARTED",
+  "TRACKING_STOPPED",
+  "TRACKING_NOT_FOUND",
   "EVENT"
 )
 export type BasicStatusKind = typeof BasicStatusKind.Type
@@ -210,7 +213,8 @@ export type BasicStatusKind = typeof BasicStatusKind.Type
 /**
  * Payload of BASIC_STATUS (our shape; SERVICE.md leaves it open).
  *
- * - `status`: a lifecycle change of the tradeflow (`TRADEFLOW_*`) or a journey `EVENT`.
+ * - `status`: a lifecycle change of the tradeflow (`TRADEFLOW_*`), of its tracking by a carrier
+ *   (`TRACKING_STARTED`, `TRACKING_STOPPED`, `TRACKING_NOT_FOUND`) or a journey `EVENT`.
  * - `message`: for an event, its message as received or generated; for a lifecycle change a
  *   sentence ("Tradeflow created").
  * - `status_code`: the milestone code of an event (`ZZ` when unclassified); null for lifecycle changes.

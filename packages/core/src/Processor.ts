@@ -41,7 +41,7 @@
  *
  * @module
  */
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Random, Schema } from "effect"
 import { TradeflowDocument } from "./ApiMessage.js"
 import { AutomationStore } from "./AutomationStore.js"
 import type { Outbox } from "./Delivery.js"
@@ -56,7 +56,9 @@ import * as RenderDocument from "./RenderDocument.js"
 import * as RenderMessages from "./RenderMessages.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
-import type { TrackingConfig } from "./TrackingConfig.js"
+import { TrackingConfig } from "./TrackingConfig.js"
+import * as TrackingSource from "./TrackingSource.js"
+import * as TrackingUpdate from "./TrackingUpdate.js"
 import type { MockEvent, Tradeflow } from "./Tradeflow.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { MockSpeed, MockTracking, RecordGroup } from "./TradeflowRecord.js"
@@ -135,12 +137,18 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   return true
 }
 
-/** Whether two states differ in more than `active` and their timestamps. */
+/** Whether two states differ in more than `active`, their timestamps and their tracking's schedule. */
 const contentChanged = (a: Tradeflow, b: Tradeflow): boolean => {
-  const { active: _a, created_at: _c, updated_at: _u, ...x } = a
-  const { active: _b, created_at: _d, updated_at: _v, ...y } = b
+  const { active: _a, created_at: _c, tracking: _t, updated_at: _u, ...x } = a
+  const { active: _b, created_at: _d, tracking: _s, updated_at: _v, ...y } = b
   return !sameJson(x, y)
 }
+
+/** The tracking sources of the process: none when it has no `TrackingSources`. */
+const trackingSources: Effect.Effect<ReadonlyArray<TrackingSource.TrackingSource>> = Effect.map(
+  Effect.serviceOption(TrackingSource.TrackingSources),
+  Option.match({ onNone: () => [], onSome: (sources) => sources.all })
+)
 
 /** The digest of the inputs of a mock journey (the speed only when it is not `instant`). */
 export const mockSignature = (scenario: string, t: Tradeflow, speed: MockSpeed = "instant"): Effect.Effect<string> =>
@@ -266,14 +274,18 @@ export const schedule = (t: Tradeflow, nextLocation: number | null): Tradeflow =
   return { ...t, next_location_at: nextLocation, next_position_at: due }
 }
 
-/** Renders successive states: the first against `previous` with the lifecycle changes, each next against the one before. */
+/**
+ * Renders successive states: the first against `previous` with the lifecycle and tracking changes,
+ * each next against the one before.
+ */
 const renderStages = (
   previous: Tradeflow | undefined,
   stages: ReadonlyArray<Tradeflow>,
   lifecycle: ReadonlyArray<RenderMessages.Lifecycle>,
   updateSummary: string | undefined,
   now: number,
-  budget: RenderBudget.Budget
+  budget: RenderBudget.Budget,
+  tracking: ReadonlyArray<RenderMessages.TrackingStatus> = []
 ): Effect.Effect<ReadonlyArray<NewMessage>, StorageError, Locations | TrackingConfig> =>
   Effect.gen(function*() {
     const out: Array<NewMessage> = []
@@ -282,7 +294,7 @@ const renderStages = (
       out.push(
         ...yield* RenderMessages.render(
           i === 0
-            ? { previous: before, next, lifecycle, updateSummary, now, budget }
+            ? { previous: before, next, lifecycle, updateSummary, tracking, now, budget }
             : { previous: before, next, lifecycle: [], now, budget }
         )
       )
@@ -312,7 +324,10 @@ export const processGroup = (
     let stages = tracking === undefined
       ? [merged]
       : yield* applyMock(merged, tracking.scenario, tracking.speed ?? "instant", now, budget.pause)
-    let next = stages[stages.length - 1]!
+    const untracked = stages[stages.length - 1]!
+    const tracked = TrackingUpdate.track(untracked, job.environment, yield* trackingSources, now)
+    stages = [...stages.slice(0, -1), tracked.next]
+    let next = tracked.next
 
     const lifecycle: Array<RenderMessages.Lifecycle> = []
     let summary: string | undefined
@@ -328,11 +343,19 @@ export const processGroup = (
         summary = TradeflowMerge.describeChanges(before, next)
       }
       if (before.active && !next.active) lifecycle.push("TRADEFLOW_DEACTIVATED")
-      if (lifecycle.length === 0) return { upsert: Option.none(), messages: [] }
+      if (lifecycle.length === 0 && tracked.next === untracked) return { upsert: Option.none(), messages: [] }
       stages = stages.map((s) => ({ ...s, updated_at: now }))
       next = stages[stages.length - 1]!
     }
-    const messages = yield* renderStages(Option.getOrUndefined(previous), stages, lifecycle, summary, now, budget)
+    const messages = yield* renderStages(
+      Option.getOrUndefined(previous),
+      stages,
+      lifecycle,
+      summary,
+      now,
+      budget,
+      tracked.statuses
+    )
     const fresh = Option.isNone(previous) || !previous.value.active ||
       previous.value.mock_signature !== next.mock_signature
     const moved = yield* advancePositions(
@@ -394,7 +417,8 @@ const deactivate = (t: Tradeflow, budget: RenderBudget.Budget): Effect.Effect<Ou
   Effect.gen(function*() {
     if (!t.active) return { upsert: Option.none(), messages: [] }
     const now = yield* Clock.currentTimeMillis
-    const next = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
+    const inactive = { ...t, active: false, next_position_at: null, next_location_at: null, updated_at: now }
+    const next = TrackingUpdate.track(inactive, "production", [], now).next
     const messages = yield* RenderMessages.render({
       previous: t,
       next,
@@ -447,6 +471,26 @@ const computeCommit: (job: Job, budget: RenderBudget.Budget) => Effect.Effect<Co
             deletes: [],
             messages,
             result: { count: payload.groups.length }
+          }
+        }
+        if (payload._tag === "Track") {
+          const found = yield* store.get(job.organisation_id, payload.reference)
+          const empty = { ...base, upserts: [], deletes: [], messages: [], result: { count: 0 } }
+          if (Option.isNone(found)) return empty
+          const t = found.value
+          const now = yield* Clock.currentTimeMillis
+          const { cadence } = yield* TrackingConfig
+          const applied = TrackingUpdate.apply(t, payload, { now, cadence, jitter: yield* Random.next })
+          if (applied.next === t) return empty
+          const next = applied.journeyChanged ? { ...applied.next, updated_at: now } : applied.next
+          const messages = yield* renderStages(t, [next], [], undefined, now, budget, applied.statuses)
+          return {
+            ...base,
+            upserts: [next],
+            deletes: [],
+            messages,
+            result: { count: messages.length },
+            ...(applied.rawEvents.length === 0 ? {} : { raw_events: applied.rawEvents })
           }
         }
         if (payload._tag === "Advance") {

@@ -16,6 +16,7 @@ import * as Retention from "./Retention.js"
 import * as Scheduler from "./Scheduler.js"
 import * as Schemes from "./Schemes.js"
 import * as Storage from "./Storage.js"
+import * as Tracker from "./Tracker.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as Upstream from "./Upstream.js"
 import * as WidgetSearch from "./WidgetSearch.js"
@@ -32,6 +33,7 @@ export type Services =
   | Upstream.Upstream
   | Worker.Worker
   | Scheduler.Scheduler
+  | Tracker.Tracker
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
   | Retention.Retention
@@ -44,8 +46,9 @@ export interface ServiceOptions extends Worker.WorkerOptions {
 /**
  * Every service over the storage ports, the location directory and the tracking settings, with
  * the built-in integration schemes (a host application adds its own with `Schemes.add`). The
- * position scheduler and retention run in the background when the worker does (and start when it
- * does, `startAfter`), unless `scheduler` or `retention` say otherwise. `Accounts` and
+ * position scheduler, the tracker and retention run in the background when the worker does (and
+ * start when it does, `startAfter`), unless `scheduler`, `tracker` or `retention` say otherwise.
+ * The tracker asks the `TrackingSources` of the context, if any (see `Tracker`). `Accounts` and
  * `WidgetSearch` share one cache of authenticated keys and its revocation reader (see
  * `Accounts.layer`). A scoped layer: the worker, the scheduler, retention and the revocation
  * reader stop when the scope the host builds it in closes.
@@ -53,7 +56,8 @@ export interface ServiceOptions extends Worker.WorkerOptions {
 export const layer = (
   options: ServiceOptions = {},
   scheduler: Scheduler.SchedulerOptions = {},
-  retention: Retention.RetentionOptions = {}
+  retention: Retention.RetentionOptions = {},
+  tracker: Tracker.TrackerOptions = {}
 ): Layer.Layer<Services, never, Storage.Storage | Locations.Locations | TrackingConfig.TrackingConfig> =>
   Layer.mergeAll(
     Accounts.layer,
@@ -66,6 +70,7 @@ export const layer = (
     Schemes.layer,
     WidgetSearch.layer,
     Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler }),
+    Tracker.layer({ background: options.background, startAfter: options.startAfter, ...tracker }),
     Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention })
   ).pipe(
     Layer.provideMerge(Worker.layer(options))

@@ -36,6 +36,8 @@ import {
   type MessageRun,
   type StoredMessage
 } from "./StoredMessage.js"
+import { type DueTarget, type RawEvent, TrackingStore } from "./TrackingStore.js"
+import * as TrackingTarget from "./TrackingTarget.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 import { type Candidate, type Commit, TradeflowStore, withCommit } from "./TradeflowStore.js"
@@ -55,6 +57,7 @@ export type Storage =
   | AutomationStore
   | DeliveryStore
   | RetentionStore
+  | TrackingStore
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -163,6 +166,11 @@ export const makeMemory = Effect.gen(function*() {
   const receivedAt = new Map<number, number>()
   const tradeflows = new Map<string, Tradeflow>()
   const byKey = new Map<string, Map<string, Candidate>>()
+  const targets = new Map<
+    string,
+    Omit<DueTarget, "next_check_at"> & { next_check_at: number | null; lease_until: number | null }
+  >()
+  const rawEvents = new Map<string, Array<RawEvent>>()
   const logs = new Map<string, OrgMessages>()
   const automationsById = new Map<string, Automation>()
   const deliveries = new Map<number, StoredDelivery>()
@@ -203,9 +211,38 @@ export const makeMemory = Effect.gen(function*() {
     if (l === undefined) logs.set(organisationId, l = { seq: 0, hashes: new Set(), messages: [], newest: new Map() })
     return l
   }
+  const targetKey = (organisationId: string, reference: string, id: string) =>
+    JSON.stringify([organisationId, reference, id])
+  const indexTargets = (t: Tradeflow) => {
+    const keep = new Set<string>()
+    for (const target of t.tracking?.targets ?? []) {
+      const key = targetKey(t.organisation_id, t.reference, target.id)
+      keep.add(key)
+      const indexed = targets.get(key)
+      targets.set(key, {
+        organisation_id: t.organisation_id,
+        tradeflow_reference: t.reference,
+        target_id: target.id,
+        source: target.source,
+        query: TrackingTarget.queryOf(target),
+        high_water: target.high_water,
+        next_check_at: target.next_check_at,
+        lease_until: indexed !== undefined && indexed.next_check_at === target.next_check_at
+          ? indexed.lease_until
+          : null
+      })
+    }
+    for (const [key, indexed] of targets) {
+      if (
+        indexed.organisation_id === t.organisation_id && indexed.tradeflow_reference === t.reference && !keep.has(key)
+      ) targets.delete(key)
+    }
+  }
   const putTradeflow = (t: Tradeflow) => {
+    const had = tradeflows.get(tfKey(t.organisation_id, t.reference))
     removeTradeflow(t.organisation_id, t.reference)
     tradeflows.set(tfKey(t.organisation_id, t.reference), t)
+    if (had?.tracking != null || t.tracking !== null) indexTargets(t)
     const candidate = { reference: t.reference, created_at: t.created_at, updated_at: t.updated_at }
     for (const key of TradeflowKey.ofTradeflow(t)) {
       const k = tfKey(t.organisation_id, key)
@@ -444,6 +481,12 @@ export const makeMemory = Effect.gen(function*() {
     const l = log(c.organisation_id)
     for (const reference of c.deletes) {
       removeTradeflow(c.organisation_id, reference)
+      for (const [key, indexed] of targets) {
+        if (indexed.organisation_id === c.organisation_id && indexed.tradeflow_reference === reference) {
+          targets.delete(key)
+        }
+      }
+      rawEvents.delete(tfKey(c.organisation_id, reference))
       removeDeliveries((d) => d.test || d.organisation_id !== c.organisation_id || d.tradeflow_reference !== reference)
       l.messages = l.messages.filter((m) => {
         if (m.tradeflow_reference !== reference) return true
@@ -453,6 +496,14 @@ export const makeMemory = Effect.gen(function*() {
     }
     if (c.deletes.length > 0) l.newest = newestOf(l.messages)
     for (const t of c.upserts) putTradeflow(t)
+    for (const e of c.raw_events ?? []) {
+      const key = tfKey(c.organisation_id, e.tradeflow_reference)
+      const kept = rawEvents.get(key) ?? []
+      if (
+        !kept.some((k) => k.source === e.source && k.event_id === e.event_id && k.updated_at === e.updated_at)
+      ) kept.push(e)
+      rawEvents.set(key, kept)
+    }
     const inserted: Array<StoredMessage> = []
     for (const m of c.messages) {
       if (l.hashes.has(m.hash)) continue
@@ -731,8 +782,55 @@ export const makeMemory = Effect.gen(function*() {
       })
   })
 
+  const tracking = TrackingStore.of({
+    claim: ({ exclude, leaseMillis, limit, now }) =>
+      Effect.sync(() => {
+        const skipped = new Set(exclude ?? [])
+        const due = [...targets.values()]
+          .filter((t): t is typeof t & { next_check_at: number } =>
+            t.next_check_at !== null && t.next_check_at <= now && (t.lease_until === null || t.lease_until <= now) &&
+            !skipped.has(t.source)
+          )
+        const soonest = (a: (typeof due)[number], b: (typeof due)[number]) =>
+          a.next_check_at - b.next_check_at || compare(a.organisation_id, b.organisation_id) ||
+          compare(a.tradeflow_reference, b.tradeflow_reference) || compare(a.target_id, b.target_id)
+        const turns = new Map<string, number>()
+        const claimed = due.sort(soonest)
+          .map((t) => {
+            const turn = (turns.get(t.organisation_id) ?? 0) + 1
+            turns.set(t.organisation_id, turn)
+            return { t, turn }
+          })
+          .sort((a, b) => a.turn - b.turn || soonest(a.t, b.t))
+          .slice(0, Math.max(0, Math.floor(limit)))
+          .map(({ t }) => t)
+        for (const t of claimed) t.lease_until = now + leaseMillis
+        return claimed.map((t): DueTarget => ({
+          organisation_id: t.organisation_id,
+          tradeflow_reference: t.tradeflow_reference,
+          target_id: t.target_id,
+          source: t.source,
+          query: t.query,
+          high_water: t.high_water,
+          next_check_at: t.next_check_at
+        }))
+      }),
+    rawEvents: (organisationId, reference, limit) =>
+      Effect.sync(() => (rawEvents.get(tfKey(organisationId, reference)) ?? []).slice(0, Math.max(0, limit)))
+  })
+
   const wakeups = yield* PubSub.sliding<void>(1)
-  return { orgs, queue: queue(wakeups), store, messages, settings: shared, automations, deliveries: outbox, retention }
+  return {
+    orgs,
+    queue: queue(wakeups),
+    store,
+    messages,
+    settings: shared,
+    automations,
+    deliveries: outbox,
+    retention,
+    tracking
+  }
 })
 
 /** Every storage port, in memory. */
@@ -745,6 +843,7 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
       Context.add(Settings, m.settings),
       Context.add(AutomationStore, m.automations),
       Context.add(DeliveryStore, m.deliveries),
-      Context.add(RetentionStore, m.retention)
+      Context.add(RetentionStore, m.retention),
+      Context.add(TrackingStore, m.tracking)
     ))
 )

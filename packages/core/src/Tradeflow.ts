@@ -9,20 +9,30 @@
  */
 import { Schema } from "effect"
 import { StatusCode } from "./StatusCode.js"
+import { TrackingTarget } from "./TrackingTarget.js"
 import { ContainerEntry, MockSpeed } from "./TradeflowRecord.js"
 
-/** One entry of a predicted-date history. */
+/**
+ * One entry of a predicted-date history: one reading of a milestone. Readings of a source that
+ * names its events carry the event's id and version (`TrackingEvent`); a retracted one stays in
+ * the history, marked, and no longer counts.
+ */
 export const Prediction = Schema.Struct({
   actual: Schema.Boolean,
   source: Schema.String,
   event_date: Schema.Number,
-  predicted_at: Schema.Number
+  predicted_at: Schema.Number,
+  event_id: Schema.optional(Schema.String),
+  updated_at: Schema.optional(Schema.Number),
+  retracted: Schema.optional(Schema.Boolean)
 })
 export type Prediction = typeof Prediction.Type
 
 /**
- * A journey event of a tradeflow. `key` identifies the same fact across re-posts (container,
- * status or message, location, source); a new date for the same key is a new prediction.
+ * A milestone of a tradeflow and its current reading. `key` identifies the same fact across
+ * re-posts and versions (container, status or message, location, source, and voyage when the
+ * source names one: `TradeflowMerge.eventKey`); a new date for the same key is a new prediction.
+ * The current reading is the latest actual one, else the latest one (see `TradeflowMerge`).
  */
 export const TrackedEvent = Schema.Struct({
   key: Schema.String,
@@ -33,13 +43,24 @@ export const TrackedEvent = Schema.Struct({
   location: Schema.NullOr(Schema.String),
   event_date: Schema.NullOr(Schema.Number),
   actual: Schema.Boolean,
-  source: Schema.Literal("import", "mock"),
+  /** `import` (posted by the client), `mock` (a UAT journey) or the id of a `TrackingSource`. */
+  source: Schema.String,
   predicted_at: Schema.Number,
   history: Schema.Array(Prediction),
-  /** The vessel of a mock event when it is not the tradeflow's own (see `MockJourneys`). */
-  vessel: Schema.optional(Schema.String)
+  /** The vessel of the event when it is not the tradeflow's own (see `MockJourneys`), or as its source names it. */
+  vessel: Schema.optional(Schema.String),
+  /** The carrier's voyage number, as the event's source names it. */
+  voyage: Schema.optional(Schema.String)
 })
 export type TrackedEvent = typeof TrackedEvent.Type
+
+/** A retraction of every version of an event of a source up to `updated_at`. */
+export const Retraction = Schema.Struct({
+  source: Schema.String,
+  event_id: Schema.String,
+  updated_at: Schema.Number
+})
+export type Retraction = typeof Retraction.Type
 
 /**
  * An event of a generated mock journey (see `MockJourneys`). `container_reference` null is a vessel
@@ -107,6 +128,13 @@ export const PartnerLink = Schema.Struct({
 })
 export type PartnerLink = typeof PartnerLink.Type
 
+/** The tracking of a tradeflow by a source: the source's id and the targets it is asked about. */
+export const TradeflowTracking = Schema.Struct({
+  source: Schema.String,
+  targets: Schema.Array(TrackingTarget)
+})
+export type TradeflowTracking = typeof TradeflowTracking.Type
+
 /** The stored tradeflow. */
 export const Tradeflow = Schema.Struct({
   organisation_id: Schema.String,
@@ -117,6 +145,21 @@ export const Tradeflow = Schema.Struct({
   booking_references: Schema.Array(Schema.String),
   details: TradeflowDetails,
   events: Schema.Array(TrackedEvent),
+  /**
+   * Milestones whose every reading its source retracted: out of the journey, kept (nothing is
+   * ever deleted); absent (empty) in documents stored before retractions existed.
+   */
+  retracted_events: Schema.optionalWith(Schema.Array(TrackedEvent), { default: () => [] }),
+  /**
+   * Retractions by source and event id, with the version that retracted: a version of such an
+   * event that is not newer is ignored, even when it arrives after the retraction.
+   */
+  retractions: Schema.optionalWith(Schema.Array(Retraction), { default: () => [] }),
+  /**
+   * Its tracking by a source (production, or UAT without a mock journey, when a configured source
+   * routes it); null when none tracks it. Absent (null) in documents stored before tracking existed.
+   */
+  tracking: Schema.optionalWith(Schema.NullOr(TradeflowTracking), { default: () => null }),
   /** The partner links in first-linked order; absent (empty) in documents stored before partners existed. */
   partners: Schema.optionalWith(Schema.Array(PartnerLink), { default: () => [] }),
   /** Digest of the mock inputs last used; the same inputs do not generate a journey again. */

@@ -22,7 +22,8 @@
  */
 import { complete } from "./internal/eventLoop.js"
 import { fromMessage } from "./StatusCode.js"
-import type { MockEvent, PartnerLink, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
+import type { TrackingEvent } from "./TrackingEvent.js"
+import type { MockEvent, PartnerLink, Prediction, TrackedEvent, Tradeflow, TradeflowDetails } from "./Tradeflow.js"
 import type { ContainerEntry as ContainerEntrySchema, EventInput, TradeflowRecord } from "./TradeflowRecord.js"
 import { normaliseContainerNumber, parseIsoDateTime } from "./TradeflowRecord.js"
 
@@ -40,6 +41,9 @@ export const empty = (organisationId: string, reference: string, now: number): T
   booking_references: [],
   details: {},
   events: [],
+  retracted_events: [],
+  retractions: [],
+  tracking: null,
   partners: [],
   mock_signature: null,
   mock_release: null,
@@ -160,20 +164,32 @@ export const eventLocation = (text: string | undefined): string | null => {
   return unlocodePattern.test(t.toUpperCase()) ? t.toUpperCase() : t
 }
 
-/** The identity of an event: container, status code (or normalised message), location, source. */
+/**
+ * The identity of a milestone: container, status code (or normalised message), location, source,
+ * and the voyage when the event names one.
+ */
 export const eventKey = (e: {
   readonly container_reference: string | null
   readonly status_code: string | null
   readonly message: string
   readonly location: string | null
-  readonly source: "import" | "mock"
-}): string =>
-  JSON.stringify([
+  readonly source: string
+  readonly voyage?: string | undefined
+}): string => {
+  const identity = [
     e.container_reference,
     e.status_code ?? e.message.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim(),
     e.location,
     e.source
-  ])
+  ]
+  return JSON.stringify(e.voyage === undefined ? identity : [...identity, e.voyage])
+}
+
+/** The id and version of an event of a source that names its events (see `TrackingEvent`). */
+export interface Version {
+  readonly event_id: string
+  readonly updated_at: number
+}
 
 /** An event as it arrives, before it is merged. `event_date` undefined: not given. */
 export interface IncomingEvent {
@@ -183,10 +199,34 @@ export interface IncomingEvent {
   readonly location: string | null
   readonly event_date: number | undefined
   readonly actual: boolean
-  readonly source: "import" | "mock"
-  /** The vessel of a mock event that names one. */
+  /** `import`, `mock`, or a `TrackingSource` id. */
+  readonly source: string
+  /** The vessel the event names (a mock event's other vessel, a carrier's transport call). */
   readonly vessel?: string | undefined
+  /** The carrier's voyage number, as the event names it: part of the milestone's identity. */
+  readonly voyage?: string | undefined
+  /**
+   * The version, for an event of a source that names its events: an exact duplicate (same id and
+   * update time) is ignored, versions are ordered by update time, and an actual reading wins over
+   * estimated and planned ones. Events posted by the client and mock events have none: the last
+   * one merged is the current reading.
+   */
+  readonly version?: Version | undefined
 }
+
+/** A tracking event of a source as an incoming event (its retraction is merged by {@link mergeTrackingSteps}). */
+export const fromTracking = (e: TrackingEvent): IncomingEvent => ({
+  message: e.message,
+  status_code: e.status_code,
+  container_reference: e.container_reference,
+  location: e.location,
+  event_date: e.event_date,
+  actual: e.classifier === "ACT",
+  source: e.source,
+  vessel: e.transport_call?.vessel_name,
+  voyage: e.transport_call?.voyage,
+  version: { event_id: e.event_id, updated_at: e.updated_at }
+})
 
 /** An imported event input as an incoming event. */
 export const fromInput = (e: EventInput): IncomingEvent => ({
@@ -219,10 +259,85 @@ export const mockKey = (e: MockEvent): string => eventKey(fromMock(e))
 const withVessel = <A extends object>(a: A, vessel: string | undefined): A & { readonly vessel?: string } =>
   vessel === undefined ? a : { ...a, vessel }
 
+/** The entries of a history that count (not retracted). */
+const live = (history: ReadonlyArray<Prediction>): ReadonlyArray<Prediction> =>
+  history.filter((h) => h.retracted !== true)
+
+/**
+ * The current reading of a history: the last one, or, among versioned readings (see
+ * {@link IncomingEvent}), the last actual one when there is one. Undefined when every reading is retracted.
+ */
+export const currentReading = (history: ReadonlyArray<Prediction>): Prediction | undefined => {
+  const counted = live(history)
+  const last = counted.at(-1)
+  if (last?.updated_at === undefined) return last
+  for (let i = counted.length - 1; i >= 0; i--) if (counted[i]!.actual) return counted[i]
+  return last
+}
+
+/**
+ * The predictions a history shows: the readings that count, where a versioned reading that
+ * repeats the date and flag of the one before it (a source publishing the same estimate again)
+ * is left out.
+ */
+export const visibleHistory = (history: ReadonlyArray<Prediction>): ReadonlyArray<Prediction> => {
+  const out: Array<Prediction> = []
+  for (const h of history) {
+    if (h.retracted === true) continue
+    const before = out.at(-1)
+    if (
+      h.updated_at !== undefined && before !== undefined && before.event_date === h.event_date &&
+      before.actual === h.actual
+    ) continue
+    out.push(h)
+  }
+  return out
+}
+
+/**
+ * A versioned reading merged into a known milestone: it joins the history in update order (every
+ * version is kept, so the result does not depend on the order versions arrive in), and the
+ * milestone takes it as its current reading when it is (see {@link currentReading}). Undefined for
+ * an exact duplicate (same id and update time).
+ */
+const mergeVersion = (
+  existing: TrackedEvent,
+  e: IncomingEvent & { readonly version: Version },
+  date: number,
+  now: number
+): TrackedEvent | undefined => {
+  const { event_id, updated_at } = e.version
+  const history = existing.history
+  if (history.some((h) => h.event_id === event_id && h.updated_at === updated_at)) return undefined
+  let at = history.length
+  while (at > 0 && (history[at - 1]!.updated_at ?? -Infinity) > updated_at) at--
+  const entry: Prediction = {
+    actual: e.actual,
+    source: e.source,
+    event_date: date,
+    predicted_at: now,
+    event_id,
+    updated_at
+  }
+  const next = [...history.slice(0, at), entry, ...history.slice(at)]
+  if (currentReading(next) !== entry) return { ...existing, history: next }
+  const { vessel: _vessel, ...rest } = existing
+  return withVessel({
+    ...rest,
+    message: e.message,
+    event_date: date,
+    actual: e.actual,
+    predicted_at: now,
+    history: next
+  }, e.vessel)
+}
+
 /**
  * Merges events into a list, in order: a new key is appended (an undated one is dated
  * `fallbackDate`); a known key with another date, actual flag or vessel becomes a new prediction;
- * otherwise the event changes nothing. The list itself comes back when nothing changed.
+ * otherwise the event changes nothing. A versioned event (see {@link IncomingEvent}) joins the
+ * history in update order unless it is an exact duplicate, and becomes current unless an actual
+ * reading is. The list itself comes back when nothing changed.
  */
 export function* mergeEvents(
   events: ReadonlyArray<TrackedEvent>,
@@ -237,6 +352,7 @@ export function* mergeEvents(
     const key = eventKey(e)
     const i = at.get(key)
     const existing = i === undefined ? undefined : (out ?? events)[i]
+    const version = e.version === undefined ? {} : { event_id: e.version.event_id, updated_at: e.version.updated_at }
     if (existing === undefined) {
       const date = e.event_date ?? fallbackDate
       out ??= [...events]
@@ -251,8 +367,17 @@ export function* mergeEvents(
         actual: e.actual,
         source: e.source,
         predicted_at: now,
-        history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now }]
+        history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now, ...version }],
+        ...(e.voyage === undefined ? {} : { voyage: e.voyage })
       }, e.vessel))
+    } else if (e.version !== undefined) {
+      const merged = mergeVersion(
+        existing,
+        { ...e, version: e.version },
+        e.event_date ?? existing.event_date ?? fallbackDate,
+        now
+      )
+      if (merged !== undefined) (out ??= [...events])[i!] = merged
     } else {
       const date = e.event_date ?? existing.event_date ?? fallbackDate
       if (date !== existing.event_date || e.actual !== existing.actual || e.vessel !== existing.vessel) {
@@ -281,9 +406,10 @@ export const mergeEvent = (
   fallbackDate: number
 ): ReadonlyArray<TrackedEvent> => run(mergeEvents(events, [incoming], now, fallbackDate))
 
-/** Keeps imported events before mock events (stable). */
+/** Keeps imported events first, then those of tracking sources, then mock events (stable). */
 export const orderEvents = (events: ReadonlyArray<TrackedEvent>): ReadonlyArray<TrackedEvent> => [
   ...events.filter((e) => e.source === "import"),
+  ...events.filter((e) => e.source !== "import" && e.source !== "mock"),
   ...events.filter((e) => e.source === "mock")
 ]
 
@@ -424,12 +550,83 @@ export const applyRecords = (t: Tradeflow, records: ReadonlyArray<TradeflowRecor
  */
 export function* releaseMockEventsSteps(t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Steps<Tradeflow> {
   const mock = yield* mergeEvents(t.events.filter((e) => e.source === "mock"), events.map(fromMock), now, now)
-  return { ...t, events: [...t.events.filter((e) => e.source === "import"), ...mock] }
+  return { ...t, events: [...t.events.filter((e) => e.source !== "mock"), ...mock] }
 }
 
 /** {@link releaseMockEventsSteps} at once. */
 export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>, now: number): Tradeflow =>
   run(releaseMockEventsSteps(t, events, now))
+
+/**
+ * Merges the events of a tracking source into the state, in update order (stable): a retraction
+ * marks every reading of its event retracted (a milestone left with no reading leaves the journey
+ * for `retracted_events`, nothing is deleted) and is remembered, so a version it retracts that
+ * arrives late is ignored; every other event is merged as a versioned reading (see
+ * {@link mergeEvents}). The state itself comes back when nothing changed.
+ */
+export function* mergeTrackingSteps(
+  t: Tradeflow,
+  incoming: ReadonlyArray<TrackingEvent>,
+  now: number
+): Steps<Tradeflow> {
+  const ordered = incoming.map((e, i) => [e, i] as const)
+    .sort(([a, i], [b, j]) => a.updated_at - b.updated_at || i - j)
+    .map(([e]) => e)
+  const retractedId = (source: string, eventId: string) => JSON.stringify([source, eventId])
+  const retractions = new Map(t.retractions.map((r) => [retractedId(r.source, r.event_id), r] as const))
+  let state = t
+  let batch: Array<IncomingEvent> = []
+  const flush = function*(): Steps<void> {
+    if (batch.length === 0) return
+    const events = yield* mergeEvents(state.events, batch, now, now)
+    batch = []
+    if (events !== state.events) state = { ...state, events: orderEvents(events) }
+  }
+  for (const e of ordered) {
+    const id = retractedId(e.source, e.event_id)
+    const retraction = retractions.get(id)
+    if (!e.retracted) {
+      if (retraction === undefined || retraction.updated_at < e.updated_at) batch.push(fromTracking(e))
+      continue
+    }
+    if (retraction !== undefined && retraction.updated_at >= e.updated_at) continue
+    yield* flush()
+    const mark = { source: e.source, event_id: e.event_id, updated_at: e.updated_at }
+    retractions.set(id, mark)
+    const kept: Array<TrackedEvent> = []
+    const gone: Array<TrackedEvent> = []
+    for (const event of state.events) {
+      const hit = event.source === e.source &&
+        event.history.some((h) =>
+          h.event_id === e.event_id && h.retracted !== true && (h.updated_at ?? 0) <= e.updated_at
+        )
+      if (!hit) {
+        kept.push(event)
+        continue
+      }
+      const history = event.history.map((h) =>
+        h.event_id === e.event_id && (h.updated_at ?? 0) <= e.updated_at ? { ...h, retracted: true } : h
+      )
+      const current = currentReading(history)
+      if (current === undefined) gone.push({ ...event, history })
+      else {
+        kept.push({ ...event, history, event_date: current.event_date, actual: current.actual, predicted_at: now })
+      }
+    }
+    state = {
+      ...state,
+      events: kept,
+      retracted_events: [...state.retracted_events, ...gone],
+      retractions: [...retractions.values()]
+    }
+  }
+  yield* flush()
+  return state
+}
+
+/** {@link mergeTrackingSteps} at once. */
+export const mergeTracking = (t: Tradeflow, incoming: ReadonlyArray<TrackingEvent>, now: number): Tradeflow =>
+  run(mergeTrackingSteps(t, incoming, now))
 
 /**
  * Starts a newly generated mock sequence whose events will have these keys (in this order): mock
@@ -449,7 +646,7 @@ export const restartMock = (
   return {
     ...t,
     containers: unionContainers(t.containers, containers.map((reference) => ({ reference }))),
-    events: [...t.events.filter((e) => e.source === "import"), ...mock]
+    events: [...t.events.filter((e) => e.source !== "mock"), ...mock]
   }
 }
 

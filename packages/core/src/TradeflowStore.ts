@@ -8,6 +8,7 @@ import type { Outbox } from "./Delivery.js"
 import type { JobResult } from "./Job.js"
 import type { StorageError } from "./StorageError.js"
 import type { NewMessage } from "./StoredMessage.js"
+import type { RawEvent } from "./TrackingStore.js"
 import type { Tradeflow } from "./Tradeflow.js"
 
 /** Everything one processed job changes, committed at once. */
@@ -22,7 +23,10 @@ export interface Commit {
   readonly organisation_id: string
   /** Tradeflows to insert or replace (whole state). */
   readonly upserts: ReadonlyArray<Tradeflow>
-  /** References deleted permanently, with their messages and their messages' deliveries (and log). */
+  /**
+   * References deleted permanently, with their messages and their messages' deliveries (and log),
+   * their tracked targets and raw events.
+   */
   readonly deletes: ReadonlyArray<string>
   /**
    * Messages to append, in this order; each gets the organisation's next sequence number. A
@@ -30,6 +34,11 @@ export interface Commit {
    */
   readonly messages: ReadonlyArray<NewMessage>
   readonly result: JobResult
+  /**
+   * Raw events of tracking sources merged by this commit, kept as received; a version the
+   * organisation already keeps (same tradeflow, source, event id and update time) is not written again.
+   */
+  readonly raw_events?: ReadonlyArray<RawEvent>
   /** The webhook deliveries of the inserted messages (see `Delivery.plan`), written in the same transaction. */
   readonly outbox?: Outbox
 }

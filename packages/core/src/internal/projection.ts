@@ -16,6 +16,7 @@ import * as Positions from "../Positions.js"
 import type { StorageError } from "../StorageError.js"
 import type { TrackingSettings } from "../TrackingConfig.js"
 import type { TrackedEvent, Tradeflow } from "../Tradeflow.js"
+import { visibleHistory } from "../TradeflowMerge.js"
 import { parseIsoDateTime } from "../TradeflowRecord.js"
 import { vesselNamed } from "./vessel.js"
 
@@ -30,7 +31,7 @@ export const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The predicted-date history of an event, as messages and documents render it. */
 export const historyOf = (e: TrackedEvent) =>
-  e.history.map((h) => ({
+  visibleHistory(e.history).map((h) => ({
     actual: h.actual,
     source: h.source,
     event_date: iso(h.event_date),
@@ -116,7 +117,8 @@ export interface Reading {
 export const readingsOf = (t: Tradeflow, code: "VD" | "VA", port: string): ReadonlyArray<Reading> => {
   const atPort = t.events.filter((e) => e.status_code === code && e.location === port)
   const move = atPort.find((e) => e.container_reference === null) ?? atPort[0]
-  if (move !== undefined && move.history.length > 0) return move.history
+  const history = move === undefined ? [] : visibleHistory(move.history)
+  if (history.length > 0) return history
   const [actual, estimated] = code === "VD"
     ? [t.details.actual_time_of_departure, t.details.estimated_time_of_departure]
     : [t.details.actual_time_of_arrival, t.details.estimated_time_of_arrival]

@@ -1,0 +1,203 @@
+/**
+ * Service: the tracker. Every few seconds it claims the tracked targets that are due
+ * (`TrackingStore.claim`: leased, so processes sharing a database never ask about one target at
+ * the same time), asks each target's source for the events updated since the target's high-water
+ * mark, and queues what the source answered (or how it failed) as a `Track` job of the target's
+ * organisation. The worker merges it, in the organisation's order, and moves the target's next
+ * check on (see `TrackingUpdate`, `TrackingTarget`); a fetch whose answer is never queued (the
+ * process died) is made again once the lease runs out.
+ *
+ * Without `TrackingSources` in its context the tracker runs no background fiber (a host that
+ * configured no source at all); with a registry, even an empty one, it does.
+ *
+ * A source that refuses our credentials is paused: its targets are not claimed for `pause`
+ * (default 15 minutes), then tried again; `paused` reports it. A target whose source is no longer
+ * configured is stopped. Time comes from `Clock` (tests drive it with `TestClock`).
+ *
+ * @module
+ */
+import { Clock, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import type { Environment } from "./Environment.js"
+import type { TrackJob } from "./Job.js"
+import { JobQueue } from "./JobQueue.js"
+import { OrganisationStore } from "./OrganisationStore.js"
+import type { StorageError } from "./StorageError.js"
+import { SourceTransient, type TrackingSourceError, TrackingSources } from "./TrackingSource.js"
+import { type DueTarget, TrackingStore } from "./TrackingStore.js"
+import { Worker } from "./Worker.js"
+
+/** A source paused after refusing our credentials. */
+export interface PausedSource {
+  readonly since: number
+  readonly until: number
+  readonly message: string
+}
+
+export class Tracker extends Context.Tag("@tradeflow/core/Tracker")<Tracker, {
+  /** Claims the due targets (at most `batchSize`), asks their sources and queues the answers; answers how many it asked. */
+  readonly tick: Effect.Effect<number, StorageError>
+  /** The sources paused now, by id. */
+  readonly paused: Effect.Effect<ReadonlyMap<string, PausedSource>>
+}>() {}
+
+/** Options of the tracker. */
+export interface TrackerOptions {
+  /** How often due targets are looked for (default 5 seconds): a new target is first asked about within it. */
+  readonly interval?: Duration.DurationInput | undefined
+  /** Targets claimed per tick at most (default 100); the rest follow on the next ticks. */
+  readonly batchSize?: number | undefined
+  /** Fetches in flight at once (default 8). */
+  readonly concurrency?: number | undefined
+  /** How long a claimed target stays leased (default 2 minutes). */
+  readonly leaseMillis?: number | undefined
+  /** How long one fetch may take, pages included, before it counts as a transient failure (default 60 seconds). */
+  readonly fetchTimeout?: Duration.DurationInput | undefined
+  /** How long a source that refused our credentials is paused (default 15 minutes). */
+  readonly pause?: Duration.DurationInput | undefined
+  /** false: no background fiber; targets are asked about only on `tick` (tests, or a host with its own timer). */
+  readonly background?: boolean | undefined
+  /** The background fiber starts only once this effect has completed (for example: the server listens). */
+  readonly startAfter?: Effect.Effect<void> | undefined
+}
+
+/** A source's failure as a `Track` job's outcome. */
+const failed = (error: TrackingSourceError): TrackJob["outcome"] => {
+  switch (error._tag) {
+    case "SourceUnauthorized":
+      return { _tag: "FetchFailed", kind: "unauthorized", message: error.message }
+    case "SourceRateLimited":
+      return {
+        _tag: "FetchFailed",
+        kind: "rate_limited",
+        message: error.message,
+        retry_after_millis: error.retry_after_millis
+      }
+    case "SourceNotFound":
+      return { _tag: "FetchFailed", kind: "not_found", message: error.message }
+    case "SourceTransient":
+      return { _tag: "FetchFailed", kind: "transient", message: error.message }
+    case "SourceMalformed":
+      return { _tag: "FetchFailed", kind: "malformed", message: error.message }
+  }
+}
+
+/**
+ * The tracker over the storage ports and the process's `TrackingSources` (a target whose source
+ * the registry lacks is stopped). With `background` (default) and a registry it ticks for the
+ * lifetime of the layer; a scoped layer, whose fiber stops when the host's scope closes.
+ */
+export const layer = (
+  options: TrackerOptions = {}
+): Layer.Layer<Tracker, never, TrackingStore | JobQueue | OrganisationStore | Worker> =>
+  Layer.scoped(
+    Tracker,
+    Effect.gen(function*() {
+      const store = yield* TrackingStore
+      const queue = yield* JobQueue
+      const organisations = yield* OrganisationStore
+      const worker = yield* Worker
+      const sources = yield* Effect.serviceOption(TrackingSources)
+      const interval = options.interval ?? Duration.seconds(5)
+      const batchSize = Math.max(1, options.batchSize ?? 100)
+      const concurrency = Math.max(1, options.concurrency ?? 8)
+      const leaseMillis = Math.max(1, options.leaseMillis ?? 120_000)
+      const fetchTimeout = options.fetchTimeout ?? Duration.seconds(60)
+      const pauseMillis = Duration.toMillis(options.pause ?? Duration.minutes(15))
+      const paused = yield* Ref.make<ReadonlyMap<string, PausedSource>>(new Map())
+      const lock = yield* Effect.makeSemaphore(1)
+
+      const ask = (target: DueTarget, now: number): Effect.Effect<TrackJob["outcome"]> => {
+        const source = Option.flatMap(sources, (registry) => registry.get(target.source))
+        if (Option.isNone(source)) {
+          return Effect.succeed({
+            _tag: "FetchFailed",
+            kind: "unknown_source",
+            message: `no source ${target.source} is configured`
+          })
+        }
+        return source.value.fetch({ query: target.query, since: target.high_water }).pipe(
+          Effect.timeoutFail({
+            duration: fetchTimeout,
+            onTimeout: () => new SourceTransient({ source: target.source, message: "the fetch timed out" })
+          }),
+          Effect.map((result): TrackJob["outcome"] => ({
+            _tag: "Fetched",
+            status: result.status,
+            events: result.events,
+            malformed: result.malformed,
+            high_water: result.high_water
+          })),
+          Effect.catchAll((error) =>
+            error._tag === "SourceUnauthorized"
+              ? Effect.as(
+                Ref.update(
+                  paused,
+                  (m) => new Map(m).set(target.source, { since: now, until: now + pauseMillis, message: error.message })
+                ),
+                failed(error)
+              ).pipe(
+                Effect.tap(() => Effect.logError(`tracking: source ${target.source} refused our credentials, paused`))
+              )
+              : Effect.succeed(failed(error))
+          ),
+          Effect.catchAllDefect((defect) =>
+            Effect.succeed<TrackJob["outcome"]>({
+              _tag: "FetchFailed",
+              kind: "transient",
+              message: `the source failed: ${String(defect)}`
+            })
+          )
+        )
+      }
+
+      const tick: Effect.Effect<number, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const stillPaused = new Map([...(yield* Ref.get(paused))].filter(([, p]) => p.until > now))
+        yield* Ref.set(paused, stillPaused)
+        const due = yield* store.claim({ now, limit: batchSize, leaseMillis, exclude: [...stillPaused.keys()] })
+        if (due.length === 0) return 0
+        const environments = new Map<string, Environment>()
+        yield* Effect.forEach(due, (target) =>
+          Effect.gen(function*() {
+            const outcome = yield* ask(target, now)
+            let environment = environments.get(target.organisation_id)
+            if (environment === undefined) {
+              const organisation = yield* organisations.get(target.organisation_id)
+              environment = Option.match(organisation, {
+                onNone: () => "production" as const,
+                onSome: (o) => o.environment
+              })
+              environments.set(target.organisation_id, environment)
+            }
+            yield* queue.enqueue({
+              organisation_id: target.organisation_id,
+              environment,
+              payload: {
+                _tag: "Track",
+                reference: target.tradeflow_reference,
+                target_id: target.target_id,
+                source: target.source,
+                checked_at: now,
+                outcome
+              },
+              received_at: now
+            })
+          }), { concurrency, discard: true })
+        yield* worker.wake
+        return due.length
+      })).pipe(Effect.withSpan("Tracker.tick"))
+
+      if ((options.background ?? true) && Option.isSome(sources)) {
+        yield* (options.startAfter ?? Effect.void).pipe(
+          Effect.zipRight(tick.pipe(
+            Effect.catchAll((e) => Effect.logWarning("tracker: storage unavailable, retrying", e)),
+            Effect.zipRight(Effect.sleep(interval)),
+            Effect.forever
+          )),
+          Effect.forkScoped
+        )
+      }
+
+      return Tracker.of({ tick, paused: Ref.get(paused) })
+    })
+  )

@@ -12,7 +12,7 @@
  */
 import type { VesselPositionSource } from "@tradeflow/core"
 import type { AisMessage } from "./AisAssembler.js"
-import { type Decoded, decodePayload } from "./internal/payload.js"
+import { type Decoded, decodePayload, sentText } from "./internal/payload.js"
 
 /**
  * When a position was observed: the start of the latest UTC second at or before `receivedAt`
@@ -37,11 +37,11 @@ export const isImoNumber = (imo: number): boolean => {
 
 const mmsiOf = (decoded: Decoded): string | undefined => {
   const mmsi = decoded.mmsi
-  return Number.isInteger(mmsi) && mmsi > 0 ? String(mmsi).padStart(9, "0") : undefined
+  return Number.isInteger(mmsi) && mmsi > 0 && mmsi <= 999_999_999 ? String(mmsi).padStart(9, "0") : undefined
 }
 
 const text = (value: string): string | undefined => {
-  const trimmed = value.trim()
+  const trimmed = sentText(value).trim()
   return trimmed === "" ? undefined : trimmed
 }
 

@@ -22,6 +22,8 @@ export const maxLineLength = 1024
 export interface LineSplitter {
   /** The non-empty lines that `text` completes, without their endings. */
   readonly push: (text: string) => Array<string>
+  /** The unfinished line, when the text ends without a line ending. */
+  readonly flush: () => Array<string>
 }
 
 /** A new splitter; lines longer than `maxLength` are dropped whole. */
@@ -41,9 +43,26 @@ export const lineSplitter = (maxLength: number = maxLineLength): LineSplitter =>
         overlong = true
       }
       return lines.filter((line) => line.length > 0 && line.length <= maxLength)
+    },
+    flush: () => {
+      const last = rest
+      rest = ""
+      overlong = false
+      return last === "" ? [] : [last]
     }
   }
 }
+
+/** The lines of a stream of text chunks (see {@link lineSplitter}); a last line without ending included. */
+export const splitLines =
+  (maxLength: number = maxLineLength) => <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
+    Stream.suspend(() => {
+      const splitter = lineSplitter(maxLength)
+      return Stream.concat(
+        Stream.mapConcat(text, splitter.push),
+        Stream.suspend(() => Stream.fromIterable(splitter.flush()))
+      )
+    })
 
 /** Options of the pipeline. */
 export interface Options {

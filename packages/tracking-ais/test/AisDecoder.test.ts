@@ -174,6 +174,29 @@ describe("AisDecoder: impossible fixes and missing values", () => {
     assert.deepStrictEqual(reports, [{ _tag: "Static", mmsi: "244123456", call_sign: "PD1234", observed_at: received }])
   })
 
+  it("text keeps every six-bit character, quotes included", () => {
+    const reports = read(AisEncoder.sentences(AisEncoder.staticVoyage({
+      mmsi: 244123456,
+      name: "O'HARA \"2\" & SON-1/A",
+      callSign: "'\"?!"
+    })))
+    assert.deepStrictEqual(reports, [{
+      _tag: "Static",
+      mmsi: "244123456",
+      name: "O'HARA \"2\" & SON-1/A",
+      call_sign: "'\"?!",
+      observed_at: received
+    }])
+  })
+
+  it("an MMSI of more than nine digits gives nothing (found by the malformed-input property)", () => {
+    assert.deepStrictEqual(read(["!AIVDM,1,1,,A,1>qd0000P?w000000000>4?wp0000,0*26"]), [])
+    assert.deepStrictEqual(
+      read(AisEncoder.sentences(AisEncoder.position({ type: 1, mmsi: 1_000_000_000, lat: 1, lng: 2 }))),
+      []
+    )
+  })
+
   it("static data with nothing in it gives nothing", () => {
     assert.deepStrictEqual(read(AisEncoder.sentences(AisEncoder.staticVoyage({ mmsi: 244123456 }))), [])
   })

@@ -29,3 +29,9 @@ export const decodePayload = (payload: string, fillBits: number, channel: string
   const decoded = parser.parseArray(["!AIVDM", "1", "1", "", channel, payload, String(fillBits)]) as Decoded
   return decoded.valid === "VALID" ? decoded : undefined
 }
+
+/**
+ * The text of a decoded field as sent. aisparser 0.1.2's six-bit table has `'` for code 34 and `"`
+ * for code 39, the wrong way round (codes 32 to 63 are ASCII): the two are swapped back here.
+ */
+export const sentText = (decoded: string): string => decoded.replace(/['"]/g, (quote) => quote === "'" ? "\"" : "'")

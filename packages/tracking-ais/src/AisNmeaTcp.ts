@@ -192,7 +192,9 @@ const run = (settings: Settings): Stream.Stream<VesselPositionSource.VesselRepor
   const schedule = reconnectSchedule(settings.reconnect).pipe(
     Schedule.intersect(Schedule.identity<Disconnected>()),
     Schedule.tapOutput(([delay, error]) =>
-      Effect.logWarning(`AIS feed ${where}: ${error.message}; reconnecting in ${Duration.toMillis(delay)} ms`)
+      Effect.logWarning(
+        `AIS feed ${where}: ${error.message}; reconnecting in ${Math.round(Duration.toMillis(delay))} ms`
+      )
     )
   )
   return connection(address).pipe(

@@ -60,10 +60,12 @@ const bearing = (from: Positions.LatLng, to: Positions.LatLng): number => {
   return ((Math.atan2(y, x) / rad) + 360) % 360
 }
 
-/** When a journey reaches `to` (epoch ms). */
+/** When a journey reaches `to` (epoch ms, rounded to the millisecond). */
 export const arrivalOf = (journey: Journey): number =>
-  journey.departure +
-  Positions.distanceMetres(journey.from, journey.to) / (journey.speedKnots * metresPerNauticalMile) * 3_600_000
+  Math.round(
+    journey.departure +
+      Positions.distanceMetres(journey.from, journey.to) / (journey.speedKnots * metresPerNauticalMile) * 3_600_000
+  )
 
 /** Where a journey is at `at` (epoch ms), clamped to its ends. */
 export const pointAt = (journey: Journey, at: number): TrackPoint => {
@@ -150,10 +152,13 @@ const listen = (server: net.Server, port: number) =>
     })
   })
 
-const close = (server: net.Server) =>
+const close = (server: net.Server, clients: Set<net.Socket>) =>
   Effect.async<void>((resume) => {
-    if (!server.listening) return resume(Effect.void)
-    server.close(() => resume(Effect.void))
+    const listening = server.listening
+    if (listening) server.close(() => resume(Effect.void))
+    for (const socket of clients) socket.destroy()
+    clients.clear()
+    if (!listening) resume(Effect.void)
   })
 
 /** Starts a fake feed on `127.0.0.1` and a free port; it stops when the scope closes. */
@@ -178,14 +183,10 @@ export const make = (options?: Options): Effect.Effect<AisFakeFeed, never, Scope
         waiter.wake()
       }
     })
-    const dropAll = Effect.sync(() => {
-      for (const socket of clients) socket.destroy()
-      clients.clear()
-    })
-    const stop = Effect.zipRight(close(server), dropAll)
+    const stop = close(server, clients)
 
     const port = yield* Effect.acquireRelease(listen(server, 0), () => stop)
-    if (options?.listening === false) yield* close(server)
+    if (options?.listening === false) yield* stop
 
     const write = (lines: ReadonlyArray<string>) =>
       Effect.sync(() => {

@@ -15,6 +15,7 @@ import {
   OrganisationStore,
   RetentionStore,
   Storage,
+  TrackingStore,
   TradeflowStore
 } from "@tradeflow/core"
 import { Context, Effect, PubSub, Stream } from "effect"
@@ -26,6 +27,7 @@ import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
 import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
+import * as trackingStore from "./internal/tracking.js"
 import * as tradeflowStore from "./internal/tradeflows.js"
 
 export { advisoryNamespace } from "./internal/options.js"
@@ -41,6 +43,7 @@ export interface SqlStorage {
   readonly automations: AutomationStore.AutomationStore["Type"]
   readonly deliveries: DeliveryStore.DeliveryStore["Type"]
   readonly retention: RetentionStore.RetentionStore["Type"]
+  readonly tracking: TrackingStore.TrackingStore["Type"]
 }
 
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
@@ -75,7 +78,8 @@ export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, neve
     settings: settingsStore.make,
     automations: automationStore.make,
     deliveries: deliveryStore.make(options),
-    retention: retentionStore.make
+    retention: retentionStore.make,
+    tracking: trackingStore.make(options)
   })
 
 /** The storage ports as a context. */
@@ -87,5 +91,6 @@ export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage>
     Context.add(Storage.Settings, storage.settings),
     Context.add(AutomationStore.AutomationStore, storage.automations),
     Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
-    Context.add(RetentionStore.RetentionStore, storage.retention)
+    Context.add(RetentionStore.RetentionStore, storage.retention),
+    Context.add(TrackingStore.TrackingStore, storage.tracking)
   )

@@ -13,6 +13,8 @@ import {
   Organisation,
   StorageError,
   StoredMessage,
+  type TrackingStore,
+  TrackingTarget,
   Tradeflow,
   TradeflowKey
 } from "@tradeflow/core"
@@ -130,6 +132,98 @@ export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tr
     }))
   )
   return { latest, byOrganisation, containers, keys: latest.flatMap(([t]) => keyRows(t)) }
+}
+
+/** A row of the target index (`tracking_targets`) as a commit writes it; `lease_until` is the store's own. */
+export interface TargetRow {
+  readonly organisation_id: string
+  readonly tradeflow_reference: string
+  readonly target_id: string
+  readonly source: string
+  /** The JSON text of the target's `TargetQuery`. */
+  readonly query: string
+  readonly high_water: number | null
+  readonly next_check_at: number | null
+}
+
+/**
+ * The target index rows of these tradeflows, one per target id of each tradeflow's tracking (the
+ * last of a repeated id wins, as it does in the memory adapter), and the tradeflows they index:
+ * only the tracked ones, so a commit of untracked tradeflows writes nothing to the index.
+ */
+export const targetRows = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) => {
+  const tracked: Array<Tradeflow.Tradeflow> = []
+  const rows: Array<TargetRow> = []
+  for (const t of tradeflows) {
+    if (t.tracking === null) continue
+    tracked.push(t)
+    const byId = new Map<string, TargetRow>()
+    for (const target of t.tracking.targets) {
+      byId.set(target.id, {
+        organisation_id: t.organisation_id,
+        tradeflow_reference: t.reference,
+        target_id: target.id,
+        source: target.source,
+        query: JSON.stringify(TrackingTarget.queryOf(target)),
+        high_water: target.high_water,
+        next_check_at: target.next_check_at
+      })
+    }
+    rows.push(...byId.values())
+  }
+  return { tracked, rows }
+}
+
+/** The rows of `tracking_events` of a commit's raw events. */
+export const rawEventRows = (organisation_id: string, events: ReadonlyArray<TrackingStore.RawEvent>) =>
+  events.map((e) => ({
+    organisation_id,
+    tradeflow_reference: e.tradeflow_reference,
+    source: e.source,
+    event_id: e.event_id,
+    updated_at: e.updated_at,
+    received_at: e.received_at,
+    raw: e.raw
+  }))
+
+/**
+ * UTF-16 strings in code point order, the order of PostgreSQL's `COLLATE "C"` and SQLite's `BINARY`
+ * over UTF-8 (JavaScript's `<` orders code units, which differs where a surrogate meets U+E000..U+FFFF).
+ */
+export const compareCodePoints = (a: string, b: string): number => {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x !== y) return codePointRank(x) - codePointRank(y)
+  }
+  return a.length - b.length
+}
+
+/** A UTF-16 code unit ranked so that surrogates (which start code points above U+FFFF) sort after U+E000..U+FFFF. */
+const codePointRank = (unit: number): number => unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800
+
+/**
+ * Claimed targets in the order of `TrackingStore.claim`: each organisation's most overdue first,
+ * then each one's second, and so on; within a turn by next check, organisation, tradeflow and
+ * target id. A claim leases each organisation's first targets, so the turns among what it leased
+ * are the turns among every due target.
+ */
+export const roundRobin = <A extends Omit<TrackingStore.DueTarget, "query" | "source" | "high_water">>(
+  claimed: ReadonlyArray<A>
+): Array<A> => {
+  const soonest = (a: A, b: A) =>
+    a.next_check_at - b.next_check_at || compareCodePoints(a.organisation_id, b.organisation_id) ||
+    compareCodePoints(a.tradeflow_reference, b.tradeflow_reference) || compareCodePoints(a.target_id, b.target_id)
+  const turns = new Map<string, number>()
+  return [...claimed].sort(soonest)
+    .map((t) => {
+      const turn = (turns.get(t.organisation_id) ?? 0) + 1
+      turns.set(t.organisation_id, turn)
+      return { t, turn }
+    })
+    .sort((a, b) => a.turn - b.turn || soonest(a.t, b.t))
+    .map(({ t }) => t)
 }
 
 /** A row of the jobs table. */
@@ -497,6 +591,34 @@ export const readRun = <E, R>(
     }
     return { messages, more: candidates.length > count }
   })
+
+/** What a target asks its source, as `tracking_targets.query` holds it (JSON text). */
+const TargetQueryText = Schema.parseJson(Schema.Struct({
+  equipment: Schema.optional(Schema.String),
+  booking: Schema.optional(Schema.String),
+  bill_of_lading: Schema.optional(Schema.String)
+}))
+
+/** Rows of `tracking_targets` as a claim answers them. */
+export const decodeDueTargets = rows(Schema.Struct({
+  organisation_id: Schema.String,
+  tradeflow_reference: Schema.String,
+  target_id: Schema.String,
+  source: Schema.String,
+  query: TargetQueryText,
+  high_water: Schema.NullOr(Schema.Number),
+  next_check_at: Schema.Number
+}))
+
+/** Rows of `tracking_events`. */
+export const decodeRawEvents = rows(Schema.Struct({
+  tradeflow_reference: Schema.String,
+  source: Schema.String,
+  event_id: Schema.String,
+  updated_at: Schema.Number,
+  received_at: Schema.Number,
+  raw: Schema.String
+}))
 
 export const decodeAutomations = rows(AutomationRow)
 export const decodeDeliveries = rows(DeliveryRow)

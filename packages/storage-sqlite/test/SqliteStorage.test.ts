@@ -70,7 +70,8 @@ describe("SqliteStorage", () => {
           { migration_id: 11 },
           { migration_id: 12 },
           { migration_id: 13 },
-          { migration_id: 14 }
+          { migration_id: 14 },
+          { migration_id: 15 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -317,7 +318,8 @@ describe("SqliteStorage", () => {
           { migration_id: 11 },
           { migration_id: 12 },
           { migration_id: 13 },
-          { migration_id: 14 }
+          { migration_id: 14 },
+          { migration_id: 15 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

@@ -268,6 +268,38 @@ export const migrations = {
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.t, c.conname);
       END LOOP;
     END $$`
+  ),
+  /**
+   * Tracking (issue 15): the index of the tracked targets of the tradeflows' documents by next
+   * check, which `TrackingStore.claim` leases due targets from (`tracking_targets_due`), and the raw
+   * events of the sources as received, kept once per version (`position` keeps the insertion order).
+   * Nothing to fill: no document stored before this migration holds tracking (the field comes with it).
+   */
+  "0013_tracking": statements(
+    `CREATE TABLE tracking_targets (
+      organisation_id text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      target_id text COLLATE "C" NOT NULL,
+      source text COLLATE "C" NOT NULL,
+      query text NOT NULL,
+      high_water double precision,
+      next_check_at double precision,
+      lease_until double precision,
+      PRIMARY KEY (organisation_id, tradeflow_reference, target_id)
+    )`,
+    `CREATE INDEX tracking_targets_due ON tracking_targets (next_check_at, organisation_id, tradeflow_reference, target_id)
+      WHERE next_check_at IS NOT NULL`,
+    `CREATE TABLE tracking_events (
+      organisation_id text COLLATE "C" NOT NULL,
+      tradeflow_reference text COLLATE "C" NOT NULL,
+      source text COLLATE "C" NOT NULL,
+      event_id text COLLATE "C" NOT NULL,
+      updated_at double precision NOT NULL,
+      received_at double precision NOT NULL,
+      raw text NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY,
+      PRIMARY KEY (organisation_id, tradeflow_reference, source, event_id, updated_at)
+    )`
   )
 }
 

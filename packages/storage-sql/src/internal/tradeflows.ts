@@ -1,5 +1,5 @@
 import { SqlClient, type SqlConnection, type Statement } from "@effect/sql"
-import { Delivery, type StoredMessage, type Tradeflow, TradeflowStore } from "@tradeflow/core"
+import { Delivery, type StoredMessage, type TrackingStore, type Tradeflow, TradeflowStore } from "@tradeflow/core"
 import { Data, Effect, Option } from "effect"
 import {
   chunks,
@@ -14,8 +14,10 @@ import {
   encodeResult,
   type HeadRow,
   numberMessages,
+  rawEventRows,
   sizeColumns,
   storageError,
+  targetRows,
   tradeflowDocument,
   tradeflowWrites
 } from "../StorageRows.js"
@@ -48,10 +50,12 @@ export const make = (
 ): Effect.Effect<TradeflowStore.TradeflowStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { bool, chunk, insertRows, ofOrganisation, pg } = dialectOf(sql)
+    const { bool, chunk, insertRows, ofOrganisation, pg, recordset } = dialectOf(sql)
     const slice = pg
-      ? { tradeflows: 1000, containers: 1000, keys: 1000 }
-      : { tradeflows: 200, containers: 300, keys: 180 }
+      ? { tradeflows: 1000, containers: 1000, keys: 1000, targets: 1000, events: 1000 }
+      : { tradeflows: 200, containers: 300, keys: 180, targets: 140, events: 100 }
+    const same = sql.literal(pg ? "IS NOT DISTINCT FROM" : "IS")
+    const differs = sql.literal(pg ? "IS DISTINCT FROM" : "IS NOT")
     const notTest = sql.literal(pg ? "NOT test" : "test = 0")
     const columns = {
       tradeflows: [
@@ -87,6 +91,25 @@ export const make = (
         ["type", "text"],
         ["container_reference", "text"],
         ["seq", "bigint"]
+      ],
+      targets: [
+        ["organisation_id", "text"],
+        ["tradeflow_reference", "text"],
+        ["target_id", "text"],
+        ["source", "text"],
+        ["query", "text"],
+        ["high_water", "float8"],
+        ["next_check_at", "float8"]
+      ],
+      kept: [["tradeflow_reference", "text"], ["target_id", "text"]],
+      events: [
+        ["organisation_id", "text"],
+        ["tradeflow_reference", "text"],
+        ["source", "text"],
+        ["event_id", "text"],
+        ["updated_at", "float8"],
+        ["received_at", "float8"],
+        ["raw", "text"]
       ]
     } as const
 
@@ -120,7 +143,53 @@ export const make = (
           yield* sql`INSERT INTO tradeflow_containers ${rows}`
         }
         for (const rows of insertRows(keys, columns.keys, slice.keys)) yield* sql`INSERT INTO tradeflow_keys ${rows}`
+        yield* writeTargets(latest.map(([t]) => t))
       })
+
+    /**
+     * Writes the target index of the tracked tradeflows among these (nothing for the others): deletes
+     * the rows of targets their documents no longer hold, then upserts one row per target. A row keeps
+     * its lease while its next check stays the same (null-safe), and loses it when the next check moves.
+     */
+    const writeTargets = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) =>
+      Effect.gen(function*() {
+        const { rows, tracked } = targetRows(tradeflows)
+        if (tracked.length === 0) return
+        const byOrganisation = new Map<string, Array<string>>()
+        for (const t of tracked) {
+          const references = byOrganisation.get(t.organisation_id)
+          if (references === undefined) byOrganisation.set(t.organisation_id, [t.reference])
+          else references.push(t.reference)
+        }
+        for (const [org, references] of byOrganisation) {
+          for (const part of chunks(references, chunk)) {
+            const within = new Set(part)
+            const kept = rows.filter((r) => r.organisation_id === org && within.has(r.tradeflow_reference))
+            yield* sql`DELETE FROM tracking_targets
+            WHERE ${ofOrganisation("tracking_targets", org, "tradeflow_reference", part)}
+            AND (tradeflow_reference, target_id) NOT IN (
+              SELECT k.tradeflow_reference, k.target_id FROM ${recordset(kept, columns.kept)})`
+          }
+        }
+        for (const part of insertRows(rows, columns.targets, slice.targets)) {
+          yield* sql`INSERT INTO tracking_targets ${part}
+          ON CONFLICT (organisation_id, tradeflow_reference, target_id) DO UPDATE SET source = excluded.source,
+            query = excluded.query, high_water = excluded.high_water, next_check_at = excluded.next_check_at,
+            lease_until = CASE WHEN tracking_targets.next_check_at ${same} excluded.next_check_at
+              THEN tracking_targets.lease_until END
+          WHERE tracking_targets.next_check_at ${differs} excluded.next_check_at
+            OR tracking_targets.high_water ${differs} excluded.high_water
+            OR tracking_targets.source <> excluded.source OR tracking_targets.query <> excluded.query`
+        }
+      })
+
+    /** Keeps these raw events of the organisation, each version once (a version kept already is skipped). */
+    const writeRawEvents = (org: string, events: ReadonlyArray<TrackingStore.RawEvent>) =>
+      Effect.forEach(
+        insertRows(rawEventRows(org, events), columns.events, slice.events),
+        (rows) => sql`INSERT INTO tracking_events ${rows} ON CONFLICT DO NOTHING`,
+        { discard: true }
+      )
 
     /** Moves the `latest` heads of these keys to their new messages (the key without a container is another index). */
     const upsertHeads = (heads: ReadonlyArray<HeadRow>) =>
@@ -225,7 +294,10 @@ export const make = (
         return held
       })
 
-    /** Deletes these tradeflows with their messages, their messages' deliveries (and log), containers and keys. */
+    /**
+     * Deletes these tradeflows with their messages, their messages' deliveries (and log), containers,
+     * keys, tracked targets and raw events.
+     */
     const deleteTradeflows = (org: string, deletes: ReadonlyArray<string>) =>
       Effect.forEach(chunks([...new Set(deletes)], chunk), (references) =>
         Effect.gen(function*() {
@@ -233,7 +305,16 @@ export const make = (
           WHERE organisation_id = ${org} AND ${notTest} AND ${sql.in("tradeflow_reference", references)}`
           yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (${ofTradeflows})`
           yield* sql`DELETE FROM deliveries WHERE id IN (${ofTradeflows})`
-          for (const table of ["messages", "message_heads", "tradeflow_containers", "tradeflow_keys"]) {
+          for (
+            const table of [
+              "messages",
+              "message_heads",
+              "tradeflow_containers",
+              "tradeflow_keys",
+              "tracking_targets",
+              "tracking_events"
+            ]
+          ) {
             yield* sql`DELETE FROM ${sql(table)} WHERE ${ofOrganisation(table, org, "tradeflow_reference", references)}`
           }
           yield* sql`DELETE FROM tradeflows WHERE ${ofOrganisation("tradeflows", org, "reference", references)}`
@@ -252,9 +333,11 @@ export const make = (
     ) =>
       Effect.gen(function*() {
         yield* writeTradeflows(segment.flatMap((e) => e.upserts))
+        const org = segment[0]!.commit.organisation_id
+        const events = segment.flatMap((e) => e.commit.raw_events ?? [])
+        if (events.length > 0) yield* writeRawEvents(org, events)
         const messages = segment.flatMap((e) => e.commit.messages)
         if (messages.length === 0) return []
-        const org = segment[0]!.commit.organisation_id
         const inserted = new Map((yield* appendMessages(org, messages)).map((m) => [m.hash, m]))
         const planned: Array<Delivery.NewDelivery> = []
         for (const { commit } of segment) {

@@ -315,6 +315,38 @@ export const migrations = {
     `DROP TABLE tradeflow_keys`,
     `ALTER TABLE tradeflow_keys_rebuilt RENAME TO tradeflow_keys`,
     `CREATE INDEX tradeflow_keys_key ON tradeflow_keys (organisation_id, key, tradeflow_reference, created_at, updated_at)`
+  ),
+  /**
+   * Tracking (issue 15): the index of the tracked targets of the tradeflows' documents by next
+   * check, which `TrackingStore.claim` leases due targets from (`tracking_targets_due`), and the raw
+   * events of the sources as received, kept once per version (read in the order received: `rowid`
+   * keeps the insertion order). Nothing to fill: no document stored before this migration holds
+   * tracking (the field comes with it).
+   */
+  "0015_tracking": statements(
+    `CREATE TABLE tracking_targets (
+      organisation_id TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      source TEXT NOT NULL,
+      query TEXT NOT NULL,
+      high_water REAL,
+      next_check_at REAL,
+      lease_until REAL,
+      PRIMARY KEY (organisation_id, tradeflow_reference, target_id)
+    ) WITHOUT ROWID`,
+    `CREATE INDEX tracking_targets_due ON tracking_targets (next_check_at, organisation_id, tradeflow_reference, target_id)
+      WHERE next_check_at IS NOT NULL`,
+    `CREATE TABLE tracking_events (
+      organisation_id TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      source TEXT NOT NULL,
+      event_id TEXT NOT NULL,
+      updated_at REAL NOT NULL,
+      received_at REAL NOT NULL,
+      raw TEXT NOT NULL,
+      PRIMARY KEY (organisation_id, tradeflow_reference, source, event_id, updated_at)
+    )`
   )
 }
 

@@ -1,0 +1,94 @@
+import { SqlClient } from "@effect/sql"
+import { TrackingStore } from "@tradeflow/core"
+import { Effect } from "effect"
+import { decodeDueTargets, decodeRawEvents, roundRobin, storageError } from "../StorageRows.js"
+import { dialectOf } from "./dialect.js"
+import type { SqlStorageOptions } from "./options.js"
+
+/**
+ * `TrackingStore` over the `SqlClient`. The index rows are written by the commits
+ * (`TradeflowStore`); a claim ranks the due rows (next check at or before `now`, not leased, source
+ * not excluded) round-robin across organisations with a window function over the due index
+ * (`tracking_targets_due`) and leases the first `limit` in one `UPDATE … RETURNING`. On PostgreSQL the
+ * rows are locked `FOR UPDATE SKIP LOCKED` in ranked order before the limit applies (a row another
+ * claimer holds is passed over, not counted), and the update checks again that each row is due and
+ * not leased: the ranking reads the statement's snapshot, the lock the row's newest version. SQLite
+ * has one writer, and the statement is its own transaction; its lease write may skip durability
+ * (`options.relaxed`).
+ */
+export const make = (
+  options: SqlStorageOptions
+): Effect.Effect<TrackingStore.TrackingStore["Type"], never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { insertionOrder, pg } = dialectOf(sql)
+    const relaxed = options.relaxed ?? ((effect) => effect)
+    const returned = sql.literal(
+      ["organisation_id", "tradeflow_reference", "target_id", "source", "query", "high_water", "next_check_at"]
+        .map((c) => pg ? `t.${c}` : c).join(", ")
+    )
+
+    /** The condition of a claimable row of `alias` at `now`. */
+    const claimable = (alias: string, now: number, exclude: ReadonlyArray<string>) => {
+      const c = (column: string) => sql.literal(`${alias}.${column}`)
+      return sql`${c("next_check_at")} IS NOT NULL AND ${c("next_check_at")} <= ${now}
+        AND (${c("lease_until")} IS NULL OR ${c("lease_until")} <= ${now})${
+        exclude.length === 0 ? sql`` : sql` AND ${c("source")} NOT IN ${sql.in(exclude)}`
+      }`
+    }
+
+    /** Every claimable row with its turn: its rank among its organisation's claimable rows, soonest first. */
+    const ranked = (now: number, exclude: ReadonlyArray<string>) =>
+      sql`SELECT d.organisation_id, d.tradeflow_reference, d.target_id, d.next_check_at,
+        ROW_NUMBER() OVER (PARTITION BY d.organisation_id ORDER BY d.next_check_at, d.tradeflow_reference, d.target_id)
+          AS turn
+      FROM tracking_targets d WHERE ${claimable("d", now, exclude)}`
+
+    const order = sql.literal(
+      "r.turn, r.next_check_at, r.organisation_id, r.tradeflow_reference, r.target_id"
+    )
+
+    const claimStatement = (now: number, limit: number, until: number, exclude: ReadonlyArray<string>) =>
+      pg
+        ? sql`WITH picked AS (
+            SELECT c.organisation_id, c.tradeflow_reference, c.target_id
+            FROM (${ranked(now, exclude)}) r
+            JOIN tracking_targets c ON c.organisation_id = r.organisation_id
+              AND c.tradeflow_reference = r.tradeflow_reference AND c.target_id = r.target_id
+            WHERE ${claimable("c", now, exclude)}
+            ORDER BY ${order} LIMIT ${limit}
+            FOR UPDATE OF c SKIP LOCKED
+          )
+          UPDATE tracking_targets t SET lease_until = ${until}
+          FROM picked p
+          WHERE t.organisation_id = p.organisation_id AND t.tradeflow_reference = p.tradeflow_reference
+            AND t.target_id = p.target_id AND ${claimable("t", now, exclude)}
+          RETURNING ${returned}`
+        : relaxed(sql`UPDATE tracking_targets SET lease_until = ${until}
+          WHERE (organisation_id, tradeflow_reference, target_id) IN (
+            SELECT r.organisation_id, r.tradeflow_reference, r.target_id FROM (${ranked(now, exclude)}) r
+            ORDER BY ${order} LIMIT ${limit})
+          RETURNING ${returned}`)
+
+    return TrackingStore.TrackingStore.of({
+      claim: Effect.fn("TrackingStore.claim")(function*(claim: TrackingStore.ClaimTargets) {
+        const limit = Math.max(0, Math.floor(claim.limit))
+        if (limit === 0) return []
+        const until = claim.now + Math.max(0, claim.leaseMillis)
+        const rows = yield* decodeDueTargets(
+          yield* claimStatement(claim.now, limit, until, [...new Set(claim.exclude ?? [])])
+        )
+        return roundRobin(rows)
+      }, storageError("TrackingStore.claim")),
+      rawEvents: Effect.fn("TrackingStore.rawEvents")(
+        function*(organisationId: string, reference: string, limit: number) {
+          return yield* decodeRawEvents(
+            yield* sql`SELECT tradeflow_reference, source, event_id, updated_at, received_at, raw FROM tracking_events
+          WHERE organisation_id = ${organisationId} AND tradeflow_reference = ${reference}
+          ORDER BY received_at, ${insertionOrder} LIMIT ${Math.max(0, Math.floor(limit))}`
+          )
+        },
+        storageError("TrackingStore.rawEvents")
+      )
+    })
+  })

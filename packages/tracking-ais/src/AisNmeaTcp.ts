@@ -6,7 +6,7 @@
  * ends and never fails once its options are usable: a refused, failed or closed connection, or a
  * connection that falls silent (no line for `silenceTimeout`), is dropped and made again after an
  * exponential backoff with jitter, capped at `reconnect.maxDelay`; the backoff starts over once a
- * connection delivers reports again. Each disconnection is logged as a warning with the wait
+ * connection delivers lines again. Each disconnection is logged as a warning with the wait
  * before the next attempt. Every run of the stream opens its own connection.
  *
  * The stream fails with `VesselFeedError` only for options it can never use (an empty host, a
@@ -29,7 +29,7 @@ export interface Address {
 export interface Reconnect {
   /** The first wait (default 1 s). */
   readonly initialDelay?: Duration.DurationInput | undefined
-  /** The longest wait (default 60 s). */
+  /** The longest wait (default 60 s; never less than `initialDelay`). */
   readonly maxDelay?: Duration.DurationInput | undefined
   /** How much each wait grows over the one before (default 2). */
   readonly factor?: number | undefined
@@ -168,19 +168,22 @@ const settingsOf = (options: Options): Either.Either<Settings, VesselPositionSou
 const connection = (address: Address): Stream.Stream<string, Disconnected> =>
   Stream.asyncScoped<string, Disconnected>((emit) =>
     Effect.acquireRelease(
-      Effect.sync(() => {
-        const lines = AisNmea.lineSplitter()
-        const socket = net.createConnection({ host: address.host, port: address.port })
-        socket.setEncoding("latin1")
-        socket.on("data", (text: string) => {
-          const batch = lines.push(text)
-          if (batch.length === 0) return
-          socket.pause()
-          void emit.chunk(Chunk.unsafeFromArray(batch)).then(() => socket.resume(), () => socket.destroy())
-        })
-        socket.on("error", (cause) => void emit.fail(new Disconnected({ message: cause.message, cause })))
-        socket.on("close", () => void emit.fail(new Disconnected({ message: "the connection was closed" })))
-        return socket
+      Effect.try({
+        try: () => {
+          const lines = AisNmea.lineSplitter()
+          const socket = net.createConnection({ host: address.host, port: address.port })
+          socket.setEncoding("latin1")
+          socket.on("data", (text: string) => {
+            const batch = lines.push(text)
+            if (batch.length === 0) return
+            socket.pause()
+            void emit.chunk(Chunk.unsafeFromArray(batch)).then(() => socket.resume(), () => socket.destroy())
+          })
+          socket.on("error", (cause) => void emit.fail(new Disconnected({ message: cause.message, cause })))
+          socket.on("close", () => void emit.fail(new Disconnected({ message: "the connection was closed" })))
+          return socket
+        },
+        catch: (cause) => new Disconnected({ message: `cannot connect: ${String(cause)}`, cause })
       }),
       (socket) => Effect.sync(() => socket.destroy())
     )

@@ -28,11 +28,6 @@ const received = Date.parse("2026-03-01T10:00:50.250Z")
 
 const read = (lines: ReadonlyArray<string>, at = received) => AisNmea.lineReader().read(lines, at)
 
-const closeTo = (actual: number | undefined, expected: number, within: number) => {
-  assert.isDefined(actual)
-  assert.approximately(actual as number, expected, within)
-}
-
 const onlyPosition = (
   reports: ReadonlyArray<VesselPositionSource.VesselReport>
 ): VesselPositionSource.VesselPosition => {
@@ -42,32 +37,51 @@ const onlyPosition = (
   return report as VesselPositionSource.VesselPosition
 }
 
-describe("AisDecoder: the gpsd sentences", () => {
-  it("type 1: position, speed, course, and the time moved back to its second 33", () => {
-    const p = onlyPosition(read([gpsd.type1]))
-    assert.strictEqual(p.mmsi, "371798000")
-    closeTo(p.lat, 48.381633, 1e-6)
-    closeTo(p.lng, -123.395383, 1e-6)
-    closeTo(p.sog, 12.3, 1e-9)
-    closeTo(p.cog, 224, 1e-9)
-    assert.strictEqual(p.observed_at, Date.parse("2026-03-01T10:00:33Z"))
-  })
+/** gpsd's values: degrees to six decimals, speed and course to one, the UTC second. */
+interface Published {
+  readonly mmsi: string
+  readonly lat: number
+  readonly lng: number
+  readonly sog: number
+  readonly cog: number
+  readonly second: number
+}
 
-  it("type 2 and type 3 are positions too", () => {
-    const two = onlyPosition(read([gpsd.type2]))
-    assert.strictEqual(two.mmsi, "356302000")
-    closeTo(two.lat, 40.392358, 1e-6)
-    closeTo(two.lng, -71.626143, 1e-6)
-    closeTo(two.sog, 13.9, 1e-9)
-    closeTo(two.cog, 87.7, 1e-9)
-    assert.strictEqual(two.observed_at, Date.parse("2026-03-01T10:00:41Z"))
-    const three = onlyPosition(read([gpsd.type3]))
-    assert.strictEqual(three.mmsi, "563808000")
-    closeTo(three.lat, 36.91, 1e-6)
-    closeTo(three.lng, -76.327533, 1e-6)
-    closeTo(three.sog, 0, 1e-9)
-    closeTo(three.cog, 252, 1e-9)
-    assert.strictEqual(three.observed_at, Date.parse("2026-03-01T10:00:35Z"))
+const assertPublished = (position: VesselPositionSource.VesselPosition, published: Published) => {
+  assert.strictEqual(position.mmsi, published.mmsi)
+  assert.approximately(position.lat, published.lat, 1e-6)
+  assert.approximately(position.lng, published.lng, 1e-6)
+  assert.approximately(position.sog!, published.sog, 1e-9)
+  assert.approximately(position.cog!, published.cog, 1e-9)
+  assert.strictEqual(position.observed_at, Date.parse(`2026-03-01T10:00:${published.second}Z`))
+}
+
+describe("AisDecoder: the gpsd sentences", () => {
+  it("types 1, 2 and 3: position, speed, course, and the time moved back to the report's second", () => {
+    assertPublished(onlyPosition(read([gpsd.type1])), {
+      mmsi: "371798000",
+      lat: 48.381633,
+      lng: -123.395383,
+      sog: 12.3,
+      cog: 224,
+      second: 33
+    })
+    assertPublished(onlyPosition(read([gpsd.type2])), {
+      mmsi: "356302000",
+      lat: 40.392358,
+      lng: -71.626143,
+      sog: 13.9,
+      cog: 87.7,
+      second: 41
+    })
+    assertPublished(onlyPosition(read([gpsd.type3])), {
+      mmsi: "563808000",
+      lat: 36.91,
+      lng: -76.327533,
+      sog: 0,
+      cog: 252,
+      second: 35
+    })
   })
 
   it("type 5 in two sentences: IMO number, name and call sign, dated when received", () => {
@@ -87,25 +101,27 @@ describe("AisDecoder: the gpsd sentences", () => {
   })
 
   it("type 18 (Class B): a position, with its second 49", () => {
-    const p = onlyPosition(read([gpsd.type18]))
-    assert.strictEqual(p.mmsi, "338087471")
-    closeTo(p.lat, 40.68454, 1e-6)
-    closeTo(p.lng, -74.072132, 1e-6)
-    closeTo(p.sog, 0.1, 1e-9)
-    closeTo(p.cog, 79.6, 1e-9)
-    assert.strictEqual(p.observed_at, Date.parse("2026-03-01T10:00:49Z"))
+    assertPublished(onlyPosition(read([gpsd.type18])), {
+      mmsi: "338087471",
+      lat: 40.68454,
+      lng: -74.072132,
+      sog: 0.1,
+      cog: 79.6,
+      second: 49
+    })
   })
 
   it("type 19 (extended Class B): a position and the name", () => {
     const reports = read([gpsd.type19])
     assert.strictEqual(reports.length, 2)
-    const p = onlyPosition(reports.slice(0, 1))
-    assert.strictEqual(p.mmsi, "367059850")
-    closeTo(p.lat, 29.543695, 1e-6)
-    closeTo(p.lng, -88.810392, 1e-6)
-    closeTo(p.sog, 8.7, 1e-9)
-    closeTo(p.cog, 335.9, 1e-9)
-    assert.strictEqual(p.observed_at, Date.parse("2026-03-01T10:00:46Z"))
+    assertPublished(onlyPosition(reports.slice(0, 1)), {
+      mmsi: "367059850",
+      lat: 29.543695,
+      lng: -88.810392,
+      sog: 8.7,
+      cog: 335.9,
+      second: 46
+    })
     assert.deepStrictEqual(reports[1], {
       _tag: "Static",
       mmsi: "367059850",

@@ -294,6 +294,12 @@ export const visibleHistory = (history: ReadonlyArray<Prediction>): ReadonlyArra
   return out
 }
 
+/** Whether a reading is of a later version than `v`: a later update time, or the same one and a greater event id. */
+const laterVersion = (h: Prediction, v: Version): boolean => {
+  const updated = h.updated_at ?? -Infinity
+  return updated > v.updated_at || (updated === v.updated_at && (h.event_id ?? "") > v.event_id)
+}
+
 /**
  * A versioned reading merged into a known milestone: it joins the history in update order (every
  * version is kept, so the result does not depend on the order versions arrive in), and the
@@ -310,7 +316,7 @@ const mergeVersion = (
   const history = existing.history
   if (history.some((h) => h.event_id === event_id && h.updated_at === updated_at)) return undefined
   let at = history.length
-  while (at > 0 && (history[at - 1]!.updated_at ?? -Infinity) > updated_at) at--
+  while (at > 0 && laterVersion(history[at - 1]!, e.version)) at--
   const entry: Prediction = {
     actual: e.actual,
     source: e.source,
@@ -558,11 +564,44 @@ export const releaseMockEvents = (t: Tradeflow, events: ReadonlyArray<MockEvent>
   run(releaseMockEventsSteps(t, events, now))
 
 /**
- * Merges the events of a tracking source into the state, in update order (stable): a retraction
- * marks every reading of its event retracted (a milestone left with no reading leaves the journey
- * for `retracted_events`, nothing is deleted) and is remembered, so a version it retracts that
- * arrives late is ignored; every other event is merged as a versioned reading (see
- * {@link mergeEvents}). The state itself comes back when nothing changed.
+ * Marks every reading of the event up to version `upTo` retracted; a milestone left with no reading
+ * moves to `retracted_events`.
+ */
+const retractReadings = (
+  t: Tradeflow,
+  retraction: { readonly source: string; readonly event_id: string; readonly updated_at: number },
+  now: number
+): Tradeflow => {
+  const covers = (h: Prediction) =>
+    h.event_id === retraction.event_id && h.retracted !== true && (h.updated_at ?? 0) <= retraction.updated_at
+  if (!t.events.some((e) => e.source === retraction.source && e.history.some(covers))) return t
+  const kept: Array<TrackedEvent> = []
+  const gone: Array<TrackedEvent> = []
+  for (const event of t.events) {
+    if (event.source !== retraction.source || !event.history.some(covers)) {
+      kept.push(event)
+      continue
+    }
+    const history = event.history.map((h) => covers(h) ? { ...h, retracted: true } : h)
+    const current = currentReading(history)
+    if (current !== undefined) {
+      kept.push({ ...event, history, event_date: current.event_date, actual: current.actual, predicted_at: now })
+      continue
+    }
+    const last = currentReading(history.map(({ retracted: _, ...h }) => h))!
+    gone.push({ ...event, history, event_date: last.event_date, actual: last.actual, predicted_at: now })
+  }
+  return { ...t, events: kept, retracted_events: [...t.retracted_events, ...gone] }
+}
+
+/**
+ * Merges the events of a tracking source into the state, in update order (then event id, then
+ * as given): a retraction marks every reading of its event up to its version retracted (a
+ * milestone left with no reading leaves the journey for `retracted_events`: nothing is deleted)
+ * and is remembered, so a version it covers that arrives late is kept retracted too; every other
+ * event is merged as a versioned reading (see {@link mergeEvents}), bringing a retracted milestone
+ * back when it counts. So the same versions give the same journey in whatever order they arrive.
+ * The state itself comes back when nothing changed.
  */
 export function* mergeTrackingSteps(
   t: Tradeflow,
@@ -570,7 +609,9 @@ export function* mergeTrackingSteps(
   now: number
 ): Steps<Tradeflow> {
   const ordered = incoming.map((e, i) => [e, i] as const)
-    .sort(([a, i], [b, j]) => a.updated_at - b.updated_at || i - j)
+    .sort(([a, i], [b, j]) =>
+      a.updated_at - b.updated_at || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0) || i - j
+    )
     .map(([e]) => e)
   const retractedId = (source: string, eventId: string) => JSON.stringify([source, eventId])
   const retractions = new Map(t.retractions.map((r) => [retractedId(r.source, r.event_id), r] as const))
@@ -585,39 +626,40 @@ export function* mergeTrackingSteps(
   for (const e of ordered) {
     const id = retractedId(e.source, e.event_id)
     const retraction = retractions.get(id)
-    if (!e.retracted) {
-      if (retraction === undefined || retraction.updated_at < e.updated_at) batch.push(fromTracking(e))
+    if (e.retracted) {
+      if (retraction !== undefined && retraction.updated_at >= e.updated_at) continue
+      yield* flush()
+      const mark = { source: e.source, event_id: e.event_id, updated_at: e.updated_at }
+      retractions.set(id, mark)
+      state = { ...retractReadings(state, mark, now), retractions: [...retractions.values()] }
       continue
     }
-    if (retraction !== undefined && retraction.updated_at >= e.updated_at) continue
+    const incomingEvent = fromTracking(e)
+    const key = eventKey(incomingEvent)
+    const revived = state.retracted_events.find((r) => r.key === key)
+    const covered = retraction !== undefined && retraction.updated_at >= e.updated_at
+    if (revived === undefined && !covered) {
+      batch.push(incomingEvent)
+      continue
+    }
     yield* flush()
-    const mark = { source: e.source, event_id: e.event_id, updated_at: e.updated_at }
-    retractions.set(id, mark)
-    const kept: Array<TrackedEvent> = []
-    const gone: Array<TrackedEvent> = []
-    for (const event of state.events) {
-      const hit = event.source === e.source &&
-        event.history.some((h) =>
-          h.event_id === e.event_id && h.retracted !== true && (h.updated_at ?? 0) <= e.updated_at
-        )
-      if (!hit) {
-        kept.push(event)
-        continue
-      }
-      const history = event.history.map((h) =>
-        h.event_id === e.event_id && (h.updated_at ?? 0) <= e.updated_at ? { ...h, retracted: true } : h
-      )
-      const current = currentReading(history)
-      if (current === undefined) gone.push({ ...event, history })
-      else {
-        kept.push({ ...event, history, event_date: current.event_date, actual: current.actual, predicted_at: now })
+    if (revived !== undefined) {
+      state = {
+        ...state,
+        events: [...state.events, revived],
+        retracted_events: state.retracted_events.filter((r) => r !== revived)
       }
     }
-    state = {
-      ...state,
-      events: kept,
-      retracted_events: [...state.retracted_events, ...gone],
-      retractions: [...retractions.values()]
+    batch.push(incomingEvent)
+    yield* flush()
+    if (covered) state = retractReadings(state, retraction, now)
+    const settled = state.events.find((x) => x.key === key)
+    if (settled !== undefined && currentReading(settled.history) === undefined) {
+      state = {
+        ...state,
+        events: state.events.filter((x) => x !== settled),
+        retracted_events: [...state.retracted_events, settled]
+      }
     }
   }
   yield* flush()

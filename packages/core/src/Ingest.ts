@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { AutomationStore } from "./AutomationStore.js"
 import {
   ConfirmationRequired,
@@ -27,6 +27,7 @@ import { JobQueue } from "./JobQueue.js"
 import { Locations } from "./Locations.js"
 import * as RenderBudget from "./RenderBudget.js"
 import type { StorageError } from "./StorageError.js"
+import { ownerCode, route, type TrackingSource, TrackingSources } from "./TrackingSource.js"
 import type { RecordGroup } from "./TradeflowRecord.js"
 import { type TradeflowSize, TradeflowStore } from "./TradeflowStore.js"
 import { type ValidatedRequest, validateRequest } from "./Validation.js"
@@ -131,6 +132,30 @@ const readSizes = (store: TradeflowStore["Type"]) =>
   )
 }
 
+/**
+ * The warning that a group will not be tracked: when the process has tracking sources, the group is
+ * tracked like production (production, or UAT without `mock_tracking`), names a carrier or
+ * containers, and no source serves them (see `TrackingSource.route`).
+ */
+const untrackedWarning = (
+  sources: ReadonlyArray<TrackingSource>,
+  environment: Environment,
+  group: RecordGroup
+): string | undefined => {
+  if (sources.length === 0) return undefined
+  if (environment === "uat" && group.records.some((r) => r.mock_tracking !== undefined)) return undefined
+  const carrier = group.records.reduce<string | undefined>((c, r) => r.carrier_scac ?? c, undefined)
+  const containers = group.records.flatMap((r) => (r.container_reference ?? []).map((c) => c.reference))
+  if (carrier === undefined && containers.length === 0) return undefined
+  if (Option.isSome(route(sources, { carrier_scac: carrier, containers }))) return undefined
+  const owners = [...new Set(containers.map(ownerCode))]
+  const asked = [
+    ...(carrier === undefined ? [] : [`carrier_scac ${JSON.stringify(carrier)}`]),
+    ...(owners.length === 0 ? [] : [`container owner code${owners.length === 1 ? "" : "s"} ${owners.join(", ")}`])
+  ]
+  return `not tracked: no tracking source serves ${asked.join(" or ")}`
+}
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
 /** The downstream operations over the queue and the worker. */
@@ -149,6 +174,10 @@ export const layer: Layer.Layer<
     const automations = yield* AutomationStore
     const inFlight = new Set<string>()
     const sizeReads = yield* GroupCommit.make(readSizes(store), { maxGroup, maxTurns: 1 })
+    const sources = Option.match(yield* Effect.serviceOption(TrackingSources), {
+      onNone: () => [],
+      onSome: (registry) => registry.all
+    })
 
     /**
      * Refuses (422) a request that would take a stored tradeflow past its caps or one job past the
@@ -299,10 +328,14 @@ export const layer: Layer.Layer<
         yield* checkCaps(submission, validated)
         const accepted: Accepted = {
           status: "queued",
-          tradeflows: validated.groups.map((g, i) => ({
-            tradeflow_reference: g.tradeflow_reference,
-            warnings: validated.warnings[i] ?? []
-          }))
+          tradeflows: validated.groups.map((g, i) => {
+            const untracked = untrackedWarning(sources, submission.environment, g)
+            const warnings = validated.warnings[i] ?? []
+            return {
+              tradeflow_reference: g.tradeflow_reference,
+              warnings: untracked ? [...warnings, untracked] : warnings
+            }
+          })
         }
         const idempotency = submission.idempotency_key === undefined ? undefined : {
           key: submission.idempotency_key,

@@ -575,6 +575,32 @@ describe("Tracker", () => {
       })
     ))
 
+  it.effect("the 202 warns of a tradeflow no source tracks", () =>
+    withService(() =>
+      Effect.gen(function*() {
+        const accepted = yield* submit([
+          record(),
+          { tradeflow_reference: "OTHER", container_reference: "CSQU3054383", carrier_scac: "CMDU" },
+          { tradeflow_reference: "BOOKING-ONLY", booking_reference: "BKG-9" }
+        ])
+        assert.deepStrictEqual(accepted.tradeflows.map((t) => t.warnings), [
+          [],
+          ["not tracked: no tracking source serves carrier_scac \"CMDU\" or container owner code CSQU"],
+          []
+        ])
+        const sandbox = yield* submit(
+          [{
+            tradeflow_reference: "MOCK",
+            container_reference: "CSQU3054383",
+            mock_tracking: { scenario: "ocean_basic" }
+          }],
+          "org-uat",
+          "uat"
+        )
+        assert.deepStrictEqual(sandbox.tradeflows[0]!.warnings, [])
+      })
+    ))
+
   it.effect("a target whose source is no longer configured stops", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(now0)

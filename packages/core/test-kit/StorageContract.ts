@@ -29,6 +29,7 @@ import { Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowKey from "../src/TradeflowKey.js"
 import { type Candidate, type Commit, TradeflowStore } from "../src/TradeflowStore.js"
 import { matches } from "../src/WidgetSearch.js"
+import { trackingContract } from "./TrackingContract.js"
 
 /** Tuning of the contract suite. */
 export interface StorageContractOptions {
@@ -58,7 +59,7 @@ export const arbitraryTradeflow: fc.Arbitrary<Tradeflow> = fc.tuple(
 
 let template: Tradeflow | undefined
 
-/** A tradeflow with these indexed fields; the other fields come from a fixed arbitrary sample. */
+/** An untracked tradeflow with these indexed fields; the other fields come from a fixed arbitrary sample. */
 export const makeTradeflow = (
   organisation_id: string,
   reference: string,
@@ -73,7 +74,8 @@ export const makeTradeflow = (
     reference,
     active,
     containers: containers.map((reference) => ({ reference })),
-    next_position_at: null
+    next_position_at: null,
+    tracking: null
   }
 }
 
@@ -2184,5 +2186,7 @@ export const storageContract = (
           ...filter
         }))
       }), props)
+
+    trackingContract(it, { numRuns })
   })
 }

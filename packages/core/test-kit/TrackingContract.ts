@@ -1,0 +1,409 @@
+/**
+ * The tracking part of the storage contract (registered by `storageContract`, so it runs on every
+ * adapter): the index of tracked targets that commits write and `TrackingStore.claim` leases from,
+ * and the raw events commits keep.
+ *
+ * `claim` is global. Every test works in an instant window of its own, far below the instants of
+ * real use (around -7e15 ms), and first leases, for good, every target due at the window's start:
+ * targets of other tests (and of the arbitrary tradeflows other tests commit, whose next checks are
+ * any numbers) are then either leased or not due in the window. Claims pass their `now`, so leases
+ * run out without sleeping.
+ *
+ * @module
+ */
+import { describe, expect, type Vitest } from "@effect/vitest"
+import { Effect, FastCheck as fc } from "effect"
+import { JobQueue } from "../src/JobQueue.js"
+import type { Storage } from "../src/Storage.js"
+import { type DueTarget, type RawEvent, TrackingStore } from "../src/TrackingStore.js"
+import * as TrackingTarget from "../src/TrackingTarget.js"
+import type { Tradeflow } from "../src/Tradeflow.js"
+import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
+import { commitOf, freshId, makeTradeflow } from "./StorageContract.js"
+
+/** A target of `source` asking about container `equipment`, next checked at `next_check_at`. */
+export const makeTarget = (
+  source: string,
+  equipment: string,
+  next_check_at: number | null,
+  fields: Partial<TrackingTarget.TrackingTarget> = {}
+): TrackingTarget.TrackingTarget => ({
+  ...TrackingTarget.make(source, "equipment", { equipment }, 0),
+  next_check_at,
+  ...fields
+})
+
+/** A tradeflow tracked with these targets (by the source of the first, or `source`). */
+export const makeTracked = (
+  organisation_id: string,
+  reference: string,
+  targets: ReadonlyArray<TrackingTarget.TrackingTarget>,
+  source = targets[0]?.source ?? "source"
+): Tradeflow => ({ ...makeTradeflow(organisation_id, reference, []), tracking: { source, targets } })
+
+/** What `claim` answers for a target of a tradeflow. */
+export const dueOf = (
+  organisation_id: string,
+  tradeflow_reference: string,
+  target: TrackingTarget.TrackingTarget
+): DueTarget => {
+  if (target.next_check_at === null) throw new Error("a stopped target is never due")
+  return {
+    organisation_id,
+    tradeflow_reference,
+    target_id: target.id,
+    source: target.source,
+    query: TrackingTarget.queryOf(target),
+    high_water: target.high_water,
+    next_check_at: target.next_check_at
+  }
+}
+
+/** The model of the target index: a row per target of the tradeflows committed, with its lease. */
+export interface TargetModel {
+  readonly rows: Map<string, DueTargetRow>
+}
+
+interface DueTargetRow {
+  readonly organisation_id: string
+  readonly tradeflow_reference: string
+  readonly target_id: string
+  readonly source: string
+  readonly next_check_at: number | null
+  lease_until: number | null
+}
+
+const rowKey = (organisation_id: string, reference: string, id: string) =>
+  JSON.stringify([organisation_id, reference, id])
+
+/**
+ * The reference semantics of the index, written out: a committed tradeflow's targets replace its
+ * rows, each keeping its lease while its next check is unchanged; a hard delete drops them.
+ */
+export const indexModel = {
+  make: (): TargetModel => ({ rows: new Map() }),
+  upsert: (model: TargetModel, t: Tradeflow): void => {
+    const targets = t.tracking?.targets ?? []
+    const ids = new Set(targets.map((target) => target.id))
+    for (const [key, row] of model.rows) {
+      if (
+        row.organisation_id === t.organisation_id && row.tradeflow_reference === t.reference && !ids.has(row.target_id)
+      ) model.rows.delete(key)
+    }
+    for (const target of targets) {
+      const key = rowKey(t.organisation_id, t.reference, target.id)
+      const before = model.rows.get(key)
+      model.rows.set(key, {
+        organisation_id: t.organisation_id,
+        tradeflow_reference: t.reference,
+        target_id: target.id,
+        source: target.source,
+        next_check_at: target.next_check_at,
+        lease_until: before !== undefined && before.next_check_at === target.next_check_at ? before.lease_until : null
+      })
+    }
+  },
+  remove: (model: TargetModel, organisation_id: string, reference: string): void => {
+    for (const [key, row] of model.rows) {
+      if (row.organisation_id === organisation_id && row.tradeflow_reference === reference) model.rows.delete(key)
+    }
+  },
+  /** The keys `claim` leases, in its order, leasing them in the model. */
+  claim: (
+    model: TargetModel,
+    options: {
+      readonly now: number
+      readonly limit: number
+      readonly leaseMillis: number
+      readonly exclude: ReadonlyArray<string>
+    }
+  ): Array<string> => {
+    const code = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
+    const soonest = (a: DueTargetRow, b: DueTargetRow) =>
+      a.next_check_at! - b.next_check_at! || code(a.organisation_id, b.organisation_id) ||
+      code(a.tradeflow_reference, b.tradeflow_reference) || code(a.target_id, b.target_id)
+    const due = [...model.rows.values()].filter((r) =>
+      r.next_check_at !== null && r.next_check_at <= options.now &&
+      (r.lease_until === null || r.lease_until <= options.now) && !options.exclude.includes(r.source)
+    ).sort(soonest)
+    const turns = new Map<string, number>()
+    const ranked = due.map((r) => {
+      const turn = (turns.get(r.organisation_id) ?? 0) + 1
+      turns.set(r.organisation_id, turn)
+      return { r, turn }
+    }).sort((a, b) => a.turn - b.turn || soonest(a.r, b.r)).slice(0, options.limit).map(({ r }) => r)
+    for (const r of ranked) r.lease_until = options.now + options.leaseMillis
+    return ranked.map((r) => rowKey(r.organisation_id, r.tradeflow_reference, r.target_id))
+  }
+}
+
+/** A window of instants of its own (see the module notes): its start, below every instant the test uses. */
+const freshWindow = Effect.gen(function*() {
+  const start = -7e15 + Math.floor(Math.random() * 1e12)
+  const tracking = yield* TrackingStore
+  yield* tracking.claim({ now: start, limit: 1_000_000, leaseMillis: 1e16 })
+  return start
+})
+
+/** Enqueues a job for the organisation and commits it with these changes. */
+const commitTo = (organisation_id: string, changes: Partial<Commit>) =>
+  Effect.gen(function*() {
+    const queue = yield* JobQueue
+    const store = yield* TradeflowStore
+    const outcome = yield* queue.enqueue({
+      organisation_id,
+      environment: "production",
+      payload: { _tag: "Delete", reference: null, hard: false },
+      received_at: 1_700_000_000_000
+    })
+    if (outcome._tag !== "Enqueued") return yield* Effect.dieMessage(`expected Enqueued, got ${outcome._tag}`)
+    expect(yield* store.commit(commitOf(outcome.id, organisation_id, changes))).toBe(true)
+  })
+
+/** What a claim at `now` would lease, without leasing anything (a lease of 0 ms ends at once). */
+const peek = (now: number, organisations: ReadonlyArray<string>, exclude: ReadonlyArray<string> = []) =>
+  Effect.flatMap(TrackingStore, (tracking) =>
+    Effect.map(
+      tracking.claim({ now, limit: 1_000_000, leaseMillis: 0, exclude }),
+      (claimed) => claimed.filter((t) => organisations.includes(t.organisation_id))
+    ))
+
+const rawEvent = (tradeflow_reference: string, fields: Partial<RawEvent> = {}): RawEvent => ({
+  tradeflow_reference,
+  source: "carrier-a",
+  event_id: "event-1",
+  updated_at: 1_000,
+  received_at: 2_000,
+  raw: JSON.stringify({ eventID: "event-1" }),
+  ...fields
+})
+
+type Op =
+  | { readonly _tag: "Upsert"; readonly org: number; readonly ref: number; readonly targets: ReadonlyArray<TargetOp> }
+  | { readonly _tag: "Delete"; readonly org: number; readonly ref: number }
+  | {
+    readonly _tag: "Claim"
+    readonly at: number
+    readonly limit: number
+    readonly lease: number
+    readonly exclude: ReadonlyArray<string>
+  }
+
+interface TargetOp {
+  readonly id: number
+  readonly source: string
+  readonly next: number | null
+}
+
+const sources = ["carrier-a", "carrier-b"] as const
+
+const arbitraryOp: fc.Arbitrary<Op> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      _tag: fc.constant("Upsert" as const),
+      org: fc.integer({ min: 0, max: 2 }),
+      ref: fc.integer({ min: 0, max: 2 }),
+      targets: fc.uniqueArray(
+        fc.record({
+          id: fc.integer({ min: 0, max: 3 }),
+          source: fc.constantFrom(...sources),
+          next: fc.option(fc.integer({ min: 0, max: 20 }), { nil: null })
+        }),
+        { selector: (t) => t.id, maxLength: 4 }
+      )
+    }),
+    weight: 4
+  },
+  {
+    arbitrary: fc.record({
+      _tag: fc.constant("Delete" as const),
+      org: fc.integer({ min: 0, max: 2 }),
+      ref: fc.integer({ min: 0, max: 2 })
+    }),
+    weight: 1
+  },
+  {
+    arbitrary: fc.record({
+      _tag: fc.constant("Claim" as const),
+      at: fc.integer({ min: 0, max: 30 }),
+      limit: fc.integer({ min: 0, max: 6 }),
+      lease: fc.integer({ min: 0, max: 15 }),
+      exclude: fc.subarray([...sources])
+    }),
+    weight: 3
+  }
+)
+
+/** Registers the tracking tests of the storage contract on the suite's shared layer. */
+export const trackingContract = (
+  it: Vitest.MethodsNonLive<Storage, true>,
+  options: { readonly numRuns: number }
+): void => {
+  describe("tracking: the target index", () => {
+    it.effect("a commit indexes the targets of the tradeflows it upserts; the index follows the document; a hard delete drops it", () =>
+      Effect.gen(function*() {
+        const start = yield* freshWindow
+        const org = freshId("org")
+        // each peek leases until its instant, so the instants only grow
+        const mine = (now: number) => peek(now, [org])
+        const a = makeTarget("carrier-a", "MSCU1234565", start + 10, { high_water: 5 })
+        const b = makeTarget("carrier-a", "TGHU0000001", start + 20)
+        const stopped = TrackingTarget.stop(makeTarget("carrier-a", "CSQU3054383", start + 5), "not_found")
+        yield* commitTo(org, {
+          upserts: [makeTracked(org, "TF-1", [a, b, stopped]), makeTradeflow(org, "TF-plain", [])]
+        })
+        expect(yield* mine(start + 9)).toEqual([])
+        expect(yield* mine(start + 10)).toEqual([dueOf(org, "TF-1", a)])
+        expect(yield* mine(start + 20)).toEqual([dueOf(org, "TF-1", a), dueOf(org, "TF-1", b)])
+
+        const a2 = { ...a, next_check_at: start + 40, high_water: 7 }
+        const b2 = { ...b, next_check_at: start + 15 }
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [a2, b2, stopped])] })
+        expect(yield* mine(start + 21)).toEqual([dueOf(org, "TF-1", b2)])
+        expect(yield* mine(start + 40)).toEqual([dueOf(org, "TF-1", b2), dueOf(org, "TF-1", a2)])
+
+        const c = makeTarget("carrier-a", "CAIU1234567", start + 52)
+        const other = makeTarget("carrier-a", "MSCU1234565", start + 51)
+        yield* commitTo(org, {
+          upserts: [
+            makeTracked(org, "TF-1", [TrackingTarget.stop(a2, "deactivated"), c]),
+            makeTracked(org, "TF-2", [other])
+          ]
+        })
+        expect(yield* mine(start + 51)).toEqual([dueOf(org, "TF-2", other)])
+        expect(yield* mine(start + 60)).toEqual([dueOf(org, "TF-2", other), dueOf(org, "TF-1", c)])
+
+        yield* commitTo(org, { deletes: ["TF-1"] })
+        expect(yield* mine(start + 61)).toEqual([dueOf(org, "TF-2", other)])
+        yield* commitTo(org, { deletes: ["TF-2"], upserts: [makeTracked(org, "TF-1", [b])] })
+        expect(yield* mine(start + 62)).toEqual([dueOf(org, "TF-1", b)])
+      }))
+
+    it.effect("claim: only due, unleased targets of sources not excluded, round-robin across organisations, within the limit", () =>
+      Effect.gen(function*() {
+        const start = yield* freshWindow
+        const tracking = yield* TrackingStore
+        const [a, b, c] = [freshId("org-a"), freshId("org-b"), freshId("org-c")]
+        const t = (name: string, offset: number | null, source = "carrier-a") =>
+          makeTarget(source, name, offset === null ? null : start + offset)
+        yield* commitTo(a, {
+          upserts: [
+            makeTracked(a, "TF-1", [t("A1", 1), t("A3", 3), t("A5", 5)]),
+            makeTracked(a, "TF-2", [t("A2", 2), t("A4", 5)])
+          ]
+        })
+        yield* commitTo(b, {
+          upserts: [makeTracked(b, "TF-1", [t("B1", 10), t("B2", 11), t("B-paused", 1, "paused")])]
+        })
+        yield* commitTo(c, {
+          upserts: [makeTracked(c, "TF-1", [t("C1", 20), t("C-later", 1_000), t("C-stopped", null)])]
+        })
+        const names = (limit: number, exclude: ReadonlyArray<string> = ["paused"]) =>
+          Effect.map(
+            tracking.claim({ now: start + 100, limit, leaseMillis: 0, exclude }),
+            (claimed) => claimed.map((d) => d.query.equipment)
+          )
+        expect(yield* names(4)).toEqual(["A1", "B1", "C1", "A2"])
+        expect(yield* names(100)).toEqual(["A1", "B1", "C1", "A2", "B2", "A3", "A5", "A4"])
+        expect(yield* names(100, [])).toEqual(["A1", "B-paused", "C1", "A2", "B1", "A3", "B2", "A5", "A4"])
+        expect(yield* names(100, ["paused", "carrier-a"])).toEqual([])
+        expect(yield* names(0)).toEqual([])
+        expect(yield* names(2.7)).toEqual(["A1", "B1"])
+      }))
+
+    it.effect("claim: a claimed target is not claimed again until its lease runs out or a commit moves its next check", () =>
+      Effect.gen(function*() {
+        const start = yield* freshWindow
+        const tracking = yield* TrackingStore
+        const org = freshId("org")
+        const claim = (now: number, leaseMillis = 100) =>
+          Effect.map(
+            tracking.claim({ now, limit: 1_000_000, leaseMillis }),
+            (claimed) => claimed.filter((d) => d.organisation_id === org).map((d) => d.query.equipment)
+          )
+        const kept = makeTarget("carrier-a", "KEPT", start + 10)
+        const moved = makeTarget("carrier-a", "MOVED", start + 10)
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [kept]), makeTracked(org, "TF-2", [moved])] })
+        expect(yield* claim(start + 20)).toEqual(["KEPT", "MOVED"])
+        expect(yield* claim(start + 20)).toEqual([])
+        expect(yield* claim(start + 119)).toEqual([])
+        expect(yield* claim(start + 120)).toEqual(["KEPT", "MOVED"])
+        yield* commitTo(org, {
+          upserts: [
+            makeTracked(org, "TF-1", [{ ...kept, high_water: 42, last_check_at: start + 121 }]),
+            makeTracked(org, "TF-2", [{ ...moved, next_check_at: start + 12 }])
+          ]
+        })
+        expect(yield* claim(start + 121)).toEqual(["MOVED"])
+        expect(yield* claim(start + 219)).toEqual([])
+        expect(yield* claim(start + 220)).toEqual(["KEPT"])
+      }))
+
+    it.effect.prop("claim: any sequence of commits, deletes and claims leases what the model leases, in its order", [
+      fc.array(arbitraryOp, { maxLength: 16 })
+    ], ([ops]) =>
+      Effect.gen(function*() {
+        const start = yield* freshWindow
+        const tracking = yield* TrackingStore
+        const run = freshId("run")
+        const orgs = [0, 1, 2].map((i) => `${run}-org${i}`)
+        const model = indexModel.make()
+        for (const op of ops) {
+          if (op._tag === "Upsert") {
+            const org = orgs[op.org]!
+            const t = makeTracked(
+              org,
+              `TF-${op.ref}`,
+              op.targets.map((target) =>
+                makeTarget(target.source, `EQ${target.id}`, target.next === null ? null : start + 1 + target.next)
+              )
+            )
+            yield* commitTo(org, { upserts: [t] })
+            indexModel.upsert(model, t)
+          } else if (op._tag === "Delete") {
+            yield* commitTo(orgs[op.org]!, { deletes: [`TF-${op.ref}`] })
+            indexModel.remove(model, orgs[op.org]!, `TF-${op.ref}`)
+          } else {
+            const now = start + 1 + op.at
+            const claimed = yield* tracking.claim({ now, limit: op.limit, leaseMillis: op.lease, exclude: op.exclude })
+            expect(claimed.map((d) => rowKey(d.organisation_id, d.tradeflow_reference, d.target_id)))
+              .toEqual(indexModel.claim(model, { now, limit: op.limit, leaseMillis: op.lease, exclude: op.exclude }))
+            for (const d of claimed) {
+              expect(d.next_check_at).toBeLessThanOrEqual(now)
+              expect(d.query).toEqual({ equipment: d.target_id.split("\"")[1] })
+            }
+          }
+        }
+      }), { fastCheck: { numRuns: options.numRuns } })
+  })
+
+  describe("tracking: raw events", () => {
+    it.effect("raw events: each version kept once, oldest received first, per tradeflow; a hard delete drops them", () =>
+      Effect.gen(function*() {
+        const tracking = yield* TrackingStore
+        const [org, other] = [freshId("org"), freshId("org")]
+        const v1 = rawEvent("TF-1", { received_at: 100 })
+        const early = rawEvent("TF-1", { event_id: "event-2", received_at: 50 })
+        yield* commitTo(org, {
+          upserts: [makeTradeflow(org, "TF-1", []), makeTradeflow(org, "TF-2", [])],
+          raw_events: [v1, early, { ...v1, received_at: 200, raw: "{\"again\":true}" }]
+        })
+        const v2 = rawEvent("TF-1", { updated_at: 1_001, received_at: 100, raw: "{\"version\":2}" })
+        const otherSource = rawEvent("TF-1", { source: "carrier-b", received_at: 100 })
+        const second = rawEvent("TF-2", { received_at: 10 })
+        yield* commitTo(org, { raw_events: [{ ...v1, received_at: 300 }, v2, otherSource, second] })
+        yield* commitTo(other, { raw_events: [rawEvent("TF-1", { received_at: 1 })] })
+        expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([early, v1, v2, otherSource])
+        expect(yield* tracking.rawEvents(org, "TF-1", 2)).toEqual([early, v1])
+        expect(yield* tracking.rawEvents(org, "TF-1", 0)).toEqual([])
+        expect(yield* tracking.rawEvents(org, "TF-2", 100)).toEqual([second])
+        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([rawEvent("TF-1", { received_at: 1 })])
+        yield* commitTo(org, { deletes: ["TF-1"] })
+        expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([])
+        expect(yield* tracking.rawEvents(org, "TF-2", 100)).toEqual([second])
+        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([rawEvent("TF-1", { received_at: 1 })])
+        yield* commitTo(org, { raw_events: [v1] })
+        expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([v1])
+      }))
+  })
+}

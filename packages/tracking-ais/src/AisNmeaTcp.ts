@@ -61,8 +61,8 @@ const isHost = (host: string): boolean =>
 const feedError = (message: string) => new VesselPositionSource.VesselFeedError({ message })
 
 /**
- * Reads a feed address `host:port` (`[::1]:5631` for an IPv6 address), as the server's
- * `AIS_NMEA_TCP` holds it. Refuses, saying why, anything else: no port, a port outside 1 to
+ * Reads a feed address `host:port` (`[::1]:5631` for an IPv6 address), as a server's setting
+ * holds it. Refuses, saying why, anything else: no port, a port outside 1 to
  * 65535, a scheme (`tcp://`), an IPv6 address without brackets, a host that is not a host name or
  * an IP address.
  */
@@ -226,8 +226,8 @@ export const layer = (options: Options): Layer.Layer<VesselPositionSource.Vessel
   )
 
 /**
- * {@link layer} at the address of `address` (a `host:port` text, as the server's
- * `AIS_NMEA_TCP`); fails with a `ConfigError` when it is missing or malformed.
+ * {@link layer} at the address that `address` holds (a `host:port` text, read with
+ * {@link parseAddress}); fails with a `ConfigError` when it is missing or malformed.
  */
 export const layerConfig = (
   address: Config.Config<string>,

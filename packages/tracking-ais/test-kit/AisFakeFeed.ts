@@ -91,7 +91,7 @@ export const track = (journey: Journey): Array<TrackPoint> => {
 export interface AisFakeFeed {
   readonly host: string
   readonly port: number
-  /** `host:port`, as `AIS_NMEA_TCP` takes it. */
+  /** `host:port`, as `AisNmeaTcp.parseAddress` reads it. */
   readonly address: string
   /** Changes some switches. */
   readonly set: (switches: Partial<Switches>) => Effect.Effect<void>

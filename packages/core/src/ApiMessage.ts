@@ -332,12 +332,54 @@ export const WidgetSearchResult = Schema.Struct({
 })
 export type WidgetSearchResult = typeof WidgetSearchResult.Type
 
-/** The `metadata` block of the V3 tradeflow document. `carrier_name` / `carrier_scac` are null when never sent. */
+/** One tracked target of a tradeflow, as the V3 document's `tracking` block and the console show it. */
+export const TrackingTargetInfo = Schema.Struct({
+  source: Schema.String,
+  kind: Schema.Literal("equipment", "booking", "bill_of_lading", "booking+equipment", "bill_of_lading+equipment"),
+  container_reference: Schema.NullOr(Schema.String),
+  booking_reference: Schema.NullOr(Schema.String),
+  bill_of_lading_reference: Schema.NullOr(Schema.String),
+  state: Schema.Literal(
+    "pending",
+    "awaiting",
+    "before_departure",
+    "in_transit",
+    "at_discharge",
+    "delivered",
+    "returned",
+    "stopped"
+  ),
+  stop_reason: Schema.NullOr(
+    Schema.Literal("empty_returned", "no_new_events", "deactivated", "not_found", "source_removed")
+  ),
+  last_check: Schema.NullOr(DateTimeString),
+  next_check: Schema.NullOr(DateTimeString),
+  last_event: Schema.NullOr(DateTimeString),
+  failures: Schema.Number,
+  last_error: Schema.NullOr(Schema.String)
+}).annotations({
+  identifier: "TrackingTargetInfo",
+  description: "A target a tracking source is asked about for a tradeflow, with its freshness and schedule"
+})
+export type TrackingTargetInfo = typeof TrackingTargetInfo.Type
+
+/** The `tracking` block of the V3 document's metadata: the source tracking the tradeflow and its targets. */
+export const TrackingInfo = Schema.Struct({
+  source: Schema.String,
+  targets: Schema.Array(TrackingTargetInfo)
+}).annotations({ identifier: "TrackingInfo", description: "How a tracking source tracks the tradeflow" })
+export type TrackingInfo = typeof TrackingInfo.Type
+
+/**
+ * The `metadata` block of the V3 tradeflow document. `carrier_name` / `carrier_scac` are null when
+ * never sent; `tracking` is present when a tracking source tracks the tradeflow.
+ */
 export const TradeflowMetadata = Schema.Struct({
   last_updated: DateTimeString,
   carrier_name: Schema.NullOr(Schema.String),
   carrier_scac: Schema.NullOr(Schema.String),
-  is_active: Schema.Boolean
+  is_active: Schema.Boolean,
+  tracking: Schema.optional(TrackingInfo)
 })
 export type TradeflowMetadata = typeof TradeflowMetadata.Type
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { Effect } from "effect"
-import type { TradeflowDocument, TradeflowEvent } from "./ApiMessage.js"
+import type { TrackingInfo, TradeflowDocument, TradeflowEvent } from "./ApiMessage.js"
 import {
   container,
   containersOf,
@@ -23,13 +23,32 @@ import * as MessageHash from "./MessageHash.js"
 import { unclassified } from "./StatusCode.js"
 import type { StorageError } from "./StorageError.js"
 import { TrackingConfig } from "./TrackingConfig.js"
-import type { TrackedEvent, Tradeflow } from "./Tradeflow.js"
+import type { TrackedEvent, Tradeflow, TradeflowTracking } from "./Tradeflow.js"
 
 /**
  * The id of an organisation's partner organisation of this exact name: `partner_` and the first 24
  * hex digits of the SHA-256 of `<organisation id>\u0000<name>`, so the same name is the same
  * partner in every tradeflow of the organisation and another partner in another organisation.
  */
+/** A tradeflow's tracking as the V3 document and the console show it. */
+export const trackingInfo = (tracking: TradeflowTracking): TrackingInfo => ({
+  source: tracking.source,
+  targets: tracking.targets.map((target) => ({
+    source: target.source,
+    kind: target.kind,
+    container_reference: target.equipment ?? null,
+    booking_reference: target.booking ?? null,
+    bill_of_lading_reference: target.bill_of_lading ?? null,
+    state: target.state,
+    stop_reason: target.stop_reason,
+    last_check: target.last_check_at === null ? null : iso(target.last_check_at),
+    next_check: target.next_check_at === null ? null : iso(target.next_check_at),
+    last_event: target.last_event_at === null ? null : iso(target.last_event_at),
+    failures: target.failures,
+    last_error: target.last_error
+  }))
+})
+
 export const partnerId = (organisationId: string, name: string): Effect.Effect<string> =>
   Effect.map(MessageHash.sha256Hex(`${organisationId}\u0000${name}`), (hex) => `partner_${hex.slice(0, 24)}`)
 
@@ -104,7 +123,8 @@ export const tradeflowDocument = (
         last_updated: iso(t.updated_at),
         carrier_name: t.details.carrier_name ?? null,
         carrier_scac: t.details.carrier_scac ?? null,
-        is_active: t.active
+        is_active: t.active,
+        ...(t.tracking === null ? {} : { tracking: trackingInfo(t.tracking) })
       },
       events,
       locations: [...locations.values()].sort((a, b) => a.unlocode < b.unlocode ? -1 : a.unlocode > b.unlocode ? 1 : 0),

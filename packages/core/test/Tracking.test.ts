@@ -4,6 +4,7 @@ import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
+import * as RenderDocument from "../src/RenderDocument.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
 import * as Service from "../src/Service.js"
 import * as Storage from "../src/Storage.js"
@@ -356,6 +357,24 @@ describe("Tracker", () => {
         assert.strictEqual(moving?.next_check_at, now0 + 36 * hour)
         const kept = yield* Effect.flatMap(TrackingStore, (s) => s.rawEvents(org, "PO-1", 10))
         assert.deepStrictEqual(kept.map((e) => [e.event_id, e.raw]), [["dep", "{\"eventID\":\"dep\"}"]])
+        const document = yield* RenderDocument.tradeflowDocument(yield* stored("PO-1"), { vessels: false })
+        assert.deepStrictEqual(document.metadata.tracking, {
+          source: "maersk",
+          targets: [{
+            source: "maersk",
+            kind: "equipment",
+            container_reference: container,
+            booking_reference: null,
+            bill_of_lading_reference: null,
+            state: "in_transit",
+            stop_reason: null,
+            last_check: iso(now0 + 12 * hour),
+            next_check: iso(now0 + 36 * hour),
+            last_event: iso(now0 + 12 * hour),
+            failures: 0,
+            last_error: null
+          }]
+        })
       })
     ))
 

@@ -816,7 +816,10 @@ export const makeMemory = Effect.gen(function*() {
         }))
       }),
     rawEvents: (organisationId, reference, limit) =>
-      Effect.sync(() => (rawEvents.get(tfKey(organisationId, reference)) ?? []).slice(0, Math.max(0, limit)))
+      Effect.sync(() =>
+        [...rawEvents.get(tfKey(organisationId, reference)) ?? []].sort((a, b) => a.received_at - b.received_at)
+          .slice(0, Math.max(0, limit))
+      )
   })
 
   const wakeups = yield* PubSub.sliding<void>(1)

@@ -15,6 +15,7 @@ import {
   MessageStore,
   Storage,
   type StorageError,
+  TrackingStore,
   TradeflowStore
 } from "@tradeflow/core"
 import { Context, Duration, Effect, Layer, Redacted, type Scope } from "effect"
@@ -93,6 +94,7 @@ export interface Instance {
   readonly settings: Storage.Settings["Type"]
   readonly automations: AutomationStore.AutomationStore["Type"]
   readonly deliveries: DeliveryStore.DeliveryStore["Type"]
+  readonly tracking: TrackingStore.TrackingStore["Type"]
 }
 
 /**
@@ -111,6 +113,7 @@ export const openInstance = (
       messages: Context.get(context, MessageStore.MessageStore),
       settings: Context.get(context, Storage.Settings),
       automations: Context.get(context, AutomationStore.AutomationStore),
-      deliveries: Context.get(context, DeliveryStore.DeliveryStore)
+      deliveries: Context.get(context, DeliveryStore.DeliveryStore),
+      tracking: Context.get(context, TrackingStore.TrackingStore)
     }))
   )

@@ -1,8 +1,23 @@
 import { Migrator } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { JobQueue, type MessageStore, Storage, type StoredMessage, type TradeflowStore } from "@tradeflow/core"
-import { arbitraryMessage, freshId, makeMessage, selectMessages, storageContract } from "@tradeflow/core/test-kit"
+import {
+  JobQueue,
+  type MessageStore,
+  Storage,
+  type StoredMessage,
+  type Tradeflow,
+  type TradeflowStore
+} from "@tradeflow/core"
+import {
+  arbitraryMessage,
+  freshId,
+  makeMessage,
+  makeTarget,
+  makeTracked,
+  selectMessages,
+  storageContract
+} from "@tradeflow/core/test-kit"
 import {
   Cause,
   Clock,
@@ -46,13 +61,19 @@ const enqueue = (queue: JobQueue.JobQueue["Type"], organisation_id: string) =>
 
 const commit = (
   store: TradeflowStore.TradeflowStore["Type"],
-  c: { job_id: number; organisation_id: string; attempt?: number; messages?: ReadonlyArray<StoredMessage.NewMessage> }
+  c: {
+    job_id: number
+    organisation_id: string
+    attempt?: number
+    messages?: ReadonlyArray<StoredMessage.NewMessage>
+    upserts?: ReadonlyArray<Tradeflow.Tradeflow>
+  }
 ) =>
   store.commit({
     job_id: c.job_id,
     organisation_id: c.organisation_id,
     ...(c.attempt === undefined ? {} : { attempt: c.attempt }),
-    upserts: [],
+    upserts: c.upserts ?? [],
     deletes: [],
     messages: c.messages ?? [],
     result: { count: 0 }
@@ -343,6 +364,74 @@ describe("PgStorage on PostgreSQL", () => {
           expect((yield* logOf(instances[0]!.messages, org)).map((m) => [m.seq, m.hash]))
             .toEqual(ids.get(org)!.map((id, i) => [i + 1, `job-${id}`]))
         }
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "three processes, six claimers: no target is ever held by two claimers at once; each due check runs once",
+    () =>
+      Effect.gen(function*() {
+        const test = yield* makeTestSchema()
+        const instances = yield* Effect.all([open(test), open(test), open(test)], { concurrency: "unbounded" })
+        const start = 1_700_000_000_000
+        const checks = 3
+        const now = start + checks - 1
+        const orgs = Array.from({ length: 8 }, () => freshId("org"))
+        const references = ["TF-1", "TF-2", "TF-3"]
+        for (const [i, org] of orgs.entries()) {
+          yield* commit(instances[i % 3]!.store, {
+            job_id: yield* enqueue(instances[i % 3]!.queue, org),
+            organisation_id: org,
+            upserts: references.map((reference, n) =>
+              makeTracked(org, reference, [makeTarget("carrier-a", `MSCU${i}${n}`, start)])
+            )
+          })
+        }
+        const total = orgs.length * references.length * checks
+        const held = new Map<string, number>()
+        const overlaps: Array<string> = []
+        const runs: Array<string> = []
+        const claimer = (n: number) =>
+          Effect.gen(function*() {
+            const { queue, store, tracking } = instances[n % 3]!
+            while (runs.length < total) {
+              const claimed = yield* tracking.claim({ now, limit: 3, leaseMillis: 60_000 })
+              for (const d of claimed) {
+                const key = `${d.organisation_id}/${d.tradeflow_reference}`
+                const holder = held.get(key)
+                if (holder !== undefined) overlaps.push(`${key}: claimer ${n} while claimer ${holder} holds it`)
+                held.set(key, n)
+              }
+              for (const d of claimed) {
+                const key = `${d.organisation_id}/${d.tradeflow_reference}`
+                yield* Effect.sleep("2 millis")
+                runs.push(key)
+                const doc = Option.getOrThrow(yield* store.get(d.organisation_id, d.tradeflow_reference))
+                const targets = (doc.tracking?.targets ?? []).map((t) =>
+                  t.id === d.target_id && t.next_check_at !== null ? { ...t, next_check_at: t.next_check_at + 1 } : t
+                )
+                held.delete(key)
+                yield* commit(store, {
+                  job_id: yield* enqueue(queue, d.organisation_id),
+                  organisation_id: d.organisation_id,
+                  upserts: [{ ...doc, tracking: { source: "carrier-a", targets } }]
+                })
+              }
+              if (claimed.length === 0) yield* Effect.sleep("10 millis")
+            }
+          })
+        yield* Effect.all(Array.from({ length: 6 }, (_, n) => claimer(n)), { concurrency: "unbounded", discard: true })
+        expect(overlaps).toEqual([])
+        expect(runs.length).toBe(total)
+        for (const org of orgs) {
+          for (const reference of references) {
+            expect(runs.filter((r) => r === `${org}/${reference}`).length).toBe(checks)
+            const doc = Option.getOrThrow(yield* instances[0]!.store.get(org, reference))
+            expect(doc.tracking?.targets.map((t) => t.next_check_at)).toEqual([start + checks])
+          }
+        }
+        expect(yield* instances[1]!.tracking.claim({ now, limit: 100, leaseMillis: 60_000 })).toEqual([])
       }).pipe(Effect.scoped),
     60_000
   )

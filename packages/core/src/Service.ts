@@ -17,6 +17,7 @@ import * as Scheduler from "./Scheduler.js"
 import * as Schemes from "./Schemes.js"
 import * as Storage from "./Storage.js"
 import * as Tracker from "./Tracker.js"
+import * as TrackingAdmin from "./TrackingAdmin.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as Upstream from "./Upstream.js"
 import * as WidgetSearch from "./WidgetSearch.js"
@@ -34,6 +35,7 @@ export type Services =
   | Worker.Worker
   | Scheduler.Scheduler
   | Tracker.Tracker
+  | TrackingAdmin.TrackingAdmin
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
   | Retention.Retention
@@ -70,7 +72,9 @@ export const layer = (
     Schemes.layer,
     WidgetSearch.layer,
     Scheduler.layer({ background: options.background, startAfter: options.startAfter, ...scheduler }),
-    Tracker.layer({ background: options.background, startAfter: options.startAfter, ...tracker }),
+    TrackingAdmin.layer.pipe(
+      Layer.provideMerge(Tracker.layer({ background: options.background, startAfter: options.startAfter, ...tracker }))
+    ),
     Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention })
   ).pipe(
     Layer.provideMerge(Worker.layer(options))

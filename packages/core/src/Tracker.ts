@@ -38,6 +38,11 @@ export class Tracker extends Context.Tag("@tradeflow/core/Tracker")<Tracker, {
   readonly tick: Effect.Effect<number, StorageError>
   /** The sources paused now, by id. */
   readonly paused: Effect.Effect<ReadonlyMap<string, PausedSource>>
+  /**
+   * Asks the sources about these targets now, whether they are due or not, in the background (in
+   * the tracker's scope): their answers are queued as `Track` jobs like those of `tick`.
+   */
+  readonly refresh: (targets: ReadonlyArray<DueTarget>) => Effect.Effect<void>
 }>() {}
 
 /** Options of the tracker. */
@@ -150,42 +155,57 @@ export const layer = (
         )
       }
 
+      /** Asks about the targets and queues each answer as a `Track` job of its organisation. */
+      const askAll = (targets: ReadonlyArray<DueTarget>, now: number): Effect.Effect<void, StorageError> =>
+        Effect.gen(function*() {
+          const environments = new Map<string, Environment>()
+          yield* Effect.forEach(targets, (target) =>
+            Effect.gen(function*() {
+              const outcome = yield* ask(target, now)
+              let environment = environments.get(target.organisation_id)
+              if (environment === undefined) {
+                const organisation = yield* organisations.get(target.organisation_id)
+                environment = Option.match(organisation, {
+                  onNone: () => "production" as const,
+                  onSome: (o) => o.environment
+                })
+                environments.set(target.organisation_id, environment)
+              }
+              yield* queue.enqueue({
+                organisation_id: target.organisation_id,
+                environment,
+                payload: {
+                  _tag: "Track",
+                  reference: target.tradeflow_reference,
+                  target_id: target.target_id,
+                  source: target.source,
+                  checked_at: now,
+                  outcome
+                },
+                received_at: now
+              })
+            }), { concurrency, discard: true })
+          yield* worker.wake
+        })
+
       const tick: Effect.Effect<number, StorageError> = lock.withPermits(1)(Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const stillPaused = new Map([...(yield* Ref.get(paused))].filter(([, p]) => p.until > now))
         yield* Ref.set(paused, stillPaused)
         const due = yield* store.claim({ now, limit: batchSize, leaseMillis, exclude: [...stillPaused.keys()] })
         if (due.length === 0) return 0
-        const environments = new Map<string, Environment>()
-        yield* Effect.forEach(due, (target) =>
-          Effect.gen(function*() {
-            const outcome = yield* ask(target, now)
-            let environment = environments.get(target.organisation_id)
-            if (environment === undefined) {
-              const organisation = yield* organisations.get(target.organisation_id)
-              environment = Option.match(organisation, {
-                onNone: () => "production" as const,
-                onSome: (o) => o.environment
-              })
-              environments.set(target.organisation_id, environment)
-            }
-            yield* queue.enqueue({
-              organisation_id: target.organisation_id,
-              environment,
-              payload: {
-                _tag: "Track",
-                reference: target.tradeflow_reference,
-                target_id: target.target_id,
-                source: target.source,
-                checked_at: now,
-                outcome
-              },
-              received_at: now
-            })
-          }), { concurrency, discard: true })
-        yield* worker.wake
+        yield* askAll(due, now)
         return due.length
       })).pipe(Effect.withSpan("Tracker.tick"))
+
+      const scope = yield* Effect.scope
+      const refresh = (targets: ReadonlyArray<DueTarget>): Effect.Effect<void> =>
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => askAll(targets, now)),
+          Effect.catchAll((e) => Effect.logWarning("tracker: a refresh could not be queued", e)),
+          Effect.forkIn(scope),
+          Effect.asVoid
+        )
 
       if ((options.background ?? true) && Option.isSome(sources)) {
         yield* (options.startAfter ?? Effect.void).pipe(
@@ -198,6 +218,6 @@ export const layer = (
         )
       }
 
-      return Tracker.of({ tick, paused: Ref.get(paused) })
+      return Tracker.of({ tick, paused: Ref.get(paused), refresh })
     })
   )

@@ -14,6 +14,7 @@ import {
   Environment,
   Ingest,
   JobAdmin,
+  TrackingAdmin,
   TradeflowRecord,
   Upstream,
   WidgetSearch
@@ -452,6 +453,29 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
         OpenApi.Description,
         "The V3 tradeflow document of the organisation's tradeflow, as an attachment (Content-Disposition: attachment; " +
           "filename=\"<reference>.json\", with an RFC 6266 filename* for non-ASCII references)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("tradeflowTracking", "/console/organisations/:id/tradeflows/:reference/tracking")
+      .setPath(TradeflowPath)
+      .addSuccess(TrackingAdmin.TrackingStatus)
+      .annotate(
+        OpenApi.Description,
+        "How a tracking source tracks the tradeflow: each target (a container, booking or bill of lading) with its " +
+          "state, last and next check, last event, failures and last error; source null when no source tracks it"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("refreshTracking", "/console/organisations/:id/tradeflows/:reference/refresh")
+      .setPath(TradeflowPath)
+      .addSuccess(TrackingAdmin.TrackingStatus, { status: 202 })
+      .addError(Conflict)
+      .addError(TooManyRequests)
+      .annotate(
+        OpenApi.Description,
+        "Asks the source about every target of the tradeflow that is not stopped, now; answers its tracking as it " +
+          "stands (the answers follow within seconds). At most once a minute per tradeflow (429 with Retry-After); " +
+          "409 when no source tracks it any more"
       )
   )
   .addError(BadRequest)

@@ -26,6 +26,7 @@ import {
   Ingest,
   JobAdmin,
   Schemes,
+  TrackingAdmin,
   Upstream,
   WebhookDestination,
   WidgetSearch
@@ -66,6 +67,7 @@ export type Services =
   | Documents.Documents
   | Ingest.Ingest
   | JobAdmin.JobAdmin
+  | TrackingAdmin.TrackingAdmin
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
@@ -84,6 +86,7 @@ const serviceTags = [
   Documents.Documents,
   Ingest.Ingest,
   JobAdmin.JobAdmin,
+  TrackingAdmin.TrackingAdmin,
   Upstream.Upstream,
   WidgetSearch.WidgetSearch,
   WebhookDestination.WebhookDestination

@@ -4,7 +4,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Schemes, Service } from "@tradeflow/core"
+import { Schemes, Service, TrackingSource } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
@@ -28,11 +28,13 @@ export const destinationLayer = ({ webhookAllowPrivate = false, webhookHttpHosts
 /**
  * The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it.
  * Every test client shares one address, so failed console authentications are not limited unless
- * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes.
+ * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes;
+ * `trackingSources`, when given, are the service's tracking sources.
  */
 export const makeAppLayer = (
   { webhookAllowPrivate, webhookHttpHosts, ...options }: Partial<HttpConfig.Options> & DestinationOptions = {},
-  schemes: Readonly<Record<string, Schemes.Scheme>> = {}
+  schemes: Readonly<Record<string, Schemes.Scheme>> = {},
+  trackingSources?: ReadonlyArray<TrackingSource.TrackingSource>
 ) =>
   HttpApp.layer.pipe(
     Layer.provide(Schemes.add(schemes)),
@@ -43,7 +45,11 @@ export const makeAppLayer = (
     Layer.provide(
       HttpConfig.layer({ consoleToken, consoleFailures: { failures: 1_000_000, windowMillis: 60_000 }, ...options })
     ),
-    Layer.provideMerge(Service.layerMemory),
+    Layer.provideMerge(
+      trackingSources === undefined
+        ? Service.layerMemory
+        : Service.layerMemory.pipe(Layer.provide(Layer.orDie(TrackingSource.layer(trackingSources))))
+    ),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )
 

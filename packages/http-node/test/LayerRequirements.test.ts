@@ -13,6 +13,7 @@ import type {
   Ingest,
   JobAdmin,
   Schemes,
+  TrackingAdmin,
   Upstream,
   WebhookDestination,
   WidgetSearch
@@ -52,6 +53,7 @@ it("each route group requires only the services its handlers call, on the root a
       | DeliveryAdmin.DeliveryAdmin
       | Documents.Documents
       | JobAdmin.JobAdmin
+      | TrackingAdmin.TrackingAdmin
       | WidgetSearch.WidgetSearch
       | WebhookDestination.WebhookDestination
       | ConsoleAuth

@@ -8,6 +8,8 @@ import {
   Documents,
   DownstreamError,
   JobAdmin,
+  type StorageError,
+  TrackingAdmin,
   Validation,
   WebhookDestination,
   WidgetSearch
@@ -17,7 +19,7 @@ import { Api, NewApiKey, NewOrganisation } from "../Api.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { attachment } from "./contentDisposition.js"
-import { mapCoreErrors, noneWithId } from "./errors.js"
+import { mapCoreErrors, noneWithId, toProblem } from "./errors.js"
 
 /**
  * Decodes a console body: 422 naming each field, as the record rules do (`name must be a string,
@@ -68,7 +70,7 @@ const byNumericId = <A, R>(
   f: (id: number) => Effect.Effect<A, Problem.Problem, R>
 ): Effect.Effect<A, Problem.Problem, R> => /^[0-9]{1,15}$/.test(id) ? f(Number(id)) : Effect.fail(noneWithId(what, id))
 
-/** The console: organisations, keys, automations, deliveries, jobs and tradeflow downloads. */
+/** The console: organisations, keys, automations, deliveries, jobs, tradeflow downloads and tracking. */
 export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
   Effect.gen(function*() {
     const bodies = yield* RequestBodies
@@ -78,7 +80,18 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
     const deliveries = yield* DeliveryAdmin.DeliveryAdmin
     const jobs = yield* JobAdmin.JobAdmin
     const widgets = yield* WidgetSearch.WidgetSearch
+    const tracking = yield* TrackingAdmin.TrackingAdmin
     const newAutomation = yield* createAutomation
+    /** `effect` once the organisation is known (an unknown one is a 404 naming it). */
+    const inOrganisation = <A, E, R>(
+      organisationId: string,
+      effect: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | AccountError.OrganisationNotFound | StorageError.StorageError, R> =>
+      Effect.flatMap(
+        accounts.organisation(organisationId),
+        (found): Effect.Effect<A, E | AccountError.OrganisationNotFound, R> =>
+          Option.isNone(found) ? Effect.fail(new AccountError.OrganisationNotFound({ id: organisationId })) : effect
+      )
     return handlers
       .handleRaw("createOrganisation", () =>
         Effect.gen(function*() {
@@ -115,14 +128,18 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handle("retryJob", ({ path }) =>
         byNumericId(path.id, "job", (id) =>
           mapCoreErrors(jobs.retry(id))))
+      .handle("tradeflowTracking", ({ path }) =>
+        mapCoreErrors(inOrganisation(path.id, tracking.status(path.id, path.reference))))
+      .handle("refreshTracking", ({ path }) =>
+        inOrganisation(path.id, tracking.refresh(path.id, path.reference)).pipe(
+          Effect.catchTag("RefreshTooSoon", (error) =>
+            Effect.flatMap(toProblem(error), (problem) =>
+              Effect.succeed(Problem.toResponse(problem, { "retry-after": String(error.retry_after_seconds) })))),
+          mapCoreErrors
+        ))
       .handle("downloadTradeflow", ({ path }) =>
         Effect.gen(function*() {
-          const document = yield* mapCoreErrors(Effect.gen(function*() {
-            if (Option.isNone(yield* accounts.organisation(path.id))) {
-              return yield* new AccountError.OrganisationNotFound({ id: path.id })
-            }
-            return yield* documents.download(path.id, path.reference)
-          }))
+          const document = yield* mapCoreErrors(inOrganisation(path.id, documents.download(path.id, path.reference)))
           const encoded = yield* Schema.encode(ApiMessage.TradeflowDocument)(document).pipe(Effect.orDie)
           return HttpServerResponse.text(JSON.stringify(encoded), {
             contentType: "application/json",

@@ -7,6 +7,7 @@ import type {
   JobAdmin,
   Scheme,
   StorageError,
+  TrackingAdmin,
   Upstream,
   WidgetSearch
 } from "@tradeflow/core"
@@ -33,6 +34,8 @@ export type CoreError =
   | DeliveryAdmin.DeliveryNotRetryable
   | JobAdmin.JobNotFound
   | JobAdmin.JobNotDead
+  | TrackingAdmin.NotTracked
+  | TrackingAdmin.RefreshTooSoon
   | Upstream.Cursor.InvalidCursor
   | WidgetSearch.WidgetKeyNotFound
   | WidgetSearch.WidgetNoMatch
@@ -111,6 +114,15 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       return Effect.succeed(noneWithId("job", error.id))
     case "JobNotDead":
       return Effect.succeed(Problem.make(409, `job ${error.id} is not dead; only a dead job can be retried`))
+    case "NotTracked":
+      return Effect.succeed(Problem.make(409, `no tracking source tracks ${JSON.stringify(error.reference)} any more`))
+    case "RefreshTooSoon":
+      return Effect.succeed(Problem.make(
+        429,
+        `${
+          JSON.stringify(error.reference)
+        } was refreshed or checked less than a minute ago; retry in ${error.retry_after_seconds} s`
+      ))
     case "InvalidCursor":
       return Effect.succeed(Problem.make(400, `cursor: ${error.detail}`, [{ path: "cursor", message: error.detail }]))
     case "WidgetKeyNotFound":

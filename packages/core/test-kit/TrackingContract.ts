@@ -33,13 +33,16 @@ export const makeTarget = (
   ...fields
 })
 
-/** A tradeflow tracked with these targets (by the source of the first, or `source`). */
+/** A tradeflow of these containers tracked with these targets (by the source of the first). */
 export const makeTracked = (
   organisation_id: string,
   reference: string,
   targets: ReadonlyArray<TrackingTarget.TrackingTarget>,
-  source = targets[0]?.source ?? "source"
-): Tradeflow => ({ ...makeTradeflow(organisation_id, reference, []), tracking: { source, targets } })
+  containers: ReadonlyArray<string> = []
+): Tradeflow => ({
+  ...makeTradeflow(organisation_id, reference, containers),
+  tracking: { source: targets[0]?.source ?? "source", targets }
+})
 
 /** What `claim` answers for a target of a tradeflow. */
 export const dueOf = (

@@ -1,13 +1,15 @@
 /**
- * Every statement a commit issues on SQLite that reads or changes the tradeflow tables searches an
- * index by more than the organisation: none scans a table, and none walks every row of the
- * organisation (an index or primary key matched on `organisation_id` alone), which would make each
- * commit slower the more tradeflows the organisation holds. The statements are the ones the adapter
+ * Every statement a commit issues on SQLite that reads or changes the tradeflow tables (the target
+ * index and raw events of tracking among them) searches an index by more than the organisation: none
+ * scans a table, and none walks every row of the organisation (an index or primary key matched on
+ * `organisation_id` alone), which would make each commit slower the more tradeflows the organisation
+ * holds. A commit of untracked tradeflows sends nothing to the tracking tables. A claim of tracked
+ * targets searches the due index and leases by primary key. The statements are the ones the adapter
  * really sends, captured at the driver, planned by SQLite on the migrated database.
  */
 import { layer } from "@effect/vitest"
-import { JobQueue, TradeflowStore } from "@tradeflow/core"
-import { commitOf, makeMessage, makeTradeflow } from "@tradeflow/core/test-kit"
+import { JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
+import { commitOf, makeMessage, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -21,7 +23,8 @@ const root = mkdtempSync(join(tmpdir(), "tradeflow-sqlite-commit-plans-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 const filename = join(root, "commit-plans.sqlite")
 
-const tables = /\b(tradeflows|tradeflow_keys|tradeflow_containers|messages|message_heads)\b/
+const tables =
+  /\b(tradeflows|tradeflow_keys|tradeflow_containers|messages|message_heads|tracking_targets|tracking_events)\b/
 
 /** A plan line that scans one of the tradeflow tables, or walks an index on the organisation alone. */
 const wrong = (line: string) =>
@@ -32,6 +35,15 @@ const job = (organisation_id: string) => ({
   environment: "production" as const,
   payload: { _tag: "Delete" as const, reference: null, hard: true },
   received_at: 1_700_000_000_000
+})
+
+const rawEvent = (tradeflow_reference: string) => ({
+  tradeflow_reference,
+  source: "carrier-a",
+  event_id: `event-${tradeflow_reference}`,
+  updated_at: 1_000,
+  received_at: 2_000,
+  raw: "{}"
 })
 
 layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite commit plans", (it) => {
@@ -45,16 +57,34 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
           queue.enqueue(job(org)),
           (outcome) => store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes))
         )
+      const tracked = (reference: string, offset: number) =>
+        makeTracked(org, reference, [
+          makeTarget("carrier-a", "MSCU1234565", 1_000 + offset),
+          makeTarget("carrier-a", "CSQU3054383", 5_000 + offset)
+        ])
       for (let i = 0; i < 20; i++) {
         yield* commit({
-          upserts: [makeTradeflow(org, `TF-${i}`, ["MSCU1234565", "CSQU3054383"])],
-          messages: [makeMessage(`h-${i}`, { tradeflow_reference: `TF-${i}` })]
+          upserts: [
+            i % 2 === 0 ? tracked(`TF-${i}`, i) : makeTradeflow(org, `TF-${i}`, ["MSCU1234565", "CSQU3054383"])
+          ],
+          messages: [makeMessage(`h-${i}`, { tradeflow_reference: `TF-${i}` })],
+          raw_events: [rawEvent(`TF-${i}`)]
         })
       }
+      const untracked = yield* captured(commit({
+        upserts: [makeTradeflow(org, "TF-1", ["TGHU0000001"]), makeTradeflow(org, "TF-98", ["MSCU1234565"])],
+        messages: [makeMessage("h-1a"), makeMessage("h-98", { tradeflow_reference: "TF-98" })]
+      }))
+      expect(untracked.filter((s) => /\btracking_/.test(s.source))).toEqual([])
+      expect(untracked.filter((s) => /\btradeflow_keys\b/.test(s.source)).length).toBeGreaterThan(0)
       const statements = yield* captured(Effect.all([
         commit({
           upserts: [makeTradeflow(org, "TF-1", ["TGHU0000001"]), makeTradeflow(org, "TF-99", ["MSCU1234565"])],
           messages: [makeMessage("h-1b"), makeMessage("h-99", { tradeflow_reference: "TF-99" })]
+        }),
+        commit({
+          upserts: [tracked("TF-4", 1), tracked("TF-97", 2)],
+          raw_events: [rawEvent("TF-4"), rawEvent("TF-97")]
         }),
         commit({ deletes: ["TF-2", "TF-3"] }),
         store.getMany(org, ["TF-1", "TF-4"]),
@@ -75,7 +105,59 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
         db.close()
       }
       expect([...planned].filter((s) => s.startsWith("DELETE FROM tradeflow_keys")).length).toBeGreaterThan(0)
-      expect(planned.size).toBeGreaterThanOrEqual(10)
+      for (
+        const table of [
+          "DELETE FROM tracking_targets",
+          "DELETE FROM \"tracking_targets\"",
+          "DELETE FROM \"tracking_events\""
+        ]
+      ) {
+        expect([...planned].filter((s) => s.startsWith(table))).toHaveLength(1)
+      }
+      expect(planned.size).toBeGreaterThanOrEqual(13)
       expect(found).toEqual([])
+    }))
+
+  it.effect("a claim of tracked targets searches the due index and leases by primary key; raw events are read by tradeflow", () =>
+    Effect.gen(function*() {
+      const queue = yield* JobQueue.JobQueue
+      const store = yield* TradeflowStore.TradeflowStore
+      const tracking = yield* TrackingStore.TrackingStore
+      const org = "org-claim-plans"
+      const outcome = yield* queue.enqueue(job(org))
+      yield* store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, {
+        upserts: Array.from(
+          { length: 200 },
+          (_, i) => makeTracked(org, `TF-${i}`, [makeTarget("carrier-a", `MSCU${i}`, i < 10 ? -1e12 + i : 1e15 + i)])
+        ),
+        raw_events: [rawEvent("TF-1")]
+      }))
+      const statements = yield* captured(Effect.all([
+        tracking.claim({ now: -1e12 + 5, limit: 3, leaseMillis: 1_000, exclude: ["paused"] }),
+        tracking.rawEvents(org, "TF-1", 10)
+      ]))
+      const db = new Database(filename, { readonly: true })
+      const plans = new Map<string, ReadonlyArray<string>>()
+      try {
+        for (const { args, source } of statements.filter((s) => /\btracking_/.test(s.source))) {
+          plans.set(
+            source.replace(/\s+/g, " ").slice(0, 30),
+            (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+          )
+        }
+      } finally {
+        db.close()
+      }
+      const claim = plans.get("UPDATE tracking_targets SET le")
+      expect(claim).toBeDefined()
+      expect(claim).toContain("SEARCH d USING INDEX tracking_targets_due (next_check_at>? AND next_check_at<?)")
+      expect(claim).toContain(
+        "SEARCH tracking_targets USING PRIMARY KEY (organisation_id=? AND tradeflow_reference=? AND target_id=?)"
+      )
+      expect(claim!.filter((line) => /^SCAN (d|tracking_targets)\b/.test(line))).toEqual([])
+      const read = plans.get("SELECT tradeflow_reference, so")
+      expect(read?.filter((line) => line.startsWith("SEARCH tracking_events"))).toEqual([
+        "SEARCH tracking_events USING INDEX sqlite_autoindex_tracking_events_1 (organisation_id=? AND tradeflow_reference=?)"
+      ])
     }))
 })

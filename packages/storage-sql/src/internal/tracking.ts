@@ -28,10 +28,15 @@ export const make = (
         .map((c) => pg ? `t.${c}` : c).join(", ")
     )
 
-    /** The condition of a claimable row of `alias` at `now`. */
+    /**
+     * The condition of a claimable row of `alias` at `now`. "Has a next check" is written as a range
+     * from the lowest number (every stored next check is finite) rather than `IS NOT NULL`: PostgreSQL
+     * without statistics (a table filled since its last ANALYZE) takes a range for a small part of the
+     * table, and searches the due index; `IS NOT NULL AND <= now` it took for a third, and scanned it.
+     */
     const claimable = (alias: string, now: number, exclude: ReadonlyArray<string>) => {
       const c = (column: string) => sql.literal(`${alias}.${column}`)
-      return sql`${c("next_check_at")} IS NOT NULL AND ${c("next_check_at")} <= ${now}
+      return sql`${c("next_check_at")} >= ${-Number.MAX_VALUE} AND ${c("next_check_at")} <= ${now}
         AND (${c("lease_until")} IS NULL OR ${c("lease_until")} <= ${now})${
         exclude.length === 0 ? sql`` : sql` AND ${c("source")} NOT IN ${sql.in(exclude)}`
       }`

@@ -16,6 +16,9 @@
  *   `LISTEN tradeflow_deliveries`, notified by commits that write deliveries, `enqueue` and `retry`.
  *   Automation rows are locked before delivery rows (commits `FOR KEY SHARE`, attempts
  *   `FOR NO KEY UPDATE`, removal by deleting), so a removal never leaves deliveries behind.
+ * - Tracked targets are claimed round-robin across organisations, locked `FOR UPDATE SKIP LOCKED`
+ *   and checked again as they are leased, with leases on the caller's clock: processes sharing the
+ *   database never hold one target at once.
  *
  * Migrations (table `tradeflow_migrations`) run when the layer is built; concurrent starts on one
  * database are serialised.

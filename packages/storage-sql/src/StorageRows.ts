@@ -155,10 +155,11 @@ export const targetRows = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) => {
   const tracked: Array<Tradeflow.Tradeflow> = []
   const rows: Array<TargetRow> = []
   for (const t of tradeflows) {
-    if (t.tracking === null) continue
+    const tracking = t.tracking ?? null
+    if (tracking === null) continue
     tracked.push(t)
     const byId = new Map<string, TargetRow>()
-    for (const target of t.tracking.targets) {
+    for (const target of tracking.targets) {
       byId.set(target.id, {
         organisation_id: t.organisation_id,
         tradeflow_reference: t.reference,

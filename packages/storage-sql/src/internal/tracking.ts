@@ -79,7 +79,7 @@ export const make = (
       claim: Effect.fn("TrackingStore.claim")(function*(claim: TrackingStore.ClaimTargets) {
         const limit = Math.max(0, Math.floor(claim.limit))
         if (limit === 0) return []
-        const until = claim.now + Math.max(0, claim.leaseMillis)
+        const until = claim.now + claim.leaseMillis
         const rows = yield* decodeDueTargets(
           yield* claimStatement(claim.now, limit, until, [...new Set(claim.exclude ?? [])])
         )

@@ -79,6 +79,8 @@ export interface Received {
   readonly body: string
   /** The status it was answered with (undefined: not answered). */
   readonly status: number | undefined
+  /** The answer's headers (names in lower case) and body, when it was answered. */
+  readonly answer: { readonly headers: Readonly<Record<string, string>>; readonly body: string } | undefined
 }
 
 /** A subscription the fake holds. */
@@ -488,6 +490,12 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
       }
       const scripted = pending.shift()
       const reply = scripted === "normal" ? undefined : scripted
+      let answered: string | undefined
+      const end = res.end.bind(res) as (chunk?: string) => ServerResponse
+      ;(res as unknown as { end: (chunk?: string) => ServerResponse }).end = (chunk?: string) => {
+        answered = chunk ?? ""
+        return end(chunk)
+      }
       let status: number | undefined
       if (reply === "reset") {
         req.socket.destroy()
@@ -507,7 +515,11 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
         }
         status = res.statusCode
       }
-      received.push({ ...entry, status })
+      const answer = answered === undefined ? undefined : {
+        headers: Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k, String(v)])),
+        body: answered
+      }
+      received.push({ ...entry, status, answer })
       notify()
     }, options.port ?? 0)
     const url = `http://127.0.0.1:${port}`

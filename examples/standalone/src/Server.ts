@@ -3,7 +3,7 @@
  * variables of DECISIONS.md §1. With PostgreSQL, several server processes may share one database.
  */
 import { HttpServer, HttpServerError } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import {
   Cursor,
   Locations,
@@ -19,10 +19,12 @@ import {
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { DcsaSource } from "@tradeflow/tracking-dcsa"
 import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import * as ConsoleToken from "./ConsoleToken.js"
+import * as TrackingSourcesFile from "./TrackingSourcesFile.js"
 
 /** The database a `DATABASE_URL` names. */
 export type Database =
@@ -94,6 +96,20 @@ export const trackingLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
     )
   })
 }))
+
+/**
+ * The tracking sources of `TRACKING_SOURCES_FILE` (see `TrackingSourcesFile`): one DCSA source per
+ * profile, over undici; none when the variable is unset. The start-up log names them.
+ */
+export const trackingSourcesLayerConfig = Layer.unwrapEffect(Effect.map(
+  TrackingSourcesFile.profilesConfig,
+  (profiles) =>
+    DcsaSource.layer(profiles).pipe(
+      Layer.orDie,
+      Layer.provide(NodeHttpClient.layerUndici),
+      Layer.tap(() => Effect.logInfo(TrackingSourcesFile.describe(profiles)))
+    )
+))
 
 /** A comma-separated host list (`HttpConfig.parseHosts`), `fallback` when unset. */
 const hosts = (name: string, fallback: ReadonlyArray<string>) =>
@@ -188,7 +204,8 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
 )
 
 /**
- * Every service over the configured storage, and the webhook delivery worker. `WORKER_ENABLED=false` runs no background worker:
+ * Every service over the configured storage, the tracking sources of `TRACKING_SOURCES_FILE` and
+ * the webhook delivery worker. `WORKER_ENABLED=false` runs no background worker (nor tracker):
  * the process only accepts work, and another process (or a later start) processes it.
  * `WORKER_LEASE_MILLIS` (default 10000) is how long a claimed job stays leased to this process
  * without a heartbeat (after a crash, other processes take its jobs over once it runs out);
@@ -202,7 +219,9 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * failed commit each count) before it is dead. `CURSOR_SECRET` (when set and not empty) signs
  * upstream cursors instead of the secret stored in the database. The workers and the scheduler start once
  * `startAfter` has completed. `UPSTREAM_MAX_BYTES` (default 8 MiB) caps the message bytes of one
- * upstream answer.
+ * upstream answer. The tracker looks for due targets every `TRACKING_INTERVAL_MILLIS` (default 5000),
+ * leases what it claims for `TRACKING_LEASE_MILLIS` (default 120000: how soon a fetch of a crashed
+ * process is made again) and makes at most `TRACKING_CONCURRENCY` (default 8) fetches at once.
  */
 export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
   Layer.unwrapEffect(Effect.gen(function*() {
@@ -224,6 +243,11 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
       Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
     )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
+    const tracker = {
+      interval: Duration.millis(yield* positive("TRACKING_INTERVAL_MILLIS", 5_000)),
+      leaseMillis: yield* positive("TRACKING_LEASE_MILLIS", 120_000),
+      concurrency: yield* positive("TRACKING_CONCURRENCY", 8)
+    }
     const d = Retention.defaultAges
     const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>
       Config.integer(name).pipe(
@@ -251,13 +275,18 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
           upstream: { maxBytes }
         },
         {},
-        { ages }
+        { ages },
+        tracker
       ).pipe(
         Layer.provide(Cursor.layerConfig(Config.option(Config.redacted("CURSOR_SECRET"))))
       ),
       webhookLayerConfig(startAfter)
     )
-  })).pipe(Layer.provideMerge(Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig)))
+  })).pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig, trackingSourcesLayerConfig)
+    )
+  )
 
 const unavailable = JSON.stringify({
   type: "about:blank",

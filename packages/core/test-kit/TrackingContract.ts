@@ -171,7 +171,8 @@ const peek = (now: number, organisations: ReadonlyArray<string>, exclude: Readon
       (claimed) => claimed.filter((t) => organisations.includes(t.organisation_id))
     ))
 
-const rawEvent = (tradeflow_reference: string, fields: Partial<RawEvent> = {}): RawEvent => ({
+/** A raw event of a tradeflow, with defaults for what a test does not care about. */
+export const makeRawEvent = (tradeflow_reference: string, fields: Partial<RawEvent> = {}): RawEvent => ({
   tradeflow_reference,
   source: "carrier-a",
   event_id: "event-1",
@@ -385,26 +386,26 @@ export const trackingContract = (
       Effect.gen(function*() {
         const tracking = yield* TrackingStore
         const [org, other] = [freshId("org"), freshId("org")]
-        const v1 = rawEvent("TF-1", { received_at: 100 })
-        const early = rawEvent("TF-1", { event_id: "event-2", received_at: 50 })
+        const v1 = makeRawEvent("TF-1", { received_at: 100 })
+        const early = makeRawEvent("TF-1", { event_id: "event-2", received_at: 50 })
         yield* commitTo(org, {
           upserts: [makeTradeflow(org, "TF-1", []), makeTradeflow(org, "TF-2", [])],
           raw_events: [v1, early, { ...v1, received_at: 200, raw: "{\"again\":true}" }]
         })
-        const v2 = rawEvent("TF-1", { updated_at: 1_001, received_at: 100, raw: "{\"version\":2}" })
-        const otherSource = rawEvent("TF-1", { source: "carrier-b", received_at: 100 })
-        const second = rawEvent("TF-2", { received_at: 10 })
+        const v2 = makeRawEvent("TF-1", { updated_at: 1_001, received_at: 100, raw: "{\"version\":2}" })
+        const otherSource = makeRawEvent("TF-1", { source: "carrier-b", received_at: 100 })
+        const second = makeRawEvent("TF-2", { received_at: 10 })
         yield* commitTo(org, { raw_events: [{ ...v1, received_at: 300 }, v2, otherSource, second] })
-        yield* commitTo(other, { raw_events: [rawEvent("TF-1", { received_at: 1 })] })
+        yield* commitTo(other, { raw_events: [makeRawEvent("TF-1", { received_at: 1 })] })
         expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([early, v1, v2, otherSource])
         expect(yield* tracking.rawEvents(org, "TF-1", 2)).toEqual([early, v1])
         expect(yield* tracking.rawEvents(org, "TF-1", 0)).toEqual([])
         expect(yield* tracking.rawEvents(org, "TF-2", 100)).toEqual([second])
-        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([rawEvent("TF-1", { received_at: 1 })])
+        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([makeRawEvent("TF-1", { received_at: 1 })])
         yield* commitTo(org, { deletes: ["TF-1"] })
         expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([])
         expect(yield* tracking.rawEvents(org, "TF-2", 100)).toEqual([second])
-        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([rawEvent("TF-1", { received_at: 1 })])
+        expect(yield* tracking.rawEvents(other, "TF-1", 100)).toEqual([makeRawEvent("TF-1", { received_at: 1 })])
         yield* commitTo(org, { raw_events: [v1] })
         expect(yield* tracking.rawEvents(org, "TF-1", 100)).toEqual([v1])
       }))

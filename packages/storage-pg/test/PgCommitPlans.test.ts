@@ -12,7 +12,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { type Job, JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
-import { makeMessage, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
+import { makeMessage, makeRawEvent, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
 import { captured } from "./Captured.js"
 import { layerTest } from "./TestDatabase.js"
@@ -50,15 +50,6 @@ const organisationScans = (plan: PlanNode) =>
       : [`${node["Node Type"]} on ${table} (${condition})`]
   })
 
-const rawEvent = (tradeflow_reference: string) => ({
-  tradeflow_reference,
-  source: "carrier-a",
-  event_id: `event-${tradeflow_reference}`,
-  updated_at: 1_000,
-  received_at: 2_000,
-  raw: "{}"
-})
-
 const deleteJob = (organisation_id: string): Job.NewJob => ({
   organisation_id,
   environment: "production",
@@ -92,7 +83,7 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
             deletes: options.deletes ?? [],
             messages: references.map((r) => makeMessage(`h-${r}`, { tradeflow_reference: r })),
             result: { count: references.length },
-            raw_events: options.tracked === true ? references.map((r) => rawEvent(r)) : []
+            raw_events: options.tracked === true ? references.map((r) => makeRawEvent(r)) : []
           })
         })
       const many = Array.from({ length: 2_000 }, (_, i) => `TF-${i}`)

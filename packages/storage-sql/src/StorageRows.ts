@@ -110,6 +110,17 @@ export const keyRows = (t: Keyed): Array<Record<string, string | number>> =>
     updated_at: t.updated_at
   }))
 
+/** The references of these tradeflows by organisation, in order. */
+const referencesByOrganisation = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>): Map<string, Array<string>> => {
+  const byOrganisation = new Map<string, Array<string>>()
+  for (const t of tradeflows) {
+    const references = byOrganisation.get(t.organisation_id)
+    if (references === undefined) byOrganisation.set(t.organisation_id, [t.reference])
+    else references.push(t.reference)
+  }
+  return byOrganisation
+}
+
 /**
  * The tradeflows of a commit to write, one per organisation and reference (the last state wins, so
  * a multi-row upsert never meets its own key twice), with the rows of their container and key indexes.
@@ -118,12 +129,7 @@ export const tradeflowWrites = <A>(upserts: ReadonlyArray<readonly [Tradeflow.Tr
   const latest = [
     ...new Map(upserts.map((u) => [`${u[0].organisation_id}\u0000${u[0].reference}`, u] as const)).values()
   ]
-  const byOrganisation = new Map<string, Array<string>>()
-  for (const [t] of latest) {
-    const references = byOrganisation.get(t.organisation_id)
-    if (references === undefined) byOrganisation.set(t.organisation_id, [t.reference])
-    else references.push(t.reference)
-  }
+  const byOrganisation = referencesByOrganisation(latest.map(([t]) => t))
   const containers = latest.flatMap(([t]) =>
     [...new Set(t.containers.map((c) => c.reference))].map((container_reference) => ({
       organisation_id: t.organisation_id,
@@ -148,8 +154,9 @@ export interface TargetRow {
 
 /**
  * The target index rows of these tradeflows, one per target id of each tradeflow's tracking (the
- * last of a repeated id wins, as it does in the memory adapter), and the tradeflows they index:
- * only the tracked ones, so a commit of untracked tradeflows writes nothing to the index.
+ * last of a repeated id wins, as it does in the memory adapter), and the references of the
+ * tradeflows they index by organisation: only the tracked ones, so a commit of untracked tradeflows
+ * writes nothing to the index.
  */
 export const targetRows = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) => {
   const tracked: Array<Tradeflow.Tradeflow> = []
@@ -172,7 +179,7 @@ export const targetRows = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) => {
     }
     rows.push(...byId.values())
   }
-  return { tracked, rows }
+  return { byOrganisation: referencesByOrganisation(tracked), rows }
 }
 
 /** The rows of `tracking_events` of a commit's raw events. */

@@ -9,7 +9,7 @@
  */
 import { layer } from "@effect/vitest"
 import { JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
-import { commitOf, makeMessage, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
+import { commitOf, makeMessage, makeRawEvent, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -37,15 +37,6 @@ const job = (organisation_id: string) => ({
   received_at: 1_700_000_000_000
 })
 
-const rawEvent = (tradeflow_reference: string) => ({
-  tradeflow_reference,
-  source: "carrier-a",
-  event_id: `event-${tradeflow_reference}`,
-  updated_at: 1_000,
-  received_at: 2_000,
-  raw: "{}"
-})
-
 layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite commit plans", (it) => {
   it.effect("no statement of a commit scans a tradeflow table or walks the whole organisation", () =>
     Effect.gen(function*() {
@@ -68,7 +59,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
             i % 2 === 0 ? tracked(`TF-${i}`, i) : makeTradeflow(org, `TF-${i}`, ["MSCU1234565", "CSQU3054383"])
           ],
           messages: [makeMessage(`h-${i}`, { tradeflow_reference: `TF-${i}` })],
-          raw_events: [rawEvent(`TF-${i}`)]
+          raw_events: [makeRawEvent(`TF-${i}`)]
         })
       }
       const untracked = yield* captured(commit({
@@ -84,7 +75,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
         }),
         commit({
           upserts: [tracked("TF-4", 1), tracked("TF-97", 2)],
-          raw_events: [rawEvent("TF-4"), rawEvent("TF-97")]
+          raw_events: [makeRawEvent("TF-4"), makeRawEvent("TF-97")]
         }),
         commit({ deletes: ["TF-2", "TF-3"] }),
         store.getMany(org, ["TF-1", "TF-4"]),
@@ -130,7 +121,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
           { length: 200 },
           (_, i) => makeTracked(org, `TF-${i}`, [makeTarget("carrier-a", `MSCU${i}`, i < 10 ? -1e12 + i : 1e15 + i)])
         ),
-        raw_events: [rawEvent("TF-1")]
+        raw_events: [makeRawEvent("TF-1")]
       }))
       const statements = yield* captured(Effect.all([
         tracking.claim({ now: -1e12 + 5, limit: 3, leaseMillis: 1_000, exclude: ["paused"] }),

@@ -153,14 +153,7 @@ export const make = (
      */
     const writeTargets = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) =>
       Effect.gen(function*() {
-        const { rows, tracked } = targetRows(tradeflows)
-        if (tracked.length === 0) return
-        const byOrganisation = new Map<string, Array<string>>()
-        for (const t of tracked) {
-          const references = byOrganisation.get(t.organisation_id)
-          if (references === undefined) byOrganisation.set(t.organisation_id, [t.reference])
-          else references.push(t.reference)
-        }
+        const { byOrganisation, rows } = targetRows(tradeflows)
         for (const [org, references] of byOrganisation) {
           for (const part of chunks(references, chunk)) {
             const within = new Set(part)

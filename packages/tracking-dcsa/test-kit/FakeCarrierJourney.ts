@@ -216,10 +216,13 @@ export const versionsOf = (
       })
     const late = code === "GN" || code === "GT" ? options.lateMillis : 0
     const actualAt = Math.max(createdAt, last.event_date + options.reportDelayMillis + late)
-    if (last.event_date + options.reportDelayMillis > createdAt) publish(id30, createdAt, eventOf(facts[0]!, "PLN"))
+    let told = facts[0]!
+    if (last.event_date + options.reportDelayMillis > createdAt) publish(id30, createdAt, eventOf(told, "PLN"))
     for (const fact of facts.slice(1)) {
       const at = createdAt + fact.step * options.stepMillis
-      if (at < actualAt) publish(id30, at, eventOf(fact, "EST"))
+      const moved = fact.event_date !== told.event_date || fact.vessel !== told.vessel
+      if (at < actualAt && moved) publish(id30, at, eventOf(fact, "EST"))
+      told = fact
     }
     publish(id30, actualAt, eventOf(last, "ACT"))
     if (options.duplicates) publish(id30, actualAt + 60_000, eventOf(last, "ACT"))

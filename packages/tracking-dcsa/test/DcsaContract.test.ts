@@ -232,8 +232,8 @@ describe.skipIf(!present)(present ? "DCSA contract: the vendored 2.2 and 3.0 doc
       yield* TestClock.setTime(T0)
       const shipments = [
         { booking: "BK-BASIC1", bill_of_lading: "TD-BASIC1", containers: ["MSKU9070323", "CSQU3054383"] },
-        { booking: "BK-FULL01", containers: ["TGHU0000001"], scenario: "ocean_full" },
-        { booking: "BK-ROLL01", containers: ["MSCU1234565"], scenario: "rolled_shipment", mistake: true },
+        { booking: "BK-FULL01", containers: ["MAEU1234567"], scenario: "ocean_full" },
+        { booking: "BK-ROLL01", containers: ["CMAU0000010"], scenario: "rolled_shipment", mistake: true },
         { booking: "BK-ETA001", containers: ["APZU4812090"], scenario: "delayed_eta" },
         { booking: "BK-EMPTY1", containers: ["ABCU1234560"], scenario: "empty" }
       ]

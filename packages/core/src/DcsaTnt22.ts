@@ -40,12 +40,17 @@ import {
   unknownType
 } from "./internal/dcsaDecoding.js"
 import {
+  compact,
   emptyIndicatorFor,
+  encodedLocation,
+  equipmentCodes22,
   firstText,
   imoOf,
+  isoOf,
   messageOf as milestoneMessage,
   type MilestoneEvent,
   referencesOf,
+  shipmentCodes22,
   shipmentMessageOf,
   statusCodeOf as milestoneStatus
 } from "./internal/dcsaMapping.js"
@@ -80,38 +85,10 @@ export const ModeOfTransport = Schema.Literal("VESSEL", "RAIL", "TRUCK", "BARGE"
 export const TransportEventTypeCode = Schema.Literal("ARRI", "DEPA")
 
 /** What happened to a container. */
-export const EquipmentEventTypeCode = Schema.Literal(
-  "LOAD",
-  "DISC",
-  "GTIN",
-  "GTOT",
-  "STUF",
-  "STRP",
-  "PICK",
-  "DROP",
-  "INSP",
-  "RSEA",
-  "RMVD"
-)
+export const EquipmentEventTypeCode = Schema.Literal(...equipmentCodes22)
 
 /** What happened to a shipment's document. */
-export const ShipmentEventTypeCode = Schema.Literal(
-  "RECE",
-  "DRFT",
-  "PENA",
-  "PENU",
-  "REJE",
-  "APPR",
-  "ISSU",
-  "SURR",
-  "SUBM",
-  "VOID",
-  "CONF",
-  "REQS",
-  "CMPL",
-  "HOLD",
-  "RELS"
-)
+export const ShipmentEventTypeCode = Schema.Literal(...shipmentCodes22)
 
 /** The document a SHIPMENT event's `documentID` names. */
 export const DocumentTypeCode = Schema.Literal(
@@ -411,9 +388,6 @@ export function decodeElement(
   return issues.length > 0 ? Either.left({ issues, total: issues.length }) : Either.right(decoded.right)
 }
 
-const compact = <A extends Record<string, unknown>>(record: A): A =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A
-
 const trackedCall = (call: TransportEvent["transportCall"] | undefined): TrackedCall | undefined =>
   call === undefined ? undefined : compact<TrackedCall>({
     mode: call.modeOfTransport,
@@ -504,21 +478,13 @@ export const decode = (body: unknown, options: DecodeOptions): Either.Either<Pus
     ? Either.right(decodeEvents(body, options))
     : Either.left(`the answer must be a JSON array of DCSA Track & Trace 2.2 events, got ${describe(body)}`)
 
-const isoOf = (ms: number): string => new Date(ms).toISOString()
-
-const isLocode = (location: string) => /^[A-Z]{2}[A-Z2-9]{3}$/.test(location)
-
 const callOf = (event: TrackingEvent, withPlace: boolean) => {
   const call = event.transport_call
-  const location = withPlace ? event.location : null
+  const place = withPlace ? encodedLocation(event.location) : undefined
   return compact({
     transportCallID: `${call?.voyage ?? "-"}/${event.location ?? "-"}`.slice(0, 100),
     modeOfTransport: call?.mode ?? "VESSEL",
-    ...(location === null
-      ? {}
-      : isLocode(location)
-      ? { UNLocationCode: location }
-      : { location: { locationName: location } }),
+    ...(place === undefined || "UNLocationCode" in place ? place : { location: place }),
     exportVoyageNumber: call?.voyage,
     vessel: call?.vessel_imo === undefined ? undefined : compact({
       vesselIMONumber: call.vessel_imo,
@@ -564,21 +530,15 @@ export const encode = (event: TrackingEvent): Record<string, unknown> => {
         transportCall: callOf(event, true),
         documentReferences: refs.length > 0 ? refs : undefined
       })
-    case "EQUIPMENT": {
-      const location = event.location
+    case "EQUIPMENT":
       return compact({
         ...common,
         equipmentEventTypeCode: event.event_code,
         equipmentReference: event.container_reference ?? undefined,
         emptyIndicatorCode: emptyIndicatorFor(event.event_code, event.status_code),
-        eventLocation: location === null
-          ? undefined
-          : isLocode(location)
-          ? { UNLocationCode: location }
-          : { locationName: location },
+        eventLocation: encodedLocation(event.location),
         transportCall: event.transport_call === undefined ? undefined : callOf(event, false),
         documentReferences: refs.length > 0 ? refs : undefined
       })
-    }
   }
 }

@@ -34,11 +34,16 @@ import {
   unknownType
 } from "./internal/dcsaDecoding.js"
 import {
+  compact,
   emptyIndicatorFor,
+  encodedLocation,
+  equipmentCodes30,
   firstText,
   imoOf,
+  isoOf,
   messageOf,
   referencesOf,
+  shipmentCodes30,
   shipmentMessageOf,
   statusCodeOf
 } from "./internal/dcsaMapping.js"
@@ -59,64 +64,10 @@ export const EventClassifierCode = Schema.Literal("PLN", "EST", "ACT")
 export const TransportEventTypeCode = Schema.Literal("ARRI", "DEPA")
 
 /** What happened to a container. */
-export const EquipmentEventTypeCode = Schema.Literal(
-  "AVDO",
-  "AVPU",
-  "CROS",
-  "CUSI",
-  "CUSR",
-  "CUSS",
-  "DISC",
-  "DROP",
-  "GTIN",
-  "GTOT",
-  "INSP",
-  "LOAD",
-  "PICK",
-  "RMVD",
-  "RSEA",
-  "STRP",
-  "STUF"
-)
+export const EquipmentEventTypeCode = Schema.Literal(...equipmentCodes30)
 
 /** What happened to a shipment's document. */
-export const ShipmentEventTypeCode = Schema.Literal(
-  "AMCF",
-  "AMCN",
-  "AMDC",
-  "AMPR",
-  "AMRE",
-  "APPR",
-  "CACF",
-  "CADC",
-  "CANC",
-  "CARE",
-  "CMPL",
-  "CONF",
-  "DECL",
-  "DRFT",
-  "HOLD",
-  "ISSU",
-  "PENA",
-  "PENM",
-  "PENU",
-  "PSAM",
-  "PSDL",
-  "RECE",
-  "REJE",
-  "RELS",
-  "REQS",
-  "SUAM",
-  "SUBM",
-  "SUDL",
-  "SURR",
-  "UPCF",
-  "UPCN",
-  "UPDC",
-  "UPDT",
-  "UPRE",
-  "VOID"
-)
+export const ShipmentEventTypeCode = Schema.Literal(...shipmentCodes30)
 
 /** The type, classifier and code of an event. */
 export const EventClassification = Schema.Struct({
@@ -268,9 +219,6 @@ export const decodeElement = (
   return issues.length > 0 ? Either.left({ issues, total: issues.length }) : Either.right(decoded.right)
 }
 
-const compact = <A extends Record<string, unknown>>(record: A): A =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A
-
 const voyageOf = (call: typeof TransportCall.Type) =>
   firstText(
     call.exportVoyageNumberOrReference?.carrierVoyageNumber,
@@ -380,10 +328,6 @@ export const eventsOf = (body: unknown): Either.Either<ReadonlyArray<unknown>, s
 export const decode = (body: unknown, options: DecodeOptions): Either.Either<PushedEvents, string> =>
   Either.map(eventsOf(body), (events) => decodeEvents(events, options))
 
-const isoOf = (ms: number): string => new Date(ms).toISOString()
-
-const isLocode = (location: string) => /^[A-Z]{2}[A-Z2-9]{3}$/.test(location)
-
 /**
  * A `TrackingEvent` as a 3.0 event (JSON), which {@link decodeEvents} reads back as the same event:
  * the location is the event's, the voyage the export voyage, the first booking (else bill of
@@ -395,17 +339,12 @@ export const encode = (event: TrackingEvent): Record<string, unknown> => {
     ...event.bills_of_lading.map((reference) => ({ typeCode: "TRD", reference }))
   ]
   const call = event.transport_call
-  const location = event.location
   return compact({
     eventID: event.event_id,
     isRetracted: event.retracted ? true : undefined,
     eventDateTime: isoOf(event.event_date),
     eventUpdatedDateTime: isoOf(event.updated_at),
-    eventLocation: location === null
-      ? undefined
-      : isLocode(location)
-      ? { UNLocationCode: location }
-      : { locationName: location },
+    eventLocation: encodedLocation(event.location),
     eventClassification: {
       eventTypeCode: event.event_type,
       eventClassifierCode: event.classifier,

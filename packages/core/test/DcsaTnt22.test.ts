@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as DcsaTnt22 from "../src/DcsaTnt22.js"
 import type { PushedEvents } from "../src/TrackingSource.js"
-import { corruptions, trackingEvent } from "./fixtures/dcsa/arbitraries.js"
+import { corruptions, trackingEvent, withBroken } from "./fixtures/dcsa/arbitraries.js"
 
 const fixture: Array<unknown> = JSON.parse(
   readFileSync(join(import.meta.dirname, "fixtures", "schemes", "dcsa-tnt-2.2-events.json"), "utf8")
@@ -288,17 +288,10 @@ describe("DcsaTnt22: properties", () => {
       fc.array(fc.tuple(fc.nat(), fc.constantFrom(...corruptions("2.2"))), { maxLength: 5 })
     ],
     ([events, breaks]) => {
-      const elements: Array<unknown> = events.map(DcsaTnt22.encode)
-      const broken: Array<number> = []
-      for (const [at, [field, value]] of breaks) {
-        const i = at % (elements.length + 1)
-        elements.splice(i, 0, { ...DcsaTnt22.encode(events[0]!), [field]: value })
-        broken.forEach((b, j) => b >= i && (broken[j] = b + 1))
-        broken.push(i)
-      }
+      const { broken, elements } = withBroken(events.map(DcsaTnt22.encode), breaks)
       const out = read(elements)
       assert.deepStrictEqual(out.events.map((e) => e.event_id), events.map((e) => e.event_id))
-      assert.deepStrictEqual(out.malformed.map((m) => m.index), [...broken].sort((a, b) => a - b))
+      assert.deepStrictEqual(out.malformed.map((m) => m.index), broken)
     },
     { fastCheck: { numRuns: 200 } }
   )

@@ -290,6 +290,20 @@ export const make = (
 
     const refused = (message: string) => new TrackingSource.PushRefused({ source, message })
 
+    /** A pushed body's events, read by `decode` (as the profile's version reads them). */
+    const pushed = (
+      request: TrackingSource.PushedRequest,
+      decode: (body: unknown, options: DcsaTnt30.DecodeOptions) => Either.Either<TrackingSource.PushedEvents, string>
+    ) =>
+      Effect.gen(function*() {
+        const body = bodyText(request.body)
+        if (Either.isLeft(body)) return yield* refused(body.left)
+        const now = yield* Clock.currentTimeMillis
+        const decoded = decode(body.right, { source, classifierAliases: profile.classifier_aliases, now })
+        if (Either.isLeft(decoded)) return yield* refused(decoded.left)
+        return decoded.right
+      })
+
     const verify = Effect.fn("DcsaSource.verify")(
       function*(request: TrackingSource.PushedRequest, subscription: TrackingSource.Subscription) {
         const named = request.headers["subscription-id"]?.trim()
@@ -304,23 +318,13 @@ export const make = (
         if (!DcsaSignature.verify(Redacted.value(subscription.secret), request.body, signature)) {
           return yield* refused("the Notification-Signature is not the body's under the subscription's secret")
         }
-        const body = bodyText(request.body)
-        if (Either.isLeft(body)) return yield* refused(body.left)
-        const now = yield* Clock.currentTimeMillis
-        const decoded = DcsaTnt22.decode(body.right, { source, classifierAliases: profile.classifier_aliases, now })
-        if (Either.isLeft(decoded)) return yield* refused(decoded.left)
-        return decoded.right
+        return yield* pushed(request, DcsaTnt22.decode)
       }
     )
 
-    const read = Effect.fn("DcsaSource.read")(function*(request: TrackingSource.PushedRequest) {
-      const body = bodyText(request.body)
-      if (Either.isLeft(body)) return yield* refused(body.left)
-      const now = yield* Clock.currentTimeMillis
-      const decoded = DcsaTnt30.decode(body.right, { source, classifierAliases: profile.classifier_aliases, now })
-      if (Either.isLeft(decoded)) return yield* refused(decoded.left)
-      return decoded.right
-    })
+    const read = Effect.fn("DcsaSource.read")((request: TrackingSource.PushedRequest) =>
+      pushed(request, DcsaTnt30.decode)
+    )
 
     const push: TrackingSource.TrackingSource["push"] = profile.push === "subscription"
       ? {

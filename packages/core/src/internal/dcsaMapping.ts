@@ -40,6 +40,68 @@ export const statusCodeOf = (event: MilestoneEvent): StatusCode | undefined => {
   }
 }
 
+/** The equipment event codes of DCSA 2.2. */
+export const equipmentCodes22 = [
+  "LOAD",
+  "DISC",
+  "GTIN",
+  "GTOT",
+  "STUF",
+  "STRP",
+  "PICK",
+  "DROP",
+  "INSP",
+  "RSEA",
+  "RMVD"
+] as const
+
+/** The equipment event codes of DCSA 3.0: 2.2's, and availability, crossing and customs events. */
+export const equipmentCodes30 = [...equipmentCodes22, "AVDO", "AVPU", "CROS", "CUSI", "CUSR", "CUSS"] as const
+
+/** The shipment event codes of DCSA 2.2. */
+export const shipmentCodes22 = [
+  "RECE",
+  "DRFT",
+  "PENA",
+  "PENU",
+  "REJE",
+  "APPR",
+  "ISSU",
+  "SURR",
+  "SUBM",
+  "VOID",
+  "CONF",
+  "REQS",
+  "CMPL",
+  "HOLD",
+  "RELS"
+] as const
+
+/** The shipment event codes of DCSA 3.0: 2.2's, and amendments, cancellations, surrenders and updates. */
+export const shipmentCodes30 = [
+  ...shipmentCodes22,
+  "AMCF",
+  "AMCN",
+  "AMDC",
+  "AMPR",
+  "AMRE",
+  "CACF",
+  "CADC",
+  "CANC",
+  "CARE",
+  "DECL",
+  "PENM",
+  "PSAM",
+  "PSDL",
+  "SUAM",
+  "SUDL",
+  "UPCF",
+  "UPCN",
+  "UPDC",
+  "UPDT",
+  "UPRE"
+] as const
+
 const unmappedEquipment: Readonly<Record<string, string>> = {
   STUF: "Stuffed",
   STRP: "Stripped",
@@ -176,3 +238,20 @@ export const emptyIndicatorFor = (code: string, status: string | null): "EMPTY" 
   if (status === "GN" || status === "GT" || status === "AE" || status === "UV") return "LADEN"
   return code === "PICK" || code === "DROP" ? "EMPTY" : "LADEN"
 }
+
+/** A location as a DCSA event writes it: a UN/LOCODE, else a location name. */
+export const encodedLocation = (
+  location: string | null
+): { readonly UNLocationCode: string } | { readonly locationName: string } | undefined =>
+  location === null
+    ? undefined
+    : /^[A-Z]{2}[A-Z2-9]{3}$/.test(location)
+    ? { UNLocationCode: location }
+    : { locationName: location }
+
+/** An instant (epoch ms) as an RFC 3339 date-time in UTC. */
+export const isoOf = (ms: number): string => new Date(ms).toISOString()
+
+/** The record without its undefined values. */
+export const compact = <A extends Record<string, unknown>>(record: A): A =>
+  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A

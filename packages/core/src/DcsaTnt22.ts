@@ -66,6 +66,9 @@ import {
   UnLocode
 } from "./TradeflowRecord.js"
 
+/** The problems of one event: the first ones found (each at its pointer), and how many there are in all. */
+export type { EventIssues } from "./internal/dcsaDecoding.js"
+
 /** At most this many `documentReferences` per event, refused before any of them is decoded. */
 export const maxDocumentReferences = 100
 

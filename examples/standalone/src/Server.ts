@@ -222,6 +222,8 @@ const maxAttempts = Config.integer("WORKER_MAX_ATTEMPTS").pipe(
  * upstream answer. The tracker looks for due targets every `TRACKING_INTERVAL_MILLIS` (default 5000),
  * leases what it claims for `TRACKING_LEASE_MILLIS` (default 120000: how soon a fetch of a crashed
  * process is made again) and makes at most `TRACKING_CONCURRENCY` (default 8) fetches at once.
+ * `PUBLIC_BASE_URL` (unset: none) is the base of the callback URLs given to sources that push by
+ * subscription (`<PUBLIC_BASE_URL>/tracking/sources/<id>/callback`); without it they are only polled.
  */
 export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
   Layer.unwrapEffect(Effect.gen(function*() {
@@ -243,10 +245,18 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
       Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })
     )
     const maxBytes = yield* Config.integer("UPSTREAM_MAX_BYTES").pipe(Config.withDefault(Upstream.defaultMaxBytes))
+    const publicBaseUrl = yield* Config.string("PUBLIC_BASE_URL").pipe(
+      Config.withDefault(""),
+      Config.validate({
+        message: "expected an absolute http(s) URL without query or fragment, e.g. https://tracking.example",
+        validation: (url) => url === "" || /^https?:\/\/[^\s?#]+$/.test(url)
+      })
+    )
     const tracker = {
       interval: Duration.millis(yield* positive("TRACKING_INTERVAL_MILLIS", 5_000)),
       leaseMillis: yield* positive("TRACKING_LEASE_MILLIS", 120_000),
-      concurrency: yield* positive("TRACKING_CONCURRENCY", 8)
+      concurrency: yield* positive("TRACKING_CONCURRENCY", 8),
+      ...(publicBaseUrl === "" ? {} : { publicBaseUrl })
     }
     const d = Retention.defaultAges
     const age = (name: string, unit: "hours" | "days", fallback: Duration.DurationInput) =>

@@ -1,11 +1,13 @@
 /**
- * Secrets at rest: the webhook signing secrets and the stored cursor secret encrypted with
- * AES-256-GCM under a configured key, as a decorator over the {@link AutomationStore} and
- * {@link Settings} ports (so every storage adapter gets it).
+ * Secrets at rest: the webhook signing secrets, the stored cursor secret and the secrets of
+ * tracking sources' subscriptions encrypted with AES-256-GCM under a configured key, as a decorator
+ * over the {@link AutomationStore}, {@link Settings} and {@link TrackingStore} ports (so every
+ * storage adapter gets it).
  *
  * A stored secret reads `enc:v1:<iv>:<ciphertext+tag>` (base64url without padding, a random
  * 12-byte IV, the 16-byte tag after the ciphertext). The additional data binds it to its place
- * (`automation:<id>` or `setting:<name>`), so a secret copied to another row does not decrypt.
+ * (`automation:<id>`, `setting:<name>` or `subscription:<source>:<id>`), so a secret copied to
+ * another row does not decrypt.
  * The encryption is WebCrypto's (`globalThis.crypto.subtle`), which every JavaScript runtime
  * core runs on provides.
  *
@@ -20,6 +22,7 @@ import { settingName as cursorSetting } from "./Cursor.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import { Settings } from "./Settings.js"
 import { StorageError } from "./StorageError.js"
+import { type StoredSubscription, TrackingStore } from "./TrackingStore.js"
 
 /** The key cannot be used, or does not open what the database holds; the message says which. */
 export class SecretsKeyError extends Data.TaggedError("SecretsKeyError")<{ readonly message: string }> {}
@@ -141,6 +144,38 @@ const opened = (cipher: Cipher, a: Automation, operation: string) =>
     Effect.mapError((cause) => new StorageError({ operation, cause }))
   )
 
+const subscriptionPlace = (s: StoredSubscription) => `subscription:${s.source}:${s.subscription_id}`
+
+/** The subscription with its secret decrypted (a plaintext one kept as it is). */
+const openSubscription = (cipher: Cipher, s: StoredSubscription, operation: string) =>
+  isEncrypted(s.secret)
+    ? Effect.map(
+      Effect.mapError(cipher.decrypt(s.secret, subscriptionPlace(s)), (cause) => new StorageError({ operation, cause })),
+      (secret) => ({ ...s, secret })
+    )
+    : Effect.succeed(s)
+
+/** The {@link TrackingStore} with the subscriptions' secrets encrypted at rest. */
+const sealedTracking = (cipher: Cipher, tracking: TrackingStore["Type"]): TrackingStore["Type"] => ({
+  ...tracking,
+  putSubscription: (s) =>
+    Effect.flatMap(
+      isEncrypted(s.secret) ? Effect.succeed(s.secret) : cipher.encrypt(s.secret, subscriptionPlace(s)),
+      (secret) => tracking.putSubscription({ ...s, secret })
+    ),
+  subscription: (source, id) =>
+    Effect.flatMap(tracking.subscription(source, id), (found) =>
+      Option.isSome(found)
+        ? Effect.map(openSubscription(cipher, found.value, "TrackingStore.subscription"), Option.some)
+        : Effect.succeed(Option.none())),
+  subscriptionsOf: (organisationId, reference) =>
+    Effect.flatMap(tracking.subscriptionsOf(organisationId, reference), (all) =>
+      Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.subscriptionsOf"))),
+  staleSubscriptions: (limit) =>
+    Effect.flatMap(tracking.staleSubscriptions(limit), (all) =>
+      Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.staleSubscriptions")))
+})
+
 const openSetting = (cipher: Cipher, name: string, stored: string, operation: string) =>
   isEncrypted(stored) && secretSettings.includes(name)
     ? Effect.mapError(cipher.decrypt(stored, settingPlace(name)), (cause) => new StorageError({ operation, cause }))
@@ -160,6 +195,7 @@ const withKey = (key: Uint8Array) =>
     const cipher = yield* makeCipher(key)
     const settings = yield* Settings
     const automations = yield* AutomationStore
+    const tracking = yield* TrackingStore
     const check = yield* settings.getOrCreate(
       checkSetting,
       yield* cipher.encrypt(checkText, settingPlace(checkSetting))
@@ -181,7 +217,8 @@ const withKey = (key: Uint8Array) =>
         if (a.secrets.some((s) => !isEncrypted(s.secret))) yield* automations.put(yield* sealed(cipher, a))
       }
     }
-    return Layer.merge(
+    return Layer.mergeAll(
+      Layer.succeed(TrackingStore, sealedTracking(cipher, tracking)),
       Layer.succeed(
         AutomationStore,
         AutomationStore.of({
@@ -230,11 +267,12 @@ const withoutKey = Effect.gen(function*() {
       message: "no key is configured, but the stored secrets are encrypted; configure the key they were encrypted with"
     })
   }
-  return Layer.effectContext(Effect.context<AutomationStore | Settings>())
+  return Layer.effectContext(Effect.context<AutomationStore | Settings | TrackingStore>())
 })
 
 /**
- * The {@link AutomationStore} and {@link Settings} ports over the stored ones, with secrets
+ * The {@link AutomationStore}, {@link Settings} and {@link TrackingStore} ports over the stored
+ * ones, with secrets (webhook signing secrets, the cursor secret, tracking subscriptions' secrets)
  * encrypted at rest when `key` is given (32 bytes, see {@link parseKey}). Building it checks the
  * key (another key than the one the stored secrets were encrypted with stops it, and so does no
  * key when they are encrypted) and encrypts the secrets still stored in plaintext. Without a key
@@ -243,9 +281,9 @@ const withoutKey = Effect.gen(function*() {
 export const layer = (
   key: Option.Option<Uint8Array>
 ): Layer.Layer<
-  AutomationStore | Settings,
+  AutomationStore | Settings | TrackingStore,
   SecretsKeyError | StorageError,
-  AutomationStore | Settings | OrganisationStore
+  AutomationStore | Settings | OrganisationStore | TrackingStore
 > => Layer.unwrapEffect(Option.isSome(key) ? withKey(key.value) : withoutKey)
 
 /**
@@ -255,9 +293,9 @@ export const layer = (
 export const layerConfig = (
   config: Config.Config<Option.Option<Redacted.Redacted>>
 ): Layer.Layer<
-  AutomationStore | Settings,
+  AutomationStore | Settings | TrackingStore,
   SecretsKeyError | StorageError | ConfigError.ConfigError,
-  AutomationStore | Settings | OrganisationStore
+  AutomationStore | Settings | OrganisationStore | TrackingStore
 > =>
   Layer.unwrapEffect(Effect.flatMap(config, (configured) => {
     const text = Option.getOrElse(Option.map(configured, Redacted.value), () => "")

@@ -19,6 +19,7 @@ import * as Storage from "./Storage.js"
 import * as Tracker from "./Tracker.js"
 import * as TrackingAdmin from "./TrackingAdmin.js"
 import * as TrackingConfig from "./TrackingConfig.js"
+import * as TrackingPush from "./TrackingPush.js"
 import * as Upstream from "./Upstream.js"
 import * as WidgetSearch from "./WidgetSearch.js"
 import * as Worker from "./Worker.js"
@@ -36,6 +37,7 @@ export type Services =
   | Scheduler.Scheduler
   | Tracker.Tracker
   | TrackingAdmin.TrackingAdmin
+  | TrackingPush.TrackingPush
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
   | Retention.Retention
@@ -75,7 +77,8 @@ export const layer = (
     TrackingAdmin.layer.pipe(
       Layer.provideMerge(Tracker.layer({ background: options.background, startAfter: options.startAfter, ...tracker }))
     ),
-    Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention })
+    Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention }),
+    TrackingPush.layer
   ).pipe(
     Layer.provideMerge(Worker.layer(options))
   )

@@ -36,7 +36,7 @@ import {
   type MessageRun,
   type StoredMessage
 } from "./StoredMessage.js"
-import { type DueTarget, type RawEvent, TrackingStore } from "./TrackingStore.js"
+import { type DueTarget, type RawEvent, type StoredSubscription, TrackingStore } from "./TrackingStore.js"
 import * as TrackingTarget from "./TrackingTarget.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
@@ -171,6 +171,7 @@ export const makeMemory = Effect.gen(function*() {
     Omit<DueTarget, "next_check_at"> & { next_check_at: number | null; lease_until: number | null }
   >()
   const rawEvents = new Map<string, Array<RawEvent>>()
+  const subscriptions = new Map<string, StoredSubscription>()
   const logs = new Map<string, OrgMessages>()
   const automationsById = new Map<string, Automation>()
   const deliveries = new Map<number, StoredDelivery>()
@@ -815,6 +816,30 @@ export const makeMemory = Effect.gen(function*() {
           next_check_at: t.next_check_at
         }))
       }),
+    putSubscription: (subscription) =>
+      Effect.sync(() =>
+        void subscriptions.set(JSON.stringify([subscription.source, subscription.subscription_id]), subscription)
+      ),
+    subscription: (source, subscriptionId) =>
+      Effect.sync(() => Option.fromNullable(subscriptions.get(JSON.stringify([source, subscriptionId])))),
+    subscriptionsOf: (organisationId, reference) =>
+      Effect.sync(() =>
+        [...subscriptions.values()].filter((s) =>
+          s.organisation_id === organisationId && s.tradeflow_reference === reference
+        )
+      ),
+    staleSubscriptions: (limit) =>
+      Effect.sync(() =>
+        [...subscriptions.values()]
+          .filter((s) =>
+            (targets.get(targetKey(s.organisation_id, s.tradeflow_reference, s.target_id))?.next_check_at ?? null) ===
+              null
+          )
+          .sort((a, b) => a.created_at - b.created_at)
+          .slice(0, Math.max(0, Math.floor(limit)))
+      ),
+    removeSubscription: (source, subscriptionId) =>
+      Effect.sync(() => void subscriptions.delete(JSON.stringify([source, subscriptionId]))),
     rawEvents: (organisationId, reference, limit) =>
       Effect.sync(() =>
         [...rawEvents.get(tfKey(organisationId, reference)) ?? []].sort((a, b) => a.received_at - b.received_at)

@@ -10,13 +10,18 @@
  * Without `TrackingSources` in its context the tracker runs no background fiber (a host that
  * configured no source at all); with a registry, even an empty one, it does.
  *
+ * A source that pushes by subscription (DCSA 2.2) is asked to subscribe each target when it is
+ * first claimed (given `publicBaseUrl`: the callback is {@link callbackPath} under it); the
+ * subscription is kept (`TrackingStore`) until its target stops or goes, then removed at the
+ * source and here. Polling goes on at the target's cadence, subscribed or not.
+ *
  * A source that refuses our credentials is paused: its targets are not claimed for `pause`
  * (default 15 minutes), then tried again; `paused` reports it. A target whose source is no longer
  * configured is stopped. Time comes from `Clock` (tests drive it with `TestClock`).
  *
  * @module
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Encoding, Layer, Option, Redacted, Ref } from "effect"
 import type { Environment } from "./Environment.js"
 import type { TrackJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
@@ -25,6 +30,8 @@ import type { StorageError } from "./StorageError.js"
 import { SourceTransient, type TrackingSourceError, TrackingSources } from "./TrackingSource.js"
 import { type DueTarget, TrackingStore } from "./TrackingStore.js"
 import { Worker } from "./Worker.js"
+
+const base64 = (bytes: Uint8Array): string => Encoding.encodeBase64(bytes)
 
 /** A source paused after refusing our credentials. */
 export interface PausedSource {
@@ -63,7 +70,16 @@ export interface TrackerOptions {
   readonly background?: boolean | undefined
   /** The background fiber starts only once this effect has completed (for example: the server listens). */
   readonly startAfter?: Effect.Effect<void> | undefined
+  /**
+   * The public base URL of this service (`https://tracking.example`), under which sources that push
+   * by subscription are given their callback URL ({@link callbackPath}); without it no subscription
+   * is taken, and those sources are only polled.
+   */
+  readonly publicBaseUrl?: string | undefined
 }
+
+/** The path of the callback a source's subscriptions push to (the HTTP adapter serves it). */
+export const callbackPath = (source: string): string => `/tracking/sources/${encodeURIComponent(source)}/callback`
 
 /** A source's failure as a `Track` job's outcome. */
 const failed = (error: TrackingSourceError): TrackJob["outcome"] => {
@@ -155,10 +171,78 @@ export const layer = (
         )
       }
 
+      const callbackBase = options.publicBaseUrl?.replace(/\/+$/, "")
+      const pushOf = (id: string) =>
+        Option.flatMap(sources, (registry) =>
+          Option.flatMap(registry.get(id), (source) =>
+            source.push?._tag === "Subscription" ? Option.some(source.push) : Option.none()))
+
+      /**
+       * Subscribes the targets whose source pushes by subscription and that have none yet; a
+       * failure is logged, and the target is subscribed at its next check.
+       */
+      const subscribe = (targets: ReadonlyArray<DueTarget>, now: number): Effect.Effect<void, StorageError> =>
+        Effect.gen(function*() {
+          if (callbackBase === undefined) {
+            return
+          }
+          const wanted = targets.filter((t) =>
+            Option.isSome(pushOf(t.source))
+          )
+          const held = new Map<string, Set<string>>()
+          for (const target of wanted) {
+            const key = JSON.stringify([target.organisation_id, target.tradeflow_reference])
+            if (!held.has(key)) {
+              const kept = yield* store.subscriptionsOf(target.organisation_id, target.tradeflow_reference)
+              held.set(key, new Set(kept.map((s) => JSON.stringify([s.source, s.target_id]))))
+            }
+            if (held.get(key)!.has(JSON.stringify([target.source, target.target_id]))) continue
+            const push = Option.getOrThrow(pushOf(target.source))
+            yield* push.subscribe(target.query, `${callbackBase}${callbackPath(target.source)}`).pipe(
+              Effect.flatMap((subscription) =>
+                store.putSubscription({
+                  source: target.source,
+                  subscription_id: subscription.id,
+                  organisation_id: target.organisation_id,
+                  tradeflow_reference: target.tradeflow_reference,
+                  target_id: target.target_id,
+                  secret: base64(Redacted.value(subscription.secret)),
+                  created_at: now
+                })
+              ),
+              Effect.catchAll((e) =>
+                e._tag === "StorageError"
+                  ? Effect.fail(e)
+                  : Effect.logWarning(`tracking: ${target.source} refused a subscription`, e.message)
+              )
+            )
+          }
+        })
+
+      /** Removes subscriptions whose target no longer needs them, at their source, then here. */
+      const unsubscribeStale: Effect.Effect<void, StorageError> = Effect.gen(function*() {
+        for (const stale of yield* store.staleSubscriptions(batchSize)) {
+          const push = pushOf(stale.source)
+          const removed = Option.isNone(push)
+            ? Effect.succeed(true)
+            : push.value.unsubscribe(stale.subscription_id).pipe(
+              Effect.as(true),
+              Effect.catchAll((e) =>
+                Effect.as(
+                  Effect.logWarning(`tracking: ${stale.source} did not remove a subscription`, e.message),
+                  false
+                )
+              )
+            )
+          if (yield* removed) yield* store.removeSubscription(stale.source, stale.subscription_id)
+        }
+      })
+
       /** Asks about the targets and queues each answer as a `Track` job of its organisation. */
       const askAll = (targets: ReadonlyArray<DueTarget>, now: number): Effect.Effect<void, StorageError> =>
         Effect.gen(function*() {
           const environments = new Map<string, Environment>()
+          yield* subscribe(targets, now)
           yield* Effect.forEach(targets, (target) =>
             Effect.gen(function*() {
               const outcome = yield* ask(target, now)
@@ -192,6 +276,7 @@ export const layer = (
         const now = yield* Clock.currentTimeMillis
         const stillPaused = new Map([...(yield* Ref.get(paused))].filter(([, p]) => p.until > now))
         yield* Ref.set(paused, stillPaused)
+        yield* unsubscribeStale
         const due = yield* store.claim({ now, limit: batchSize, leaseMillis, exclude: [...stillPaused.keys()] })
         if (due.length === 0) return 0
         yield* askAll(due, now)

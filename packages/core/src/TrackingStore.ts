@@ -1,6 +1,6 @@
 /**
  * Port: the index of tracked targets by next check, which the `Tracker` claims due targets from,
- * and the raw events of tracking sources as received.
+ * the subscriptions sources hold for targets, and the raw events of tracking sources as received.
  *
  * A target itself lives in its tradeflow's document (`Tradeflow.tracking`); every commit that
  * writes a tradeflow writes the index of its targets with it (in the same transaction), and a
@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { StorageError } from "./StorageError.js"
 import type { TargetQuery } from "./TrackingSource.js"
 
@@ -48,6 +48,21 @@ export interface ClaimTargets {
   readonly exclude?: ReadonlyArray<string> | undefined
 }
 
+/**
+ * A subscription a tracking source holds for a target (DCSA 2.2 event subscriptions): its id at
+ * the source, the target it serves, and the shared secret its callbacks are signed with (base64).
+ */
+export interface StoredSubscription {
+  readonly source: string
+  readonly subscription_id: string
+  readonly organisation_id: string
+  readonly tradeflow_reference: string
+  readonly target_id: string
+  /** The shared secret, base64 (stored encrypted when secrets at rest are configured). */
+  readonly secret: string
+  readonly created_at: number
+}
+
 export class TrackingStore extends Context.Tag("@tradeflow/core/TrackingStore")<TrackingStore, {
   /**
    * Leases up to `limit` targets due at `now` (next check at or before it, not leased), round-robin
@@ -56,6 +71,25 @@ export class TrackingStore extends Context.Tag("@tradeflow/core/TrackingStore")<
    * target while its lease runs. A commit that moves a target's next check ends its lease.
    */
   readonly claim: (options: ClaimTargets) => Effect.Effect<ReadonlyArray<DueTarget>, StorageError>
+  /** Keeps a subscription (replacing one of the same source and id). */
+  readonly putSubscription: (subscription: StoredSubscription) => Effect.Effect<void, StorageError>
+  /** The subscription of a source with this id, if it is kept. */
+  readonly subscription: (source: string, subscriptionId: string) => Effect.Effect<
+    Option.Option<StoredSubscription>,
+    StorageError
+  >
+  /** The subscriptions kept for these targets of a tradeflow. */
+  readonly subscriptionsOf: (
+    organisationId: string,
+    reference: string
+  ) => Effect.Effect<ReadonlyArray<StoredSubscription>, StorageError>
+  /**
+   * Subscriptions whose target no longer needs them (stopped, or gone with its tradeflow), at most
+   * `limit`, oldest first: to be removed at their source, then here.
+   */
+  readonly staleSubscriptions: (limit: number) => Effect.Effect<ReadonlyArray<StoredSubscription>, StorageError>
+  /** Forgets a subscription; one not kept is no failure. */
+  readonly removeSubscription: (source: string, subscriptionId: string) => Effect.Effect<void, StorageError>
   /** The raw events kept for a tradeflow, oldest received first, at most `limit`. */
   readonly rawEvents: (
     organisationId: string,

@@ -1,16 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
 import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
-import * as RenderDocument from "../src/RenderDocument.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
+import * as RenderDocument from "../src/RenderDocument.js"
 import * as Service from "../src/Service.js"
 import * as Storage from "../src/Storage.js"
 import { Tracker } from "../src/Tracker.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
 import type { TrackingEvent } from "../src/TrackingEvent.js"
+import * as TrackingPush from "../src/TrackingPush.js"
 import * as TrackingSource from "../src/TrackingSource.js"
 import { TrackingStore } from "../src/TrackingStore.js"
 import type { Tradeflow } from "../src/Tradeflow.js"
@@ -212,7 +213,10 @@ const harness = Effect.gen(function*() {
 
 /** The service (nothing in the background) over `storage`, with these sources. */
 const serviceOver = (storage: Layer.Layer<Storage.Storage>, sources: ReadonlyArray<TrackingSource.TrackingSource>) =>
-  Service.layer({ background: false }, { background: false }, {}, { background: false }).pipe(
+  Service.layer({ background: false }, { background: false }, {}, {
+    background: false,
+    publicBaseUrl: "https://tracking.example/"
+  }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       storage,
       Locations.layerBuiltin,
@@ -645,4 +649,78 @@ describe("Tracker", () => {
       )
       assert.deepStrictEqual(yield* Ref.get(h.fetches), [])
     }).pipe(Effect.scoped))
+
+  it.effect("a source that pushes by subscription is subscribed at the first check; a signed callback is merged, a forged one stores nothing; a stopped target is unsubscribed", () =>
+    Effect.gen(function*() {
+      const subscribed = yield* Ref.make<ReadonlyArray<readonly [TrackingSource.TargetQuery, string]>>([])
+      const removed = yield* Ref.make<ReadonlyArray<string>>([])
+      const secretOf = (id: string) => new TextEncoder().encode(`secret-of-${id}`)
+      const push: TrackingSource.SubscriptionPush = {
+        _tag: "Subscription",
+        subscribe: (query, callbackUrl) =>
+          Effect.map(Ref.updateAndGet(subscribed, (all) => [...all, [query, callbackUrl] as const]), (all) => ({
+            id: `sub-${all.length}`,
+            secret: Redacted.make(secretOf(`sub-${all.length}`))
+          })),
+        unsubscribe: (id) => Ref.update(removed, (all) => [...all, id]),
+        subscriptionOf: (request) => Option.fromNullable(request.headers["subscription-id"]),
+        verify: (request, subscription) =>
+          request.headers["notification-signature"] ===
+              `sig:${new TextDecoder().decode(Redacted.value(subscription.secret))}`
+            ? Effect.succeed({
+              events: JSON.parse(new TextDecoder().decode(request.body)) as Array<TrackingEvent>,
+              malformed: []
+            })
+            : Effect.fail(new TrackingSource.PushRefused({ source: "maersk", message: "forged" }))
+      }
+      yield* withService(() =>
+        Effect.gen(function*() {
+          yield* submit([record()])
+          yield* drain
+          yield* tick
+          assert.deepStrictEqual(yield* Ref.get(subscribed), [[
+            { equipment: container },
+            "https://tracking.example/tracking/sources/maersk/callback"
+          ]])
+          const kept = yield* Effect.flatMap(TrackingStore, (s) => s.subscriptionsOf(org, "PO-1"))
+          assert.deepStrictEqual(kept.map((s) => [s.subscription_id, s.target_id]), [[
+            "sub-1",
+            `equipment:${JSON.stringify([container, null, null])}`
+          ]])
+          yield* drain
+          yield* TestClock.adjust(12 * hour)
+          yield* tick
+          assert.strictEqual((yield* Ref.get(subscribed)).length, 1)
+          yield* drain
+
+          const pushed = TrackingPush.TrackingPush
+          const body = new TextEncoder().encode(JSON.stringify([eta("pushed", now0 + 12 * hour, now0 + 19 * day)]))
+          const forged = yield* Effect.flip(Effect.flatMap(pushed, (p) =>
+            p.callback("maersk", {
+              headers: { "subscription-id": "sub-1", "notification-signature": "sig:guess" },
+              body
+            })))
+          assert.strictEqual(forged._tag, "PushRefused")
+          const unknown = yield* Effect.flip(Effect.flatMap(pushed, (p) =>
+            p.callback("maersk", {
+              headers: { "subscription-id": "sub-9", "notification-signature": "sig:secret-of-sub-9" },
+              body
+            })))
+          assert.strictEqual(unknown._tag, "PushRefused")
+          assert.deepStrictEqual(yield* Effect.flatMap(JobQueue, (q) => q.pending(10)), [])
+          yield* Effect.flatMap(pushed, (p) =>
+            p.callback("maersk", {
+              headers: { "subscription-id": "sub-1", "notification-signature": "sig:secret-of-sub-1" },
+              body
+            }))
+          yield* drain
+          assert.strictEqual((yield* seen()).at(-2), `SC arrival predicted ${iso(now0 + 19 * day)}`)
+
+          yield* submit([record({ active: false })])
+          yield* drain
+          yield* tick
+          assert.deepStrictEqual(yield* Ref.get(removed), ["sub-1"])
+          assert.deepStrictEqual(yield* Effect.flatMap(TrackingStore, (s) => s.subscriptionsOf(org, "PO-1")), [])
+        }), { push })
+    }))
 })

@@ -30,6 +30,7 @@ import {
   NotFound,
   ServiceUnavailable,
   TooManyRequests,
+  Unauthorized,
   UnprocessableContent,
   UnsupportedMediaType
 } from "./Problem.js"
@@ -253,6 +254,38 @@ export class HealthGroup extends HttpApiGroup.make("health")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
       .annotate(OpenApi.Description, "Answers { status: ok } while the server runs; no authentication.")
   )
+{}
+
+/**
+ * What tracking sources push (issue 15): the callback of DCSA 2.2 event subscriptions. Host-independent
+ * and without an API key: a callback is authenticated by its `Notification-Signature`, the HMAC of
+ * its body under the subscription's secret.
+ */
+export class TrackingGroup extends HttpApiGroup.make("tracking")
+  .add(
+    HttpApiEndpoint.post("subscriptionCallback", "/tracking/sources/:source/callback")
+      .setPath(Schema.Struct({
+        source: Schema.String.annotations({ description: "The tracking source's id, as configured" })
+      }))
+      .setPayload(
+        Schema.Array(Schema.Unknown).annotations({
+          description: "DCSA Track & Trace 2.2 events, as the carrier's subscription sends them"
+        })
+      )
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Unauthorized)
+      .annotate(
+        OpenApi.Description,
+        "The callback of a DCSA 2.2 event subscription the service took at a carrier: signed with the subscription's " +
+          "secret (Notification-Signature: sha256=<hex HMAC-SHA256 of the raw body>) and naming it (Subscription-ID). " +
+          "Its events are stored before the 204; an unsigned or forged callback, or one naming a subscription the " +
+          "service does not hold, is 401 and stores nothing"
+      )
+  )
+  .addError(BadRequest)
+  .addError(ContentTooLarge)
+  .addError(InternalServerError)
+  .addError(ServiceUnavailable)
 {}
 
 /** The body of `POST /console/organisations`. */
@@ -495,6 +528,7 @@ export class Api extends HttpApi.make("tradeflow")
   .add(HealthGroup)
   .add(WidgetGroup)
   .add(ConsoleGroup)
+  .add(TrackingGroup)
   .annotate(OpenApi.Title, "Container tracking integration service")
   .annotate(OpenApi.Version, "0.1.0")
 {}

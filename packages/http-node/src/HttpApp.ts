@@ -27,6 +27,7 @@ import {
   JobAdmin,
   Schemes,
   TrackingAdmin,
+  TrackingPush,
   Upstream,
   WebhookDestination,
   WidgetSearch
@@ -68,6 +69,7 @@ export type Services =
   | Ingest.Ingest
   | JobAdmin.JobAdmin
   | TrackingAdmin.TrackingAdmin
+  | TrackingPush.TrackingPush
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
@@ -87,6 +89,7 @@ const serviceTags = [
   Ingest.Ingest,
   JobAdmin.JobAdmin,
   TrackingAdmin.TrackingAdmin,
+  TrackingPush.TrackingPush,
   Upstream.Upstream,
   WidgetSearch.WidgetSearch,
   WebhookDestination.WebhookDestination

@@ -14,6 +14,7 @@ import type {
   JobAdmin,
   Schemes,
   TrackingAdmin,
+  TrackingPush,
   Upstream,
   WebhookDestination,
   WidgetSearch
@@ -31,6 +32,7 @@ import { downstreamGroup } from "../src/internal/downstreamGroup.js"
 import { healthGroup } from "../src/internal/healthGroup.js"
 import { problemMiddleware } from "../src/internal/problemMiddleware.js"
 import type { routeGroups } from "../src/internal/routeGroups.js"
+import { trackingGroup } from "../src/internal/trackingGroup.js"
 import { upstreamGroup } from "../src/internal/upstreamGroup.js"
 import { widgetGroup } from "../src/internal/widgetGroup.js"
 
@@ -45,6 +47,7 @@ it("each route group requires only the services its handlers call, on the root a
     expectTypeOf(widgetGroup(api)).toEqualTypeOf<Group<"widget", WidgetSearch.WidgetSearch | WidgetKeyAuth>>()
     expectTypeOf(healthGroup(api)).toEqualTypeOf<Group<"health", never>>()
   }
+  expectTypeOf(trackingGroup).toEqualTypeOf<Group<"tracking", TrackingPush.TrackingPush | RequestBodies>>()
   expectTypeOf(consoleGroup).toEqualTypeOf<
     Group<
       "console",

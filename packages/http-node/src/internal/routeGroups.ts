@@ -5,6 +5,7 @@ import { RequestBodies } from "./body.js"
 import { consoleGroup } from "./consoleGroup.js"
 import { downstreamGroup } from "./downstreamGroup.js"
 import { healthGroup } from "./healthGroup.js"
+import { trackingGroup } from "./trackingGroup.js"
 import { upstreamGroup } from "./upstreamGroup.js"
 import { widgetGroup } from "./widgetGroup.js"
 
@@ -23,5 +24,6 @@ export const routeGroups = Layer.mergeAll(
   healthGroup(ApiV3),
   widgetGroup(Api),
   widgetGroup(ApiV3),
-  consoleGroup
+  consoleGroup,
+  trackingGroup
 ).pipe(Layer.provide([apiKeyAuthLayer, widgetKeyAuthLayer, consoleAuthLayer, RequestBodies.layer]))

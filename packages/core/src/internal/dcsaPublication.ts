@@ -1,0 +1,221 @@
+import type { StatusCode } from "../StatusCode.js"
+import type { Prediction, TrackedEvent, Tradeflow } from "../Tradeflow.js"
+import { visibleHistory } from "../TradeflowMerge.js"
+import { sha256HexSync } from "./crypto.js"
+import { eventVessel } from "./projection.js"
+
+/** How a status code is published: a TRANSPORT event, or an EQUIPMENT event and whether the container is empty. */
+export type Kind =
+  | { readonly eventType: "TRANSPORT"; readonly code: "DEPA" | "ARRI" }
+  | {
+    readonly eventType: "EQUIPMENT"
+    readonly code: "LOAD" | "DISC" | "GTIN" | "GTOT"
+    readonly empty: "EMPTY" | "LADEN"
+    /** Whether the event happens at a vessel's call (loading, discharge), so that it carries the transport call. */
+    readonly atCall: boolean
+  }
+
+/** The DCSA 2.2 event of each status code (ZZ, unclassified, has none). */
+export const kinds: Readonly<Record<StatusCode, Kind>> = {
+  VD: { eventType: "TRANSPORT", code: "DEPA" },
+  VA: { eventType: "TRANSPORT", code: "ARRI" },
+  AE: { eventType: "EQUIPMENT", code: "LOAD", empty: "LADEN", atCall: true },
+  UV: { eventType: "EQUIPMENT", code: "DISC", empty: "LADEN", atCall: true },
+  GN: { eventType: "EQUIPMENT", code: "GTIN", empty: "LADEN", atCall: false },
+  GT: { eventType: "EQUIPMENT", code: "GTOT", empty: "LADEN", atCall: false },
+  GE: { eventType: "EQUIPMENT", code: "GTOT", empty: "EMPTY", atCall: false },
+  GR: { eventType: "EQUIPMENT", code: "GTIN", empty: "EMPTY", atCall: false }
+}
+
+const kindOf = (code: string | null): Kind | undefined =>
+  code !== null && Object.hasOwn(kinds, code) ? kinds[code as StatusCode] : undefined
+
+/** A name-based UUID (RFC 9562 version 8) from the SHA-256 of `text`: the same text, the same UUID. */
+export const uuidOf = (text: string): string => {
+  const h = sha256HexSync(text)
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+const unlocodePattern = /^[A-Z]{2}[A-Z2-9]{3}$/
+
+/** A text within `max` characters: cut there (a name). */
+const cut = (text: string, max: number): string => text.length <= max ? text : text.slice(0, max)
+
+/** An identifier within `max` characters, else none (cutting one would make it name something else). */
+const within = (text: string | undefined, max: number): string | undefined =>
+  text !== undefined && text !== "" && text.length <= max ? text : undefined
+
+/** The vessel of a transport call: its name and IMO number, as the service renders them elsewhere. */
+export interface CallVessel {
+  readonly name: string
+  readonly imo: string
+}
+
+/** A milestone of a tradeflow as it is published: what every event of its readings shares. */
+export interface Milestone {
+  readonly organisation_id: string
+  readonly tradeflow: Tradeflow
+  readonly event: TrackedEvent
+  readonly kind: Kind
+  /** The container, when it fits `equipmentReference` (15 characters). */
+  readonly container: string | undefined
+  readonly unlocode: string | undefined
+  /** The location's text when it is no UN/LOCODE, cut to 100 characters. */
+  readonly locationName: string | undefined
+  /** Whether the event carries a transport call (vessel moves, loading and discharge). */
+  readonly atCall: boolean
+  readonly vessel: CallVessel | undefined
+  readonly voyage: string | undefined
+  /** The transport call's id (see {@link transportCallId}). */
+  readonly callId: () => string
+}
+
+/**
+ * The id of a vessel's call at a place: a UUID of the organisation, the vessel (else the
+ * tradeflow, when no vessel is known), the voyage and the location, so that a departure, a
+ * loading and a discharge at one call share it.
+ */
+export const transportCallId = (
+  organisation_id: string,
+  tradeflow: string,
+  vessel: CallVessel | undefined,
+  voyage: string | undefined,
+  location: string | null
+): string =>
+  uuidOf(JSON.stringify([
+    "dcsa-transport-call",
+    organisation_id,
+    vessel === undefined ? ["tradeflow", tradeflow] : ["vessel", vessel.name.toUpperCase()],
+    voyage ?? null,
+    location
+  ]))
+
+/** The milestone as published, or none for an unclassified one (no DCSA 2.2 event fits it). */
+export const milestoneOf = (organisation_id: string, t: Tradeflow, e: TrackedEvent): Milestone | undefined => {
+  const kind = kindOf(e.status_code)
+  if (kind === undefined) return undefined
+  const atCall = kind.eventType === "TRANSPORT" || kind.atCall
+  const rendered = atCall ? eventVessel(t, e) : undefined
+  const vessel = rendered === undefined || rendered.name === "" || !/^\d{7}$/.test(rendered.imo_number)
+    ? undefined
+    : { name: cut(rendered.name, 35), imo: rendered.imo_number }
+  const voyage = within(e.voyage, 50)
+  const location = e.location
+  let callId: string | undefined
+  return {
+    organisation_id,
+    tradeflow: t,
+    event: e,
+    kind,
+    container: within(e.container_reference ?? undefined, 15),
+    unlocode: location !== null && unlocodePattern.test(location) ? location : undefined,
+    locationName: location !== null && !unlocodePattern.test(location) ? cut(location, 100) : undefined,
+    atCall,
+    vessel,
+    voyage,
+    callId: () => (callId ??= transportCallId(organisation_id, t.reference, vessel, voyage, location))
+  }
+}
+
+/** One visible reading of a milestone: one published event. */
+export interface Reading {
+  readonly milestone: Milestone
+  readonly reading: Prediction
+  /** How many readings before it in the visible history have the same identity (almost always 0). */
+  readonly occurrence: number
+}
+
+const readingIdentity = (h: Prediction): string =>
+  JSON.stringify([h.event_date, h.actual, h.predicted_at, h.source, h.event_id ?? null, h.updated_at ?? null])
+
+/** The visible readings of a milestone (`TradeflowMerge.visibleHistory`), oldest first. */
+export const readingsOf = (milestone: Milestone): ReadonlyArray<Reading> => {
+  const seen = new Map<string, number>()
+  return visibleHistory(milestone.event.history).map((reading) => {
+    const identity = readingIdentity(reading)
+    const occurrence = seen.get(identity) ?? 0
+    seen.set(identity, occurrence + 1)
+    return { milestone, reading, occurrence }
+  })
+}
+
+/**
+ * The event id of a reading: a UUID of the organisation, the tradeflow, the milestone's key and
+ * the reading (its dates, flag, source and version), so that the same reading always has the
+ * same id.
+ */
+export const eventIdOf = ({ milestone, occurrence, reading }: Reading): string =>
+  uuidOf(JSON.stringify([
+    "dcsa-event",
+    milestone.organisation_id,
+    milestone.tradeflow.reference,
+    milestone.event.key,
+    readingIdentity(reading),
+    occurrence
+  ]))
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+const compact = <A extends Record<string, unknown>>(record: A): A =>
+  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A
+
+const transportCallOf = (m: Milestone) =>
+  compact({
+    transportCallID: m.callId(),
+    modeOfTransport: "VESSEL" as const,
+    UNLocationCode: m.unlocode,
+    location: m.locationName === undefined ? undefined : { locationName: m.locationName },
+    carrierVoyageNumber: m.voyage,
+    exportVoyageNumber: m.voyage,
+    vessel: m.vessel === undefined ? undefined : { vesselIMONumber: m.vessel.imo, vesselName: m.vessel.name }
+  })
+
+const documentReferencesOf = (t: Tradeflow) => {
+  const refs = [
+    ...t.booking_references.map((value) => ({ documentReferenceType: "BKG" as const, documentReferenceValue: value })),
+    ...t.bill_of_lading_references.map((value) => ({
+      documentReferenceType: "TRD" as const,
+      documentReferenceValue: value
+    }))
+  ]
+  return refs.length === 0 ? undefined : refs
+}
+
+/** The published JSON of a reading whose id is `eventID`. */
+export const render = (r: Reading, eventID: string) => {
+  const m = r.milestone
+  const common = {
+    eventID,
+    eventType: m.kind.eventType,
+    eventCreatedDateTime: iso(r.reading.predicted_at),
+    eventDateTime: iso(r.reading.event_date),
+    eventClassifierCode: r.reading.actual ? "ACT" as const : "EST" as const
+  }
+  if (m.kind.eventType === "TRANSPORT") {
+    return compact({
+      ...common,
+      eventType: "TRANSPORT" as const,
+      transportEventTypeCode: m.kind.code,
+      transportCall: transportCallOf(m),
+      documentReferences: documentReferencesOf(m.tradeflow),
+      references: m.container === undefined
+        ? undefined
+        : [{ referenceType: "EQ" as const, referenceValue: m.container }]
+    })
+  }
+  return compact({
+    ...common,
+    eventType: "EQUIPMENT" as const,
+    equipmentEventTypeCode: m.kind.code,
+    equipmentReference: m.container,
+    emptyIndicatorCode: m.kind.empty,
+    eventLocation: m.unlocode !== undefined
+      ? { UNLocationCode: m.unlocode }
+      : m.locationName !== undefined
+      ? { locationName: m.locationName }
+      : undefined,
+    transportCall: m.atCall ? transportCallOf(m) : undefined,
+    documentReferences: documentReferencesOf(m.tradeflow)
+  })
+}

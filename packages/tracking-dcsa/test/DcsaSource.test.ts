@@ -1,7 +1,7 @@
 import type { HttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import type { TrackingEvent, TrackingSource } from "@tradeflow/core"
-import { Effect, Fiber, Option, Redacted, type Scope, TestClock } from "effect"
+import { Effect, Fiber, Option, Redacted, type Scope, TestClock, Tracer } from "effect"
 import * as DcsaSource from "../src/DcsaSource.js"
 import { listen } from "../test-kit/Loopback.js"
 import { day, FakeCarrier, Http, paramsOf, profileOf, setup, shipment, T0 } from "./Fixture.js"
@@ -414,6 +414,46 @@ describe("DcsaSource: credentials", () => {
       assert.strictEqual(error._tag, "SourceUnauthorized")
       assert.strictEqual(fake.received.length, 2)
       assert.notInclude(error.message, "k-999")
+    })))
+})
+
+describe("DcsaSource: secrets stay out of traces", () => {
+  it.effect("the API key's own header, the bearer token and the client secret are not span attributes", () =>
+    run(Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const spans: Array<Tracer.Span> = []
+      const native = yield* Effect.tracer
+      const recording = Tracer.make({
+        span: (...args) => {
+          const span = native.span(...args)
+          spans.push(span)
+          return span
+        },
+        context: native.context
+      })
+      const keyed = yield* FakeCarrier.make({
+        shipments: [shipment],
+        auth: { type: "api-key", header: "Consumer-Key", value: "k-123" }
+      })
+      const oauth = yield* FakeCarrier.make({
+        shipments: [shipment],
+        auth: { type: "oauth2", client_id: "tradeflow", client_secret: "s3cret-value" }
+      })
+      const sources = [
+        yield* DcsaSource.make(profileOf(keyed, { auth: { type: "api-key", header: "Consumer-Key", value: "k-123" } })),
+        yield* DcsaSource.make(profileOf(oauth, {
+          auth: { type: "oauth2", token_url: oauth.tokenUrl, client_id: "tradeflow", client_secret: "s3cret-value" }
+        }))
+      ]
+      for (const source of sources) yield* Effect.withTracer(source.fetch({ query: box, since: null }), recording)
+      const attributes = spans.flatMap((s) => [...(s as unknown as { attributes: Map<string, unknown> }).attributes])
+      const traced = JSON.stringify(attributes)
+      assert.include(spans.map((s) => s.name), "DcsaSource.fetch")
+      assert.deepStrictEqual(attributes.filter(([k]) => k === "http.request.header.consumer-key").map(([, v]) => v), [
+        "<redacted>"
+      ])
+      const token = oauth.received.find((r) => r.path === "/v2/events")!.headers["authorization"]!.slice(7)
+      for (const secret of ["k-123", "s3cret-value", token]) assert.notInclude(traced, secret)
     })))
 })
 

@@ -628,6 +628,17 @@ export const decodeRawEvents = rows(Schema.Struct({
   raw: Schema.String
 }))
 
+/** Rows of `tracking_subscriptions`. */
+export const decodeSubscriptions = rows(Schema.Struct({
+  source: Schema.String,
+  subscription_id: Schema.String,
+  organisation_id: Schema.String,
+  tradeflow_reference: Schema.String,
+  target_id: Schema.String,
+  secret: Schema.String,
+  created_at: Schema.Number
+}))
+
 export const decodeAutomations = rows(AutomationRow)
 export const decodeDeliveries = rows(DeliveryRow)
 export const decodeClaimedDeliveries = rows(ClaimedDeliveryRow)

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { TrackingStore } from "@tradeflow/core"
-import { Effect } from "effect"
-import { decodeDueTargets, decodeRawEvents, roundRobin, storageError } from "../StorageRows.js"
+import { Effect, Option } from "effect"
+import { decodeDueTargets, decodeRawEvents, decodeSubscriptions, roundRobin, storageError } from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
 import type { SqlStorageOptions } from "./options.js"
 
@@ -15,6 +15,11 @@ import type { SqlStorageOptions } from "./options.js"
  * not leased: the ranking reads the statement's snapshot, the lock the row's newest version. SQLite
  * has one writer, and the statement is its own transaction; its lease write may skip durability
  * (`options.relaxed`).
+ *
+ * Subscriptions are rows of `tracking_subscriptions` by source and id, which no commit touches: a
+ * hard delete of their tradeflow leaves them (they are removed at their source first), and they
+ * become stale. The stale search walks them oldest first (`tracking_subscriptions_created`) and
+ * probes each one's target by primary key, up to the limit.
  */
 export const make = (
   options: SqlStorageOptions
@@ -75,6 +80,11 @@ export const make = (
             ORDER BY ${order} LIMIT ${limit})
           RETURNING ${returned}`)
 
+    const subscriptionColumns = sql.literal(
+      ["source", "subscription_id", "organisation_id", "tradeflow_reference", "target_id", "secret", "created_at"]
+        .map((c) => `s.${c}`).join(", ")
+    )
+
     return TrackingStore.TrackingStore.of({
       claim: Effect.fn("TrackingStore.claim")(function*(claim: TrackingStore.ClaimTargets) {
         const limit = Math.max(0, Math.floor(claim.limit))
@@ -85,6 +95,54 @@ export const make = (
         )
         return roundRobin(rows)
       }, storageError("TrackingStore.claim")),
+      putSubscription: Effect.fn("TrackingStore.putSubscription")(
+        function*(s: TrackingStore.StoredSubscription) {
+          yield* sql`INSERT INTO tracking_subscriptions ${
+            sql.insert({
+              source: s.source,
+              subscription_id: s.subscription_id,
+              organisation_id: s.organisation_id,
+              tradeflow_reference: s.tradeflow_reference,
+              target_id: s.target_id,
+              secret: s.secret,
+              created_at: s.created_at
+            })
+          }
+          ON CONFLICT (source, subscription_id) DO UPDATE SET organisation_id = excluded.organisation_id,
+            tradeflow_reference = excluded.tradeflow_reference, target_id = excluded.target_id,
+            secret = excluded.secret, created_at = excluded.created_at`
+        },
+        storageError("TrackingStore.putSubscription")
+      ),
+      subscription: Effect.fn("TrackingStore.subscription")(function*(source: string, subscriptionId: string) {
+        const rows = yield* decodeSubscriptions(
+          yield* sql`SELECT ${subscriptionColumns} FROM tracking_subscriptions s
+          WHERE s.source = ${source} AND s.subscription_id = ${subscriptionId}`
+        )
+        return Option.fromNullable(rows[0])
+      }, storageError("TrackingStore.subscription")),
+      subscriptionsOf: Effect.fn("TrackingStore.subscriptionsOf")(function*(organisationId: string, reference: string) {
+        return yield* decodeSubscriptions(
+          yield* sql`SELECT ${subscriptionColumns} FROM tracking_subscriptions s
+          WHERE s.organisation_id = ${organisationId} AND s.tradeflow_reference = ${reference}
+          ORDER BY s.source, s.subscription_id`
+        )
+      }, storageError("TrackingStore.subscriptionsOf")),
+      staleSubscriptions: Effect.fn("TrackingStore.staleSubscriptions")(function*(limit: number) {
+        return yield* decodeSubscriptions(
+          yield* sql`SELECT ${subscriptionColumns} FROM tracking_subscriptions s
+          LEFT JOIN tracking_targets t ON t.organisation_id = s.organisation_id
+            AND t.tradeflow_reference = s.tradeflow_reference AND t.target_id = s.target_id
+          WHERE t.next_check_at IS NULL
+          ORDER BY s.created_at, s.source, s.subscription_id LIMIT ${Math.max(0, Math.floor(limit))}`
+        )
+      }, storageError("TrackingStore.staleSubscriptions")),
+      removeSubscription: Effect.fn("TrackingStore.removeSubscription")(
+        function*(source: string, subscriptionId: string) {
+          yield* sql`DELETE FROM tracking_subscriptions WHERE source = ${source} AND subscription_id = ${subscriptionId}`
+        },
+        storageError("TrackingStore.removeSubscription")
+      ),
       rawEvents: Effect.fn("TrackingStore.rawEvents")(
         function*(organisationId: string, reference: string, limit: number) {
           return yield* decodeRawEvents(

@@ -347,6 +347,29 @@ export const migrations = {
       raw TEXT NOT NULL,
       PRIMARY KEY (organisation_id, tradeflow_reference, source, event_id, updated_at)
     )`
+  ),
+  /**
+   * The subscriptions tracking sources hold for targets (DCSA 2.2 event subscriptions), keyed by
+   * source and subscription id, with the secret their callbacks are signed with. Found by tradeflow
+   * (`tracking_subscriptions_tradeflow`, in key order) and, for the stale search, walked oldest first
+   * (`tracking_subscriptions_created`, in `created_at` then key order), each probing
+   * `tracking_targets` by its primary key. No foreign key to the target index: a subscription
+   * outlives its target (a hard delete, a stop) until it is removed at its source.
+   */
+  "0016_tracking_subscriptions": statements(
+    `CREATE TABLE tracking_subscriptions (
+      source TEXT NOT NULL,
+      subscription_id TEXT NOT NULL,
+      organisation_id TEXT NOT NULL,
+      tradeflow_reference TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      secret TEXT NOT NULL,
+      created_at REAL NOT NULL,
+      PRIMARY KEY (source, subscription_id)
+    ) WITHOUT ROWID`,
+    `CREATE INDEX tracking_subscriptions_tradeflow
+      ON tracking_subscriptions (organisation_id, tradeflow_reference, source, subscription_id)`,
+    `CREATE INDEX tracking_subscriptions_created ON tracking_subscriptions (created_at, source, subscription_id)`
   )
 }
 

@@ -16,6 +16,10 @@
  *   `port_of_discharge` (of the latest vessel arrival) and `vessel` (the vessel name of the
  *   earliest vessel departure that names one, else of the earliest event that does).
  *
+ * The events are read by `DcsaTnt22` in its posted form (the decoder of carriers' answers, reading
+ * only what the scheme uses): `eventID` and `eventCreatedDateTime` may be left out; an `eventID`
+ * repeated in the body, or an actual event created more than a day before it happened, is refused.
+ *
  * Problems are reported with JSON Pointers into the array (`/3/transportCall/UNLocationCode`).
  * Decoding lets the event loop turn every 2 ms of work, between events.
  *

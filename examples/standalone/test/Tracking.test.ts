@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, consoleToken, kill, type Server, start } from "./Process.js"
+import { call, consoleToken, freePort, kill, type Server, start } from "./Process.js"
 
 const day = 86_400_000
 const container = "MSKU1234565"
@@ -142,6 +142,82 @@ describe("tracking through the standalone server", () => {
         assert.strictEqual(before.body.source, "fake-maersk")
         assert.strictEqual(before.body.targets[0].state, "in_transit")
         assert.isNull(before.body.targets[0].last_error)
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
+
+  it.live(
+    "a carrier that pushes by subscription: a signed callback becomes messages within seconds, a forged one is refused and stores nothing",
+    () =>
+      Effect.gen(function*() {
+        const dir = mkdtempSync(join(tmpdir(), "tracking-push-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const now = Date.now()
+        const carrier = yield* FakeCarrier.make({
+          shipments: [{
+            booking: "BKG-PUSH-1",
+            containers: [container],
+            departure: now - 2 * day,
+            arrival: now + 20 * day
+          }]
+        })
+        const sources = join(dir, "sources.json")
+        writeFileSync(
+          sources,
+          JSON.stringify({
+            sources: [{
+              id: "pushing",
+              version: "2.2",
+              base_url: carrier.url,
+              carriers: ["MAEU"],
+              push: "subscription"
+            }]
+          })
+        )
+        const port = yield* Effect.promise(freePort)
+        const server = yield* Effect.promise(() =>
+          start(join(dir, "push.sqlite"), {
+            PORT: String(port),
+            PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+            TRACKING_SOURCES_FILE: sources,
+            TRACKING_INTERVAL_MILLIS: "500",
+            PRODUCTION_HOSTS: "127.0.0.1",
+            UAT_HOSTS: "uat.localhost"
+          })
+        )
+        yield* Effect.addFinalizer(() => Effect.promise(() => kill(server)))
+        const { key } = yield* Effect.promise(() => productionKey(server))
+        yield* Effect.promise(() =>
+          call(server, "POST", "/downstream/tradeflows", {
+            tradeflow_reference: "PUSH-1",
+            container_reference: container,
+            carrier_scac: "MAEU"
+          }, { authorization: key })
+        )
+        const polled = yield* Effect.promise(() => until(server, key, (ms) => milestones(ms).includes("AE actual")))
+        for (let i = 0; i < 100 && carrier.subscriptions().length === 0; i++) yield* Effect.sleep("100 millis")
+        const [subscription] = carrier.subscriptions()
+        assert.strictEqual(subscription?.callbackUrl, `http://127.0.0.1:${port}/tracking/sources/pushing/callback`)
+        assert.deepStrictEqual(subscription?.filters["equipmentReference"], container)
+
+        yield* carrier.addShipment({
+          booking: "BKG-PUSH-2",
+          containers: [container],
+          departure: now + 5 * day,
+          arrival: now + 30 * day
+        })
+        carrier.setQuirks({ badSignature: true })
+        const forged = yield* carrier.deliver
+        assert.deepStrictEqual(forged.map((c) => c.status), [401])
+        yield* Effect.sleep("1 second")
+        assert.strictEqual((yield* Effect.promise(() => upstream(server, key))).length, polled.length)
+
+        carrier.setQuirks({ badSignature: false })
+        const signed = yield* carrier.deliver
+        assert.deepStrictEqual(signed.map((c) => c.status), [204])
+        const pushed = yield* Effect.promise(() => until(server, key, (ms) => ms.length > polled.length, 10))
+        assert.isAbove(milestones(pushed).length, milestones(polled).length)
+        assert.strictEqual(new Set(pushed.map((m) => m.hash)).size, pushed.length)
       }).pipe(Effect.scoped),
     { timeout: 120_000 }
   )

@@ -1,21 +1,22 @@
 /**
  * The tracking part of the storage contract (registered by `storageContract`, so it runs on every
  * adapter): the index of tracked targets that commits write and `TrackingStore.claim` leases from,
- * and the raw events commits keep.
+ * the raw events commits keep, and the subscriptions sources hold for targets.
  *
  * `claim` is global. Every test works in an instant window of its own, far below the instants of
  * real use (around -7e15 ms), and first leases, for good, every target due at the window's start:
  * targets of other tests (and of the arbitrary tradeflows other tests commit, whose next checks are
  * any numbers) are then either leased or not due in the window. Claims pass their `now`, so leases
- * run out without sleeping.
+ * run out without sleeping. `staleSubscriptions` is global too: a test that counts on its order
+ * first removes every stale subscription, and the others look at their own organisation's.
  *
  * @module
  */
 import { describe, expect, type Vitest } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect, FastCheck as fc, Option } from "effect"
 import { JobQueue } from "../src/JobQueue.js"
 import type { Storage } from "../src/Storage.js"
-import { type DueTarget, type RawEvent, TrackingStore } from "../src/TrackingStore.js"
+import { type DueTarget, type RawEvent, type StoredSubscription, TrackingStore } from "../src/TrackingStore.js"
 import * as TrackingTarget from "../src/TrackingTarget.js"
 import type { Tradeflow } from "../src/Tradeflow.js"
 import { type Commit, TradeflowStore } from "../src/TradeflowStore.js"
@@ -180,6 +181,38 @@ export const makeRawEvent = (tradeflow_reference: string, fields: Partial<RawEve
   received_at: 2_000,
   raw: JSON.stringify({ eventID: "event-1" }),
   ...fields
+})
+
+/** A subscription of `source` for a target of a tradeflow, with a fresh id and defaults for the rest. */
+export const makeSubscription = (
+  organisation_id: string,
+  tradeflow_reference: string,
+  target_id: string,
+  fields: Partial<StoredSubscription> = {}
+): StoredSubscription => ({
+  source: "carrier-a",
+  subscription_id: freshId("subscription"),
+  organisation_id,
+  tradeflow_reference,
+  target_id,
+  secret: btoa(freshId("secret")),
+  created_at: 1_000,
+  ...fields
+})
+
+/** Subscriptions in one order, by source and id (the port gives `subscriptionsOf` none). */
+const sorted = (subscriptions: ReadonlyArray<StoredSubscription>) => {
+  const key = (s: StoredSubscription) => JSON.stringify([s.source, s.subscription_id])
+  return [...subscriptions].sort((a, b) => key(a) < key(b) ? -1 : 1)
+}
+
+/** Removes every stale subscription, so that a test's stale search sees only what the test makes stale. */
+const freshStale = Effect.gen(function*() {
+  const tracking = yield* TrackingStore
+  for (const s of yield* tracking.staleSubscriptions(1_000_000)) {
+    yield* tracking.removeSubscription(s.source, s.subscription_id)
+  }
+  expect(yield* tracking.staleSubscriptions(1_000_000)).toEqual([])
 })
 
 type Op =
@@ -379,6 +412,108 @@ export const trackingContract = (
           }
         }
       }), { fastCheck: { numRuns: options.numRuns } })
+  })
+
+  describe("tracking: subscriptions", () => {
+    it.effect("subscriptions: kept by source and id, replaced, listed per tradeflow of an organisation, removed", () =>
+      Effect.gen(function*() {
+        const tracking = yield* TrackingStore
+        const [org, other] = [freshId("org"), freshId("org")]
+        const [t1, t2] = [makeTarget("carrier-a", "MSCU1234565", 1).id, makeTarget("carrier-b", "TGHU0000001", 1).id]
+        const a = makeSubscription(org, "TF-1", t1, { created_at: 10 })
+        const b = makeSubscription(org, "TF-1", t2, { source: "carrier-b", created_at: 5 })
+        const sameId = makeSubscription(other, "TF-1", t2, { source: "carrier-b", subscription_id: a.subscription_id })
+        const c = makeSubscription(org, "TF-2", t1)
+        for (const s of [a, b, sameId, c]) yield* tracking.putSubscription(s)
+        expect(yield* tracking.subscription(a.source, a.subscription_id)).toEqual(Option.some(a))
+        expect(yield* tracking.subscription("carrier-b", a.subscription_id)).toEqual(Option.some(sameId))
+        expect(yield* tracking.subscription("carrier-c", a.subscription_id)).toEqual(Option.none())
+        expect(sorted(yield* tracking.subscriptionsOf(org, "TF-1"))).toEqual(sorted([a, b]))
+        expect(yield* tracking.subscriptionsOf(org, "TF-2")).toEqual([c])
+        expect(yield* tracking.subscriptionsOf(other, "TF-1")).toEqual([sameId])
+        expect(yield* tracking.subscriptionsOf(other, "TF-2")).toEqual([])
+        expect(yield* tracking.subscriptionsOf(org, "TF-3")).toEqual([])
+
+        const moved = { ...a, tradeflow_reference: "TF-2", target_id: t2, secret: btoa("replaced"), created_at: 20 }
+        yield* tracking.putSubscription(moved)
+        expect(yield* tracking.subscription(a.source, a.subscription_id)).toEqual(Option.some(moved))
+        expect(yield* tracking.subscriptionsOf(org, "TF-1")).toEqual([b])
+        expect(sorted(yield* tracking.subscriptionsOf(org, "TF-2"))).toEqual(sorted([moved, c]))
+        expect(yield* tracking.subscription("carrier-b", a.subscription_id)).toEqual(Option.some(sameId))
+
+        yield* tracking.removeSubscription(a.source, a.subscription_id)
+        expect(yield* tracking.subscription(a.source, a.subscription_id)).toEqual(Option.none())
+        expect(yield* tracking.subscriptionsOf(org, "TF-2")).toEqual([c])
+        expect(yield* tracking.subscription("carrier-b", a.subscription_id)).toEqual(Option.some(sameId))
+        yield* tracking.removeSubscription(a.source, a.subscription_id)
+        yield* tracking.removeSubscription("carrier-z", freshId("unknown"))
+        expect(sorted(yield* tracking.subscriptionsOf(org, "TF-1"))).toEqual([b])
+      }))
+
+    it.effect("subscriptions: stale once their target stops, leaves the document or goes with a hard delete, not while it is due or scheduled", () =>
+      Effect.gen(function*() {
+        const start = yield* freshWindow
+        const tracking = yield* TrackingStore
+        const org = freshId("org")
+        const stale = Effect.map(
+          tracking.staleSubscriptions(1_000_000),
+          (all) => all.filter((s) => s.organisation_id === org)
+        )
+        const due = makeTarget("carrier-a", "MSCU1234565", start + 1)
+        const scheduled = makeTarget("carrier-a", "TGHU0000001", start + 1e9)
+        const deleted = makeTarget("carrier-a", "CSQU3054383", start + 5)
+        yield* commitTo(org, {
+          upserts: [makeTracked(org, "TF-1", [due, scheduled]), makeTracked(org, "TF-2", [deleted])]
+        })
+        const ofDue = makeSubscription(org, "TF-1", due.id, { created_at: 1 })
+        const ofScheduled = makeSubscription(org, "TF-1", scheduled.id, { created_at: 2 })
+        const ofDeleted = makeSubscription(org, "TF-2", deleted.id, { source: "carrier-b", created_at: 3 })
+        for (const s of [ofDeleted, ofScheduled, ofDue]) yield* tracking.putSubscription(s)
+        expect(yield* stale).toEqual([])
+        expect((yield* peek(start + 1, [org])).map((d) => d.target_id)).toEqual([due.id])
+        yield* tracking.claim({ now: start + 1, limit: 1_000_000, leaseMillis: 1_000 })
+        expect(yield* stale).toEqual([])
+
+        yield* commitTo(org, {
+          upserts: [makeTracked(org, "TF-1", [TrackingTarget.stop(due, "not_found"), scheduled])]
+        })
+        expect(yield* stale).toEqual([ofDue])
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [TrackingTarget.stop(due, "not_found")])] })
+        expect(yield* stale).toEqual([ofDue, ofScheduled])
+        yield* commitTo(org, { deletes: ["TF-2"] })
+        expect(yield* stale).toEqual([ofDue, ofScheduled, ofDeleted])
+        expect(yield* tracking.subscriptionsOf(org, "TF-2")).toEqual([ofDeleted])
+
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [{ ...due, next_check_at: start + 50 }])] })
+        expect(yield* stale).toEqual([ofScheduled, ofDeleted])
+      }))
+
+    it.effect("stale subscriptions: oldest created first, at most the limit; removing one not kept is no failure", () =>
+      Effect.gen(function*() {
+        yield* freshStale
+        const tracking = yield* TrackingStore
+        const [org, other] = [freshId("org"), freshId("org")]
+        const live = makeTarget("carrier-a", "MSCU1234565", 7e15)
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [live])] })
+        const gone = makeTarget("carrier-a", "TGHU0000001", null).id
+        const first = makeSubscription(org, "TF-9", gone, { created_at: 10 })
+        const second = makeSubscription(other, "TF-1", live.id, { created_at: 15 })
+        const third = makeSubscription(org, "TF-1", gone, { source: "carrier-b", created_at: 20 })
+        const fourth = makeSubscription(org, "TF-9", gone, { created_at: 30 })
+        const kept = makeSubscription(org, "TF-1", live.id, { created_at: 0 })
+        for (const s of [fourth, kept, second, first, third]) yield* tracking.putSubscription(s)
+        expect(yield* tracking.staleSubscriptions(2)).toEqual([first, second])
+        expect(yield* tracking.staleSubscriptions(2.7)).toEqual([first, second])
+        expect(yield* tracking.staleSubscriptions(10)).toEqual([first, second, third, fourth])
+        expect(yield* tracking.staleSubscriptions(0)).toEqual([])
+
+        yield* tracking.removeSubscription(first.source, first.subscription_id)
+        expect(yield* tracking.staleSubscriptions(2)).toEqual([second, third])
+        yield* tracking.removeSubscription(first.source, first.subscription_id)
+        yield* tracking.removeSubscription("carrier-z", freshId("unknown"))
+        expect(yield* tracking.staleSubscriptions(10)).toEqual([second, third, fourth])
+        expect(yield* tracking.subscription(kept.source, kept.subscription_id)).toEqual(Option.some(kept))
+      }))
   })
 
   describe("tracking: raw events", () => {

@@ -183,7 +183,10 @@ interface Cursor {
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))
+  for (const [name, value] of Object.entries({ "content-type": "application/json", ...headers })) {
+    res.setHeader(name, value)
+  }
+  res.writeHead(status).end(JSON.stringify(body))
 }
 
 const sameText = (a: string, b: string) => {
@@ -449,7 +452,11 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
           : header === "next-page" && options.nextPageForm !== "cursor"
           ? `/v2/events?cursor=${encodeURIComponent(next)}`
           : next
-        return json(res, 200, slice, { "api-version": "2.2.0", ...(value === undefined ? {} : { [header]: value }) })
+        return json(res, 200, slice, {
+          "api-version": "2.2.0",
+          "current-page": `${path}${url.search}`,
+          ...(value === undefined ? {} : { [header]: value })
+        })
       }
       if (req.method === "GET" && path === "/events") {
         const saved = continued(path, params)

@@ -112,7 +112,14 @@ function build() {
       const found = problems(compile(schema, id), typed)
       return found === "" ? [] : [`${name}=${value}: ${found}`]
     })
-  return { v, callbackHeader, problems, parameterProblems, events22, events30 }
+  /** The headers a 2.2 GET /v2/events answer must have (`Current-Page`). */
+  const requiredHeaders22 = Object.entries(at(events22, "responses", "200", "headers") as Record<string, Json>)
+    .filter(([, header]) => {
+      const ref = header["$ref"]
+      return (typeof ref === "string" ? at(doc22, ...ref.slice(2).split("/")) : header)?.required === true
+    })
+    .map(([name]) => name.toLowerCase())
+  return { v, callbackHeader, problems, parameterProblems, events22, events30, requiredHeaders22 }
 }
 
 const message = (name: string): unknown => JSON.parse(readFileSync(join(vendor, "messages", name), "utf8"))
@@ -228,7 +235,8 @@ describe.skipIf(!present)(present ? "DCSA contract: the vendored 2.2 and 3.0 doc
 
   it.effect("every request of the adapter and every answer of the fake validate against the documents", () =>
     Effect.gen(function*() {
-      const { callbackHeader, events22, events30, parameterProblems, problems, v } = contract()
+      const { callbackHeader, events22, events30, parameterProblems, problems, requiredHeaders22, v } = contract()
+      assert.deepStrictEqual(requiredHeaders22, ["current-page"])
       yield* TestClock.setTime(T0)
       const shipments = [
         { booking: "BK-BASIC1", bill_of_lading: "TD-BASIC1", containers: ["MSKU9070323", "CSQU3054383"] },
@@ -296,6 +304,9 @@ describe.skipIf(!present)(present ? "DCSA contract: the vendored 2.2 and 3.0 doc
             r.status === 200 ? v.answer22 : v.error22,
             body
           )
+          if (r.status === 200) {
+            assert.deepStrictEqual(requiredHeaders22.filter((name) => r.answer?.headers[name] === undefined), [])
+          }
         } else if (r.path === "/events") {
           if (fromAdapter(r)) {
             assert.deepStrictEqual(

@@ -63,6 +63,7 @@ import type { MockEvent, Tradeflow } from "./Tradeflow.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 import type { MockSpeed, MockTracking, RecordGroup } from "./TradeflowRecord.js"
 import { type Commit, TradeflowStore } from "./TradeflowStore.js"
+import * as VesselPositions from "./VesselPositions.js"
 
 /** @inline */
 type Requirements = TradeflowStore | Locations | TrackingConfig
@@ -392,8 +393,44 @@ const sameVoyage = (a: Tradeflow, b: Tradeflow): boolean =>
   a === b || JSON.stringify(Positions.voyagesOf(a)) === JSON.stringify(Positions.voyagesOf(b))
 
 /**
+ * The AIS side of a tracked tradeflow (not a mock journey's): while its carriers' events say its
+ * vessel is under way, it is looked at every `LOCATION_INTERVAL_MINUTES` (`next_location_at`);
+ * the vessel's latest AIS position (`VesselPositions`, by the MMSI or IMO number its carrier
+ * names) renders a LOCATION_UPDATE dated with its observation time, when it was observed at least
+ * an interval after the last one rendered. `render` false only schedules (after a merge).
+ */
+const aisPositions = (
+  t: Tradeflow,
+  now: number,
+  render: boolean,
+  budget: RenderBudget.Budget
+): Effect.Effect<{ readonly next: Tradeflow; readonly messages: ReadonlyArray<NewMessage> }, never, TrackingConfig> =>
+  Effect.gen(function*() {
+    const vessel = t.active ? TrackingUpdate.underWay(t) : undefined
+    if (vessel === undefined) {
+      return { next: schedule(t, null), messages: [] }
+    }
+    const intervalMs = (yield* TrackingConfig).locationIntervalMinutes * 60_000
+    if (!render) return { next: schedule(t, t.next_location_at ?? now), messages: [] }
+    const positions = yield* Effect.serviceOption(VesselPositions.VesselPositions)
+    const latest = Option.isNone(positions) || (vessel.imo === undefined && vessel.mmsi === undefined)
+      ? Option.none()
+      : yield* positions.value.latest({ imo: vessel.imo, mmsi: vessel.mmsi })
+    const next = schedule(t, now + intervalMs)
+    if (Option.isNone(latest)) return { next, messages: [] }
+    const position = latest.value
+    if (t.ais_position_at !== undefined && position.observed_at < t.ais_position_at + intervalMs) {
+      return { next, messages: [] }
+    }
+    const message = yield* RenderMessages.aisUpdate(t, position, vessel.name ?? "", now)
+    yield* budget.take(message.body, 1)
+    return { next: { ...next, ais_position_at: position.observed_at }, messages: [message] }
+  })
+
+/**
  * Advances a tradeflow to `now`: releases the mock steps due, each rendered on its own, then
- * renders the positions due (from the first one again when the releases changed the voyage).
+ * renders the positions due (from the first one again when the releases changed the voyage); a
+ * tracked tradeflow's vessel under way takes its real position (AIS) instead.
  */
 export const advance = (
   t: Tradeflow,
@@ -405,6 +442,7 @@ export const advance = (
   Requirements
 > =>
   Effect.gen(function*() {
+    if (t.mock_signature === null && t.tracking !== null) return yield* aisPositions(t, now, true, budget)
     const stages = yield* drive(releaseDue(t, now), budget.pause)
     const released = stages[stages.length - 1] ?? t
     const messages = yield* renderStages(t, stages, [], undefined, now, budget)
@@ -482,7 +520,8 @@ const computeCommit: (job: Job, budget: RenderBudget.Budget) => Effect.Effect<Co
           const { cadence } = yield* TrackingConfig
           const applied = TrackingUpdate.apply(t, payload, { now, cadence, jitter: yield* Random.next })
           if (applied.next === t) return empty
-          const next = applied.journeyChanged ? { ...applied.next, updated_at: now } : applied.next
+          const scheduled = (yield* aisPositions(applied.next, now, false, budget)).next
+          const next = applied.journeyChanged ? { ...scheduled, updated_at: now } : scheduled
           const messages = yield* renderStages(t, [next], [], undefined, now, budget, applied.statuses)
           return {
             ...base,

@@ -357,3 +357,30 @@ export const positionUpdates = (
     }
     return { messages, next_position_at: due.next }
   })
+
+/**
+ * The LOCATION_UPDATE of a real position of a tracked tradeflow's vessel (AIS), dated with its
+ * observation time and rounded as the mock positions are.
+ */
+export const aisUpdate = (
+  t: Tradeflow,
+  position: { readonly lat: number; readonly lng: number; readonly observed_at: number },
+  vesselName: string,
+  now: number
+): Effect.Effect<NewMessage> =>
+  finalise(
+    {
+      message_generated_event_date: iso(now),
+      type: "LOCATION_UPDATE",
+      tradeflow_reference: t.reference,
+      payload: {
+        type: "LOCATION_UPDATE",
+        lat: round6(position.lat),
+        lng: round6(position.lng),
+        event_date: Positions.formatEventDate(position.observed_at),
+        vessel_name: vesselName
+      }
+    },
+    null,
+    now
+  )

@@ -238,3 +238,29 @@ export const apply = (
   const next: Tradeflow = { ...merged, tracking: { ...tracking, targets } }
   return { next, journeyChanged, statuses, rawEvents }
 }
+
+/** The vessel of a tracked voyage under way, as its carrier names it. */
+export interface UnderWay {
+  readonly name: string | undefined
+  readonly imo: string | undefined
+  readonly mmsi: string | undefined
+}
+
+/**
+ * The vessel of a tradeflow's voyage under way by its carriers' events: an actual vessel departure
+ * (not of a mock journey) with no actual arrival after it. Undefined when none is under way.
+ */
+export const underWay = (t: Tradeflow): UnderWay | undefined => {
+  const moves = t.events.filter((e) => e.source !== "mock" && e.source !== "import" && e.actual)
+  const departed = moves.filter((e) => e.status_code === "VD" && e.event_date !== null)
+    .sort((a, b) => (a.event_date ?? 0) - (b.event_date ?? 0)).at(-1)
+  if (departed === undefined) return undefined
+  const arrived = moves.some((e) =>
+    e.status_code === "VA" && e.event_date !== null && e.event_date >= (departed.event_date ?? 0)
+  )
+  return arrived ? undefined : {
+    name: departed.vessel ?? t.details.vessel,
+    imo: departed.vessel_imo,
+    mmsi: departed.vessel_mmsi
+  }
+}

@@ -50,7 +50,11 @@ export const TrackedEvent = Schema.Struct({
   /** The vessel of the event when it is not the tradeflow's own (see `MockJourneys`), or as its source names it. */
   vessel: Schema.optional(Schema.String),
   /** The carrier's voyage number, as the event's source names it. */
-  voyage: Schema.optional(Schema.String)
+  voyage: Schema.optional(Schema.String),
+  /** The vessel's IMO number (seven digits), as a carrier names it: how its AIS positions are found. */
+  vessel_imo: Schema.optional(Schema.String),
+  /** The vessel's MMSI (nine digits), as a carrier names it. */
+  vessel_mmsi: Schema.optional(Schema.String)
 })
 export type TrackedEvent = typeof TrackedEvent.Type
 
@@ -177,6 +181,11 @@ export const Tradeflow = Schema.Struct({
    * documents stored before mock releases existed, where `next_position_at` meant just that.
    */
   next_location_at: Schema.optional(Schema.NullOr(Schema.Number)),
+  /**
+   * The AIS observation time of the last LOCATION_UPDATE rendered from a real position (a tracked
+   * tradeflow's vessel under way); absent (none) before the first.
+   */
+  ais_position_at: Schema.optional(Schema.Number),
   created_at: Schema.Number,
   updated_at: Schema.Number
 })

@@ -205,6 +205,9 @@ export interface IncomingEvent {
   readonly vessel?: string | undefined
   /** The carrier's voyage number, as the event names it: part of the milestone's identity. */
   readonly voyage?: string | undefined
+  /** The vessel's IMO number and MMSI, as a carrier names them. */
+  readonly vessel_imo?: string | undefined
+  readonly vessel_mmsi?: string | undefined
   /**
    * The version, for an event of a source that names its events: an exact duplicate (same id and
    * update time) is ignored, versions are ordered by update time, and an actual reading wins over
@@ -225,6 +228,8 @@ export const fromTracking = (e: TrackingEvent): IncomingEvent => ({
   source: e.source,
   vessel: e.transport_call?.vessel_name,
   voyage: e.transport_call?.voyage,
+  vessel_imo: e.transport_call?.vessel_imo,
+  vessel_mmsi: e.transport_call?.vessel_mmsi,
   version: { event_id: e.event_id, updated_at: e.updated_at }
 })
 
@@ -258,6 +263,12 @@ export const mockKey = (e: MockEvent): string => eventKey(fromMock(e))
 
 const withVessel = <A extends object>(a: A, vessel: string | undefined): A & { readonly vessel?: string } =>
   vessel === undefined ? a : { ...a, vessel }
+
+/** The vessel's IMO number and MMSI of an event, those it names. */
+const vesselIds = (e: IncomingEvent): { readonly vessel_imo?: string; readonly vessel_mmsi?: string } => ({
+  ...(e.vessel_imo === undefined ? {} : { vessel_imo: e.vessel_imo }),
+  ...(e.vessel_mmsi === undefined ? {} : { vessel_mmsi: e.vessel_mmsi })
+})
 
 /** The entries of a history that count (not retracted). */
 const live = (history: ReadonlyArray<Prediction>): ReadonlyArray<Prediction> =>
@@ -327,14 +338,15 @@ const mergeVersion = (
   }
   const next = [...history.slice(0, at), entry, ...history.slice(at)]
   if (currentReading(next) !== entry) return { ...existing, history: next }
-  const { vessel: _vessel, ...rest } = existing
+  const { vessel: _vessel, vessel_imo: _imo, vessel_mmsi: _mmsi, ...rest } = existing
   return withVessel({
     ...rest,
     message: e.message,
     event_date: date,
     actual: e.actual,
     predicted_at: now,
-    history: next
+    history: next,
+    ...vesselIds(e)
   }, e.vessel)
 }
 
@@ -374,7 +386,8 @@ export function* mergeEvents(
         source: e.source,
         predicted_at: now,
         history: [{ actual: e.actual, source: e.source, event_date: date, predicted_at: now, ...version }],
-        ...(e.voyage === undefined ? {} : { voyage: e.voyage })
+        ...(e.voyage === undefined ? {} : { voyage: e.voyage }),
+        ...vesselIds(e)
       }, e.vessel))
     } else if (e.version !== undefined) {
       const merged = mergeVersion(

@@ -1,14 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Queue, Redacted, Ref, Stream, TestClock } from "effect"
 import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
+import * as Positions from "../src/Positions.js"
 import * as RenderDocument from "../src/RenderDocument.js"
+import { Scheduler } from "../src/Scheduler.js"
 import * as Service from "../src/Service.js"
 import * as Storage from "../src/Storage.js"
 import { Tracker } from "../src/Tracker.js"
+import * as TrackingAdmin from "../src/TrackingAdmin.js"
 import * as TrackingConfig from "../src/TrackingConfig.js"
 import type { TrackingEvent } from "../src/TrackingEvent.js"
 import * as TrackingPush from "../src/TrackingPush.js"
@@ -17,6 +20,8 @@ import { TrackingStore } from "../src/TrackingStore.js"
 import type { Tradeflow } from "../src/Tradeflow.js"
 import * as TradeflowMerge from "../src/TradeflowMerge.js"
 import { TradeflowStore } from "../src/TradeflowStore.js"
+import * as VesselPositions from "../src/VesselPositions.js"
+import * as VesselPositionSource from "../src/VesselPositionSource.js"
 import * as Worker from "../src/Worker.js"
 import { messages } from "./ProcessorKit.js"
 
@@ -722,5 +727,113 @@ describe("Tracker", () => {
           assert.deepStrictEqual(yield* Ref.get(removed), ["sub-1"])
           assert.deepStrictEqual(yield* Effect.flatMap(TrackingStore, (s) => s.subscriptionsOf(org, "PO-1")), [])
         }), { push })
+    }))
+
+  it.effect("a tracked vessel under way gets its AIS positions, at most one an interval, dated when observed; none once it arrives", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(now0)
+      const h = yield* harness
+      const reports = yield* Queue.unbounded<VesselPositionSource.VesselReport>()
+      const feed = Layer.succeed(
+        VesselPositionSource.VesselPositionSource,
+        VesselPositionSource.VesselPositionSource.of({ reports: Stream.fromQueue(reports) })
+      )
+      const service = serviceOver(Storage.layerMemory, [fakeSource(h.answers, h.fetches)]).pipe(
+        Layer.provideMerge(VesselPositions.layer().pipe(Layer.provide(feed)))
+      )
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          yield* organisations
+          yield* submit([record({ vessel: "KING OF THE SEAS" })])
+          yield* drain
+          const departure = {
+            ...eta("dep", now0 - hour, now0 - 2 * hour, "ACT"),
+            event_code: "DEPA",
+            status_code: "VD",
+            location: "NLRTM",
+            message: "Vessel departure",
+            transport_call: { vessel_name: "KING OF THE SEAS", vessel_imo: "9321483" }
+          }
+          yield* Ref.set(h.answers, new Map([[container, found([departure])]]))
+          yield* tick
+          yield* drain
+          const positionsOf = Effect.map(
+            messages(org),
+            (ms) => ms.flatMap(({ message: m }) => m.type === "LOCATION_UPDATE" ? [m.payload] : [])
+          )
+          const advance = Effect.zipRight(Effect.flatMap(Scheduler, (s) => s.tick), drain)
+          yield* advance
+          assert.deepStrictEqual(yield* positionsOf, [])
+
+          yield* Queue.offerAll(reports, [
+            { _tag: "Static", mmsi: "211331640", imo: "9321483", name: "KING OF THE SEAS", observed_at: now0 },
+            { _tag: "Position", mmsi: "211331640", lat: 53.5, lng: 4.25, observed_at: now0 - 30_000 },
+            { _tag: "Position", mmsi: "999999999", lat: 1, lng: 1, observed_at: now0 }
+          ])
+          yield* TestClock.adjust(hour)
+          yield* advance
+          assert.deepStrictEqual(yield* positionsOf, [{
+            type: "LOCATION_UPDATE",
+            lat: 53.5,
+            lng: 4.25,
+            event_date: Positions.formatEventDate(now0 - 30_000),
+            vessel_name: "KING OF THE SEAS"
+          }])
+          yield* Queue.offer(reports, {
+            _tag: "Position",
+            mmsi: "211331640",
+            lat: 53.9,
+            lng: 3.9,
+            observed_at: now0 + 20 * minute
+          })
+          yield* TestClock.adjust(hour)
+          yield* advance
+          assert.strictEqual((yield* positionsOf).length, 1)
+          yield* Queue.offer(reports, {
+            _tag: "Position",
+            mmsi: "211331640",
+            lat: 54.1,
+            lng: 3.2,
+            observed_at: now0 + 2 * hour
+          })
+          yield* TestClock.adjust(hour)
+          yield* advance
+          assert.deepStrictEqual((yield* positionsOf).map((p) => p.lat), [53.5, 54.1])
+
+          yield* Ref.set(
+            h.answers,
+            new Map([[
+              container,
+              found([
+                {
+                  ...departure,
+                  event_id: "arr",
+                  updated_at: now0 + 3 * hour,
+                  event_code: "ARRI",
+                  status_code: "VA",
+                  location: "SGSIN",
+                  event_date: now0 + 3 * hour
+                }
+              ])
+            ]])
+          )
+          yield* Effect.flatMap(TrackingAdmin.TrackingAdmin, (a) => a.refresh(org, "PO-1"))
+          const queued = Effect.flatMap(JobQueue, (q) => q.pending(10))
+          for (let i = 0; i < 1000 && (yield* queued).length === 0; i++) yield* Effect.yieldNow()
+          yield* drain
+          assert.strictEqual((yield* stored("PO-1")).next_location_at, null)
+          yield* Queue.offer(reports, {
+            _tag: "Position",
+            mmsi: "211331640",
+            lat: 1.2,
+            lng: 103.8,
+            observed_at: now0 + 4 * hour
+          })
+          yield* TestClock.adjust(2 * hour)
+          yield* advance
+          assert.strictEqual((yield* positionsOf).length, 2)
+        }),
+        service
+      )
     }))
 })

@@ -5,14 +5,23 @@
  * the reference together on PostgreSQL, in a table without statistics (filled since the last
  * ANALYZE): its planner takes an organisation for 0.5 % of such a table, and with the organisation
  * alone it reads every row of the organisation, which grows with the organisation. A claim of tracked
- * targets searches the due index and leases by primary key, without statistics and with them. The
- * statements are the ones the adapter really sends, captured at the driver, and planned as the tables
- * are (no ANALYZE, unless said).
+ * targets searches the due index and leases by primary key, without statistics and with them. A
+ * subscription is reached by its key or its tradeflow, and the stale search walks the subscriptions
+ * oldest first and probes each target by its key, without statistics and with them. The statements
+ * are the ones the adapter really sends, captured at the driver, and planned as the tables are (no
+ * ANALYZE, unless said).
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { type Job, JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
-import { makeMessage, makeRawEvent, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
+import { type Job, JobQueue, TrackingStore, type Tradeflow, TradeflowStore } from "@tradeflow/core"
+import {
+  makeMessage,
+  makeRawEvent,
+  makeSubscription,
+  makeTarget,
+  makeTracked,
+  makeTradeflow
+} from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
 import { captured } from "./Captured.js"
 import { layerTest } from "./TestDatabase.js"
@@ -177,5 +186,87 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
       expect(problems(yield* explain)).toEqual([])
       yield* sql`ANALYZE tracking_targets`
       expect(problems(yield* explain)).toEqual([])
+    }))
+})
+
+/**
+ * A schema of its own, so that neither tracking table has statistics. With statistics the planner
+ * may rightly scan both for the stale search: it reads every live subscription older than the
+ * stale ones it answers, all of them when none is stale.
+ */
+layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("PostgreSQL subscription plans", (it) => {
+  it.effect("a subscription is reached by its key or its tradeflow; the stale search walks subscriptions oldest first and probes targets by key, without statistics", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const queue = yield* JobQueue.JobQueue
+      const store = yield* TradeflowStore.TradeflowStore
+      const tracking = yield* TrackingStore.TrackingStore
+      const organisation_id = "org-subscription-plans"
+      const commit = (
+        changes: { readonly upserts?: ReadonlyArray<Tradeflow.Tradeflow>; readonly deletes?: ReadonlyArray<string> }
+      ) =>
+        Effect.gen(function*() {
+          const [outcome] = yield* queue.enqueueAll([{ job: deleteJob(organisation_id) }])
+          if (outcome?._tag !== "Enqueued") return yield* Effect.die("not enqueued")
+          expect(
+            yield* store.commit({
+              job_id: outcome.id,
+              organisation_id,
+              upserts: changes.upserts ?? [],
+              deletes: changes.deletes ?? [],
+              messages: [],
+              result: { count: 0 }
+            })
+          ).toBe(true)
+        })
+      const targets = Array.from(
+        { length: 2_000 },
+        (_, i) => makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i)
+      )
+      yield* commit({ upserts: targets.map((t, i) => makeTracked(organisation_id, `TF-${i}`, [t])) })
+      yield* commit({ deletes: Array.from({ length: 100 }, (_, i) => `TF-${i * 20 + 5}`) })
+      const subscriptions = targets.map((t, i) =>
+        makeSubscription(organisation_id, `TF-${i}`, t.id, { subscription_id: `sub-${i}`, created_at: i })
+      )
+      yield* Effect.forEach(subscriptions, tracking.putSubscription, { discard: true, concurrency: 4 })
+      const statements = yield* captured(Effect.all([
+        tracking.subscription("carrier-a", "sub-2"),
+        tracking.subscriptionsOf(organisation_id, "TF-3"),
+        tracking.staleSubscriptions(100),
+        tracking.removeSubscription("carrier-a", "sub-4")
+      ]))
+      const sent = statements.filter((s) => /\btracking_subscriptions\b/.test(s.text))
+      expect(sent).toHaveLength(4)
+      const [byKey, byTradeflow, stale, remove] = sent
+      const explain = (text: string, values: ReadonlyArray<unknown>) =>
+        sql.withTransaction(Effect.map(
+          sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
+            `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
+            values
+          ),
+          (rows) => nodes(rows[0]!["QUERY PLAN"][0]!.Plan)
+        ))
+      /** The nodes that read `index` with these columns as equalities. */
+      const by = (plan: ReadonlyArray<PlanNode>, index: string, columns: ReadonlyArray<string>) =>
+        plan.filter((n) =>
+          n["Index Name"] === index && columns.every((c) => (n["Index Cond"] ?? "").includes(`${c} = `))
+        )
+      /** What is wrong with a plan: a Seq Scan or a Bitmap Heap Scan of either table, or a Sort. */
+      const scans = (plan: ReadonlyArray<PlanNode>) =>
+        plan.filter((n) =>
+          n["Node Type"] === "Sort" ||
+          ["Seq Scan", "Bitmap Heap Scan"].includes(n["Node Type"]) &&
+            ["tracking_subscriptions", "tracking_targets"].includes(n["Relation Name"] ?? "")
+        ).map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""}`)
+      const plans = yield* Effect.forEach([byKey!, byTradeflow!, stale!, remove!], (s) => explain(s.text, s.values))
+      expect(plans.map(scans)).toEqual([[], [], [], []])
+      expect(by(plans[0]!, "tracking_subscriptions_pkey", ["source", "subscription_id"])).toHaveLength(1)
+      expect(by(plans[1]!, "tracking_subscriptions_tradeflow", ["organisation_id", "tradeflow_reference"]))
+        .toHaveLength(1)
+      expect(plans[2]!.filter((n) => n["Index Name"] === "tracking_subscriptions_created")).toHaveLength(1)
+      expect(by(plans[2]!, "tracking_targets_pkey", ["organisation_id", "tradeflow_reference", "target_id"]))
+        .toHaveLength(1)
+      expect(plans[2]!.filter((n) => n["Relation Name"] !== undefined)).toHaveLength(2)
+      expect(by(plans[3]!, "tracking_subscriptions_pkey", ["source", "subscription_id"])).toHaveLength(1)
     }))
 })

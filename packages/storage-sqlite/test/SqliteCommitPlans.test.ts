@@ -4,12 +4,22 @@
  * scans a table, and none walks every row of the organisation (an index or primary key matched on
  * `organisation_id` alone), which would make each commit slower the more tradeflows the organisation
  * holds. A commit of untracked tradeflows sends nothing to the tracking tables. A claim of tracked
- * targets searches the due index and leases by primary key. The statements are the ones the adapter
- * really sends, captured at the driver, planned by SQLite on the migrated database.
+ * targets searches the due index and leases by primary key. A subscription is reached by its key or
+ * its tradeflow, and the stale search walks the subscriptions oldest first and probes each target by
+ * primary key. The statements are the ones the adapter really sends, captured at the driver, planned
+ * by SQLite on the migrated database.
  */
 import { layer } from "@effect/vitest"
 import { JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
-import { commitOf, makeMessage, makeRawEvent, makeTarget, makeTracked, makeTradeflow } from "@tradeflow/core/test-kit"
+import {
+  commitOf,
+  makeMessage,
+  makeRawEvent,
+  makeSubscription,
+  makeTarget,
+  makeTracked,
+  makeTradeflow
+} from "@tradeflow/core/test-kit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -149,6 +159,73 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
       const read = plans.get("SELECT tradeflow_reference, so")
       expect(read?.filter((line) => line.startsWith("SEARCH tracking_events"))).toEqual([
         "SEARCH tracking_events USING INDEX sqlite_autoindex_tracking_events_1 (organisation_id=? AND tradeflow_reference=?)"
+      ])
+    }))
+
+  it.effect("a subscription is reached by its key or its tradeflow; the stale search walks subscriptions oldest first and probes targets by primary key", () =>
+    Effect.gen(function*() {
+      const queue = yield* JobQueue.JobQueue
+      const store = yield* TradeflowStore.TradeflowStore
+      const tracking = yield* TrackingStore.TrackingStore
+      const org = "org-subscription-plans"
+      const commit = (changes: Partial<TradeflowStore.Commit>) =>
+        Effect.flatMap(
+          queue.enqueue(job(org)),
+          (outcome) => store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes))
+        )
+      const targets = Array.from(
+        { length: 200 },
+        (_, i) => makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i)
+      )
+      yield* commit({ upserts: targets.map((t, i) => makeTracked(org, `TF-${i}`, [t])) })
+      yield* commit({ deletes: Array.from({ length: 10 }, (_, i) => `TF-${i * 10 + 5}`) })
+      const subscriptions = targets.map((t, i) =>
+        makeSubscription(org, `TF-${i}`, t.id, { subscription_id: `${org}-${i}`, created_at: i })
+      )
+      yield* Effect.forEach(subscriptions, tracking.putSubscription, { discard: true })
+      const statements = yield* captured(Effect.all([
+        tracking.putSubscription({ ...subscriptions[1]!, secret: "cmVwbGFjZWQ=" }),
+        tracking.subscription("carrier-a", subscriptions[2]!.subscription_id),
+        tracking.subscriptionsOf(org, "TF-3"),
+        tracking.staleSubscriptions(5),
+        tracking.removeSubscription("carrier-a", subscriptions[4]!.subscription_id)
+      ]))
+      /** Which method sent a statement, by what it says. */
+      const method = (source: string) =>
+        /^INSERT/.test(source)
+          ? "put"
+          : /^DELETE/.test(source)
+          ? "remove"
+          : /LEFT JOIN/.test(source)
+          ? "stale"
+          : /WHERE s\.source =/.test(source)
+          ? "byKey"
+          : "byTradeflow"
+      const sent = statements.filter((s) => /\btracking_subscriptions\b/.test(s.source))
+      expect(sent.map((s) => method(s.source)).sort()).toEqual(["byKey", "byTradeflow", "put", "remove", "stale"])
+      const db = new Database(filename, { readonly: true })
+      const plans = new Map<string, ReadonlyArray<string>>()
+      try {
+        for (const { args, source } of sent) {
+          plans.set(
+            method(source),
+            (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+          )
+        }
+      } finally {
+        db.close()
+      }
+      expect(plans.get("byKey")).toEqual(["SEARCH s USING PRIMARY KEY (source=? AND subscription_id=?)"])
+      expect(plans.get("byTradeflow")).toEqual([
+        "SEARCH s USING INDEX tracking_subscriptions_tradeflow (organisation_id=? AND tradeflow_reference=?)"
+      ])
+      // the one walk: tracking_subscriptions_created from its start in created_at order, no sort, until the limit
+      expect(plans.get("stale")).toEqual([
+        "SCAN s USING INDEX tracking_subscriptions_created",
+        "SEARCH t USING PRIMARY KEY (organisation_id=? AND tradeflow_reference=? AND target_id=?) LEFT-JOIN"
+      ])
+      expect(plans.get("remove")).toEqual([
+        "SEARCH tracking_subscriptions USING PRIMARY KEY (source=? AND subscription_id=?)"
       ])
     }))
 })

@@ -19,7 +19,11 @@ import type { SqlStorageOptions } from "./options.js"
  * Subscriptions are rows of `tracking_subscriptions` by source and id, which no commit touches: a
  * hard delete of their tradeflow leaves them (they are removed at their source first), and they
  * become stale. The stale search walks them oldest first (`tracking_subscriptions_created`) and
- * probes each one's target by primary key, up to the limit.
+ * probes each one's target by primary key, up to the limit: a subscription joined to no target that
+ * has a next check. Written so (the next check in the join, the key tested for null), PostgreSQL
+ * plans it as an anti join, which it takes, without statistics, to keep most subscriptions, and so
+ * walks them in order; with `t.next_check_at IS NULL` after the join it took the filter for 0.5 %
+ * of the rows, and scanned and sorted both tables.
  */
 export const make = (
   options: SqlStorageOptions
@@ -133,7 +137,8 @@ export const make = (
           yield* sql`SELECT ${subscriptionColumns} FROM tracking_subscriptions s
           LEFT JOIN tracking_targets t ON t.organisation_id = s.organisation_id
             AND t.tradeflow_reference = s.tradeflow_reference AND t.target_id = s.target_id
-          WHERE t.next_check_at IS NULL
+            AND t.next_check_at IS NOT NULL
+          WHERE t.target_id IS NULL
           ORDER BY s.created_at, s.source, s.subscription_id LIMIT ${Math.max(0, Math.floor(limit))}`
         )
       }, storageError("TrackingStore.staleSubscriptions")),

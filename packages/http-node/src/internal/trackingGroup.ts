@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { TrackingPush } from "@tradeflow/core"
 import { Effect } from "effect"
-import type { Api } from "../Api.js"
+import { Api } from "../Api.js"
 import * as Problem from "../Problem.js"
 import { RequestBodies } from "./body.js"
 import { toProblem } from "./errors.js"
@@ -11,7 +11,7 @@ import { toProblem } from "./errors.js"
  * subscription's secret before anything of it is stored (see `TrackingPush`).
  */
 export const trackingGroup = HttpApiBuilder.group(
-  {} as typeof Api,
+  Api,
   "tracking",
   (handlers) =>
     Effect.gen(function*() {

@@ -43,7 +43,7 @@ import {
 } from "./DcsaTnt22.js"
 import type { Issue } from "./DownstreamError.js"
 import { isRfc3339, text } from "./internal/dcsaDecoding.js"
-import { eventIdOf, type Milestone, milestoneOf, type Reading, readingsOf, render } from "./internal/dcsaPublication.js"
+import { type Milestone, milestoneOf, type Reading, readingsOf, render } from "./internal/dcsaPublication.js"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
 import type { Tradeflow } from "./Tradeflow.js"
@@ -424,7 +424,7 @@ const milestoneMatches = (m: Milestone, f: EventFilters): boolean => {
     (f.exportVoyageNumber === undefined || (call && m.voyage === f.exportVoyageNumber)) &&
     same(f.UNLocationCode, m.unlocode) &&
     same(f.equipmentReference, m.container) &&
-    (f.transportCallID === undefined || (call && m.callId() === f.transportCallID))
+    (f.transportCallID === undefined || (call && m.callId === f.transportCallID))
 }
 
 const dateHolds = ({ at, operator }: DateCondition, created: number): boolean => {
@@ -442,17 +442,7 @@ const dateHolds = ({ at, operator }: DateCondition, created: number): boolean =>
   }
 }
 
-/** A reading that matches, with its position in the order: created, then id (computed when needed). */
-interface Candidate {
-  readonly reading: Reading
-  readonly created: number
-  id: string | undefined
-}
-
-const idOf = (c: Candidate): string => (c.id ??= eventIdOf(c.reading))
-
-const byPosition = (a: Candidate, b: Candidate): number =>
-  a.created - b.created || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0)
+const byPosition = (a: Reading, b: Reading): number => a.created - b.created || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /** Where a page resumes: after the event created at `created` with id `id`. */
 interface Position {
@@ -460,8 +450,8 @@ interface Position {
   readonly id: string
 }
 
-const after = (c: Candidate, position: Position | undefined): boolean =>
-  position === undefined || c.created > position.created || (c.created === position.created && idOf(c) > position.id)
+const after = (r: Reading, position: Position | undefined): boolean =>
+  position === undefined || r.created > position.created || (r.created === position.created && r.id > position.id)
 
 /** The readings of the organisation's tradeflows that match the filters and lie after `position`, unordered. */
 const candidates = (
@@ -469,22 +459,35 @@ const candidates = (
   tradeflows: ReadonlyArray<Tradeflow>,
   f: EventFilters,
   position: Position | undefined
-): Array<Candidate> => {
-  const out: Array<Candidate> = []
+): Array<Reading> => {
+  const out: Array<Reading> = []
   const dates = f.eventCreatedDateTime ?? []
   for (const t of tradeflows) {
     for (const e of t.events) {
       const milestone = milestoneOf(organisation_id, t, e)
       if (milestone === undefined || !milestoneMatches(milestone, f)) continue
       for (const reading of readingsOf(milestone)) {
-        const created = reading.reading.predicted_at
-        if (!dates.every((d) => dateHolds(d, created))) continue
-        const candidate: Candidate = { reading, created, id: undefined }
-        if (after(candidate, position)) out.push(candidate)
+        if (dates.every((d) => dateHolds(d, reading.created)) && after(reading, position)) out.push(reading)
       }
     }
   }
   return out
+}
+
+/**
+ * The first `limit` readings in position order, and whether more follow. Only the readings created
+ * at or before the page's last instant are sorted, and an id is worked out only where two of them
+ * were created at the same instant: a page costs what its readings do, not a sort of every matching
+ * reading by id.
+ */
+const firstPage = (
+  all: Array<Reading>,
+  limit: number
+): { readonly page: Array<Reading>; readonly more: boolean } => {
+  if (all.length <= limit) return { page: all.sort(byPosition), more: false }
+  const instants = Float64Array.from(all, (c) => c.created).sort()
+  const bound = instants[limit - 1]!
+  return { page: all.filter((c) => c.created <= bound).sort(byPosition).slice(0, limit), more: true }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -589,13 +592,12 @@ export const layer: Layer.Layer<DcsaPublisher, never, TradeflowStore | Settings>
           : yield* signed.verify(query.organisation_id, query, query.cursor)
         const limit = Math.min(maxLimit, Math.max(1, Math.floor(query.limit ?? defaultLimit)))
         const tradeflows = yield* store.list(query.organisation_id)
-        const matching = candidates(query.organisation_id, tradeflows, query, position).sort(byPosition)
-        const page = matching.slice(0, limit)
+        const { more, page } = firstPage(candidates(query.organisation_id, tradeflows, query, position), limit)
         const last = page[page.length - 1]
         return {
-          events: page.map((c) => render(c.reading, idOf(c)) as Event),
-          next_cursor: matching.length > limit && last !== undefined
-            ? yield* signed.sign(query.organisation_id, query, { created: last.created, id: idOf(last) })
+          events: page.map((r) => render(r) as Event),
+          next_cursor: more && last !== undefined
+            ? yield* signed.sign(query.organisation_id, query, { created: last.created, id: last.id })
             : undefined
         }
       })

@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import * as Accounts from "./Accounts.js"
 import * as AutomationAdmin from "./AutomationAdmin.js"
+import * as DcsaPublisher from "./DcsaPublisher.js"
 import * as DeliveryAdmin from "./DeliveryAdmin.js"
 import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
@@ -28,6 +29,7 @@ import * as Worker from "./Worker.js"
 export type Services =
   | Accounts.Accounts
   | AutomationAdmin.AutomationAdmin
+  | DcsaPublisher.DcsaPublisher
   | DeliveryAdmin.DeliveryAdmin
   | Documents.Documents
   | Ingest.Ingest
@@ -66,6 +68,7 @@ export const layer = (
   Layer.mergeAll(
     Accounts.layer,
     AutomationAdmin.layer,
+    DcsaPublisher.layer,
     DeliveryAdmin.layer,
     Documents.layer,
     Ingest.layer,

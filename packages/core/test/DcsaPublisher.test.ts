@@ -25,6 +25,7 @@ const milestone = (
     readonly location?: string | null
     readonly voyage?: string
     readonly vessel?: string
+    readonly vessel_imo?: string
     readonly source?: string
     readonly message?: string
     readonly key?: string
@@ -48,7 +49,8 @@ const milestone = (
     actual: current.actual,
     predicted_at: current.predicted_at,
     history: readings,
-    ...(fields.vessel === undefined ? {} : { vessel: fields.vessel })
+    ...(fields.vessel === undefined ? {} : { vessel: fields.vessel }),
+    ...(fields.vessel_imo === undefined ? {} : { vessel_imo: fields.vessel_imo })
   }
 }
 
@@ -182,7 +184,7 @@ layer(publisherLayer)("DcsaPublisher", (it) => {
         ]
       })
       const call = {
-        modeOfTransport: "VESSEL",
+        modeOfTransport: "VESSEL" as const,
         UNLocationCode: "CNSHA",
         carrierVoyageNumber: "012W",
         exportVoyageNumber: "012W",
@@ -353,6 +355,7 @@ layer(publisherLayer)("DcsaPublisher", (it) => {
     location: fc.constantFrom("NLRTM", "CNSHA", "Port of Somewhere", null),
     voyage: fc.constantFrom(undefined, "012W", "013E"),
     vessel: fc.constantFrom(undefined, "MAERSK ESSEX"),
+    vessel_imo: fc.constantFrom(undefined, "9321483"),
     history: fc.array(arbitraryReading, { minLength: 1, maxLength: 3 })
   })
   const arbitraryTradeflows = fc.array(
@@ -373,12 +376,13 @@ layer(publisherLayer)("DcsaPublisher", (it) => {
         bill_of_lading_references: f.bills,
         details: f.vessel === undefined ? {} : { vessel: f.vessel },
         events: f.milestones.map((m, k) => {
-          const { history, voyage, vessel, ...fields } = m
+          const { history, vessel, vessel_imo, voyage, ...fields } = m
           return milestone({
             ...fields,
             key: `m${k}`,
             ...(voyage === undefined ? {} : { voyage }),
-            ...(vessel === undefined ? {} : { vessel })
+            ...(vessel === undefined ? {} : { vessel }),
+            ...(vessel_imo === undefined ? {} : { vessel_imo })
           }, history)
         })
       })
@@ -508,6 +512,27 @@ layer(publisherLayer)("DcsaPublisher", (it) => {
       }),
     { fastCheck: { numRuns: 150 } }
   )
+
+  it.effect("a vessel's IMO number is the one its carrier named, else the one the service renders for its name", () =>
+    Effect.gen(function*() {
+      const org = freshId("org")
+      const named = { event_date: T0, predicted_at: T0 + 1, actual: true }
+      yield* save(tradeflow(org, "PO-1", {
+        details: { vessel: "EVER GIVEN" },
+        events: [
+          milestone({ status: "VD", container: null, vessel: "KING OF THE SEAS", vessel_imo: "9321483" }, [named]),
+          milestone({ status: "VA", container: null }, [{ event_date: T0 + day, predicted_at: T0 + 2 }]),
+          milestone({ status: "GN" }, [{ event_date: T0 - day, predicted_at: T0 + 3 }])
+        ]
+      }))
+      const vessels = (yield* all(org)).map((e) => e.transportCall?.vessel)
+      assert.deepStrictEqual(vessels, [
+        { vesselIMONumber: "9321483", vesselName: "KING OF THE SEAS" },
+        { vesselIMONumber: vesselNamed("EVER GIVEN").imo_number, vesselName: "EVER GIVEN" },
+        undefined
+      ])
+      assert.strictEqual((yield* all(org, { vesselIMONumber: "9321483" })).length, 1)
+    }))
 
   it.effect("a transportCallID selects the events at that call", () =>
     Effect.gen(function*() {

@@ -52,25 +52,6 @@ export interface CallVessel {
   readonly imo: string
 }
 
-/** A milestone of a tradeflow as it is published: what every event of its readings shares. */
-export interface Milestone {
-  readonly organisation_id: string
-  readonly tradeflow: Tradeflow
-  readonly event: TrackedEvent
-  readonly kind: Kind
-  /** The container, when it fits `equipmentReference` (15 characters). */
-  readonly container: string | undefined
-  readonly unlocode: string | undefined
-  /** The location's text when it is no UN/LOCODE, cut to 100 characters. */
-  readonly locationName: string | undefined
-  /** Whether the event carries a transport call (vessel moves, loading and discharge). */
-  readonly atCall: boolean
-  readonly vessel: CallVessel | undefined
-  readonly voyage: string | undefined
-  /** The transport call's id (see {@link transportCallId}). */
-  readonly callId: () => string
-}
-
 /**
  * The id of a vessel's call at a place: a UUID of the organisation, the vessel (else the
  * tradeflow, when no vessel is known), the voyage and the location, so that a departure, a
@@ -91,85 +72,142 @@ export const transportCallId = (
     location
   ]))
 
-/** The milestone as published, or none for an unclassified one (no DCSA 2.2 event fits it). */
-export const milestoneOf = (organisation_id: string, t: Tradeflow, e: TrackedEvent): Milestone | undefined => {
-  const kind = kindOf(e.status_code)
-  if (kind === undefined) return undefined
-  const atCall = kind.eventType === "TRANSPORT" || kind.atCall
-  const rendered = atCall ? eventVessel(t, e) : undefined
-  const vessel = rendered === undefined || rendered.name === "" || !/^\d{7}$/.test(rendered.imo_number)
+const imoPattern = /^\d{7}$/
+
+/**
+ * The vessel of a milestone's transport call: the IMO number its source named, else the vessel the
+ * service renders for it in its messages and documents (`eventVessel`: the milestone's or the
+ * tradeflow's vessel, its IMO number derived from the name); none when no vessel is named.
+ */
+export const vesselOf = (t: Tradeflow, e: TrackedEvent): CallVessel | undefined => {
+  const named = e.vessel_imo
+  const rendered = eventVessel(t, e)
+  if (named !== undefined && imoPattern.test(named)) return { name: cut(e.vessel ?? rendered.name, 35), imo: named }
+  return rendered.name === "" || !imoPattern.test(rendered.imo_number)
     ? undefined
     : { name: cut(rendered.name, 35), imo: rendered.imo_number }
-  const voyage = within(e.voyage, 50)
-  const location = e.location
-  let callId: string | undefined
-  return {
-    organisation_id,
-    tradeflow: t,
-    event: e,
-    kind,
-    container: within(e.container_reference ?? undefined, 15),
-    unlocode: location !== null && unlocodePattern.test(location) ? location : undefined,
-    locationName: location !== null && !unlocodePattern.test(location) ? cut(location, 100) : undefined,
-    atCall,
-    vessel,
-    voyage,
-    callId: () => (callId ??= transportCallId(organisation_id, t.reference, vessel, voyage, location))
+}
+
+/**
+ * A milestone of a tradeflow as it is published: what every event of its readings shares. What
+ * only some requests need (the vessel, the transport call's id) is worked out at the first ask.
+ */
+export class Milestone {
+  /** The container, when it fits `equipmentReference` (15 characters). */
+  readonly container: string | undefined
+  readonly unlocode: string | undefined
+  /** The location's text when it is no UN/LOCODE, cut to 100 characters. */
+  readonly locationName: string | undefined
+  /** Whether the event carries a transport call (vessel moves, loading and discharge). */
+  readonly atCall: boolean
+  readonly voyage: string | undefined
+  private knownVessel: { readonly value: CallVessel | undefined } | undefined
+  private knownCallId: string | undefined
+
+  constructor(
+    readonly organisation_id: string,
+    readonly tradeflow: Tradeflow,
+    readonly event: TrackedEvent,
+    readonly kind: Kind
+  ) {
+    const location = event.location
+    const coded = location !== null && unlocodePattern.test(location)
+    this.container = within(event.container_reference ?? undefined, 15)
+    this.unlocode = coded ? location : undefined
+    this.locationName = location !== null && !coded ? cut(location, 100) : undefined
+    this.atCall = kind.eventType === "TRANSPORT" || kind.atCall
+    this.voyage = within(event.voyage, 50)
+  }
+
+  /** The vessel of the transport call, when one is known (see {@link vesselOf}). */
+  get vessel(): CallVessel | undefined {
+    this.knownVessel ??= { value: this.atCall ? vesselOf(this.tradeflow, this.event) : undefined }
+    return this.knownVessel.value
+  }
+
+  /** The transport call's id (see {@link transportCallId}). */
+  get callId(): string {
+    return this.knownCallId ??= transportCallId(
+      this.organisation_id,
+      this.tradeflow.reference,
+      this.vessel,
+      this.voyage,
+      this.event.location
+    )
   }
 }
 
-/** One visible reading of a milestone: one published event. */
-export interface Reading {
-  readonly milestone: Milestone
-  readonly reading: Prediction
-  /** How many readings before it in the visible history have the same identity (almost always 0). */
-  readonly occurrence: number
+/** The milestone as published, or none for an unclassified one (no DCSA 2.2 event fits it). */
+export const milestoneOf = (organisation_id: string, t: Tradeflow, e: TrackedEvent): Milestone | undefined => {
+  const kind = kindOf(e.status_code)
+  return kind === undefined ? undefined : new Milestone(organisation_id, t, e, kind)
 }
 
 const readingIdentity = (h: Prediction): string =>
   JSON.stringify([h.event_date, h.actual, h.predicted_at, h.source, h.event_id ?? null, h.updated_at ?? null])
 
+/**
+ * One visible reading of a milestone: one published event. Its id, a UUID of the organisation,
+ * the tradeflow, the milestone's key and the reading (its dates, flag, source and version), so
+ * that the same reading always has the same id, is worked out at the first ask.
+ */
+export class Reading {
+  private knownId: string | undefined
+
+  constructor(
+    readonly milestone: Milestone,
+    readonly reading: Prediction,
+    /** How many readings before it in the visible history have the same identity (almost always 0). */
+    readonly occurrence: number
+  ) {}
+
+  /** When the service recorded the reading (`eventCreatedDateTime`). */
+  get created(): number {
+    return this.reading.predicted_at
+  }
+
+  get id(): string {
+    return this.knownId ??= uuidOf(JSON.stringify([
+      "dcsa-event",
+      this.milestone.organisation_id,
+      this.milestone.tradeflow.reference,
+      this.milestone.event.key,
+      readingIdentity(this.reading),
+      this.occurrence
+    ]))
+  }
+}
+
 /** The visible readings of a milestone (`TradeflowMerge.visibleHistory`), oldest first. */
 export const readingsOf = (milestone: Milestone): ReadonlyArray<Reading> => {
+  const visible = visibleHistory(milestone.event.history)
+  if (visible.length === 1) return [new Reading(milestone, visible[0]!, 0)]
   const seen = new Map<string, number>()
-  return visibleHistory(milestone.event.history).map((reading) => {
+  return visible.map((reading) => {
     const identity = readingIdentity(reading)
     const occurrence = seen.get(identity) ?? 0
     seen.set(identity, occurrence + 1)
-    return { milestone, reading, occurrence }
+    return new Reading(milestone, reading, occurrence)
   })
 }
-
-/**
- * The event id of a reading: a UUID of the organisation, the tradeflow, the milestone's key and
- * the reading (its dates, flag, source and version), so that the same reading always has the
- * same id.
- */
-export const eventIdOf = ({ milestone, occurrence, reading }: Reading): string =>
-  uuidOf(JSON.stringify([
-    "dcsa-event",
-    milestone.organisation_id,
-    milestone.tradeflow.reference,
-    milestone.event.key,
-    readingIdentity(reading),
-    occurrence
-  ]))
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
 const compact = <A extends Record<string, unknown>>(record: A): A =>
   Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A
 
-const transportCallOf = (m: Milestone) =>
-  compact({
-    transportCallID: m.callId(),
+const transportCallOf = (m: Milestone) => {
+  const vessel = m.vessel
+  return compact({
+    transportCallID: m.callId,
     modeOfTransport: "VESSEL" as const,
     UNLocationCode: m.unlocode,
     location: m.locationName === undefined ? undefined : { locationName: m.locationName },
     carrierVoyageNumber: m.voyage,
     exportVoyageNumber: m.voyage,
-    vessel: m.vessel === undefined ? undefined : { vesselIMONumber: m.vessel.imo, vesselName: m.vessel.name }
+    vessel: vessel === undefined ? undefined : { vesselIMONumber: vessel.imo, vesselName: vessel.name }
   })
+}
 
 const documentReferencesOf = (t: Tradeflow) => {
   const refs = [
@@ -182,11 +220,11 @@ const documentReferencesOf = (t: Tradeflow) => {
   return refs.length === 0 ? undefined : refs
 }
 
-/** The published JSON of a reading whose id is `eventID`. */
-export const render = (r: Reading, eventID: string) => {
+/** The published JSON of a reading. */
+export const render = (r: Reading) => {
   const m = r.milestone
   const common = {
-    eventID,
+    eventID: r.id,
     eventType: m.kind.eventType,
     eventCreatedDateTime: iso(r.reading.predicted_at),
     eventDateTime: iso(r.reading.event_date),

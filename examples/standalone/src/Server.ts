@@ -14,11 +14,13 @@ import {
   type StorageError,
   TrackingConfig,
   Upstream,
+  VesselPositions,
   Worker
 } from "@tradeflow/core"
 import { HttpApp, HttpConfig } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
+import { AisNmeaTcp } from "@tradeflow/tracking-ais"
 import { DcsaSource } from "@tradeflow/tracking-dcsa"
 import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
@@ -109,6 +111,22 @@ export const trackingSourcesLayerConfig = Layer.unwrapEffect(Effect.map(
       Layer.provide(NodeHttpClient.layerUndici),
       Layer.tap(() => Effect.logInfo(TrackingSourcesFile.describe(profiles)))
     )
+))
+
+/**
+ * Live vessel positions from the raw AIS NMEA 0183 feed at `AIS_NMEA_TCP` (`host:port`), for the
+ * LOCATION_UPDATEs of tracked production tradeflows under way; unset: none (UAT mock voyages keep
+ * their synthetic positions). A malformed address stops the start.
+ */
+export const vesselPositionsLayerConfig = Layer.unwrapEffect(Effect.map(
+  Config.string("AIS_NMEA_TCP").pipe(Config.withDefault("")),
+  (address) =>
+    address.trim() === ""
+      ? Layer.empty
+      : VesselPositions.layer().pipe(
+        Layer.provide(AisNmeaTcp.layerConfig(Config.string("AIS_NMEA_TCP"))),
+        Layer.tap(() => Effect.logInfo(`vessel positions: AIS NMEA feed at ${address.trim()}`))
+      )
 ))
 
 /** A comma-separated host list (`HttpConfig.parseHosts`), `fallback` when unset. */
@@ -294,7 +312,13 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
     )
   })).pipe(
     Layer.provideMerge(
-      Layer.mergeAll(secretsLayerConfig, Locations.layerBuiltin, trackingLayerConfig, trackingSourcesLayerConfig)
+      Layer.mergeAll(
+        secretsLayerConfig,
+        Locations.layerBuiltin,
+        trackingLayerConfig,
+        trackingSourcesLayerConfig,
+        vesselPositionsLayerConfig
+      )
     )
   )
 

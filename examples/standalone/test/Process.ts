@@ -44,14 +44,14 @@ export interface Server {
 
 /**
  * Starts the server on the SQLite `file` (or the `DATABASE_URL` of `env`) and waits for its health
- * check. `args` are node's arguments: by default `main.ts` under the tsx loader.
+ * check, on a free port (or the `PORT` of `env`). `args` are node's arguments: by default `main.ts` under the tsx loader.
  */
 export const start = async (
   file: string,
   env: Record<string, string> = {},
   args: ReadonlyArray<string> = ["--conditions=@tradeflow/source", "--import", "tsx", main]
 ): Promise<Server> => {
-  const port = await freePort()
+  const port = env["PORT"] === undefined ? await freePort() : Number(env["PORT"])
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: {

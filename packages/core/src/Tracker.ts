@@ -54,7 +54,10 @@ export class Tracker extends Context.Tag("@tradeflow/core/Tracker")<Tracker, {
 
 /** Options of the tracker. */
 export interface TrackerOptions {
-  /** How often due targets are looked for (default 5 seconds): a new target is first asked about within it. */
+  /**
+   * How often due targets are looked for (default 5 seconds): a new target is first asked about
+   * within it. After a tick that claimed a whole batch, the next one follows at once.
+   */
   readonly interval?: Duration.DurationInput | undefined
   /** Targets claimed per tick at most (default 100); the rest follow on the next ticks. */
   readonly batchSize?: number | undefined
@@ -238,37 +241,36 @@ export const layer = (
         }
       })
 
-      /** Asks about the targets and queues each answer as a `Track` job of its organisation. */
+      /** Asks about the targets and queues their answers as `Track` jobs of their organisations, in one enqueue. */
       const askAll = (targets: ReadonlyArray<DueTarget>, now: number): Effect.Effect<void, StorageError> =>
         Effect.gen(function*() {
-          const environments = new Map<string, Environment>()
           yield* subscribe(targets, now)
-          yield* Effect.forEach(targets, (target) =>
-            Effect.gen(function*() {
-              const outcome = yield* ask(target, now)
-              let environment = environments.get(target.organisation_id)
-              if (environment === undefined) {
-                const organisation = yield* organisations.get(target.organisation_id)
-                environment = Option.match(organisation, {
-                  onNone: () => "production" as const,
-                  onSome: (o) => o.environment
-                })
-                environments.set(target.organisation_id, environment)
-              }
-              yield* queue.enqueue({
-                organisation_id: target.organisation_id,
-                environment,
-                payload: {
-                  _tag: "Track",
-                  reference: target.tradeflow_reference,
-                  target_id: target.target_id,
-                  source: target.source,
-                  checked_at: now,
-                  outcome
-                },
-                received_at: now
+          const outcomes = yield* Effect.forEach(targets, (target) => ask(target, now), { concurrency })
+          const environments = new Map<string, Environment>()
+          for (const organisationId of new Set(targets.map((t) => t.organisation_id))) {
+            environments.set(
+              organisationId,
+              Option.match(yield* organisations.get(organisationId), {
+                onNone: () => "production" as const,
+                onSome: (o) => o.environment
               })
-            }), { concurrency, discard: true })
+            )
+          }
+          yield* queue.enqueueAll(targets.map((target, i) => ({
+            job: {
+              organisation_id: target.organisation_id,
+              environment: environments.get(target.organisation_id)!,
+              payload: {
+                _tag: "Track",
+                reference: target.tradeflow_reference,
+                target_id: target.target_id,
+                source: target.source,
+                checked_at: now,
+                outcome: outcomes[i]!
+              },
+              received_at: now
+            }
+          })))
           yield* worker.wake
         })
 
@@ -295,8 +297,8 @@ export const layer = (
       if ((options.background ?? true) && Option.isSome(sources)) {
         yield* (options.startAfter ?? Effect.void).pipe(
           Effect.zipRight(tick.pipe(
-            Effect.catchAll((e) => Effect.logWarning("tracker: storage unavailable, retrying", e)),
-            Effect.zipRight(Effect.sleep(interval)),
+            Effect.catchAll((e) => Effect.as(Effect.logWarning("tracker: storage unavailable, retrying", e), 0)),
+            Effect.flatMap((asked) => asked >= batchSize ? Effect.yieldNow() : Effect.sleep(interval)),
             Effect.forever
           )),
           Effect.forkScoped

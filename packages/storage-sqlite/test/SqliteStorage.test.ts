@@ -71,7 +71,8 @@ describe("SqliteStorage", () => {
           { migration_id: 12 },
           { migration_id: 13 },
           { migration_id: 14 },
-          { migration_id: 15 }
+          { migration_id: 15 },
+          { migration_id: 16 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -319,7 +320,8 @@ describe("SqliteStorage", () => {
           { migration_id: 12 },
           { migration_id: 13 },
           { migration_id: 14 },
-          { migration_id: 15 }
+          { migration_id: 15 },
+          { migration_id: 16 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

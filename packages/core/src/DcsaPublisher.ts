@@ -42,7 +42,7 @@ import {
   TransportEventTypeCode
 } from "./DcsaTnt22.js"
 import type { Issue } from "./DownstreamError.js"
-import { isRfc3339, text } from "./internal/dcsaDecoding.js"
+import { DateTime, isRfc3339, text } from "./internal/dcsaDecoding.js"
 import { type Milestone, milestoneOf, type Reading, readingsOf, render } from "./internal/dcsaPublication.js"
 import { Settings } from "./Settings.js"
 import type { StorageError } from "./StorageError.js"
@@ -73,10 +73,15 @@ export const Reference = Schema.Struct({
   referenceValue: text(100)
 })
 
+const dateTimeOf = (description: string) =>
+  DateTime.annotations({ description, jsonSchema: { type: "string", format: "date-time", description } })
+
 const published = {
   eventID: EventId.annotations({
     description: "A UUID derived from the organisation, the tradeflow, the milestone and the reading"
   }),
+  eventCreatedDateTime: dateTimeOf("When the service recorded the reading (UTC)"),
+  eventDateTime: dateTimeOf("When the event took place (ACT) or is expected to (EST), UTC"),
   documentReferences: Schema.optional(
     Schema.Array(DocumentReference).annotations({
       description: "The tradeflow's bookings (BKG) and bills of lading (TRD)"

@@ -1,7 +1,7 @@
 /**
- * The API contract as a value: the HttpApi groups of downstream, upstream, health, the deprecated
- * widget search and the console. The public groups are served at the root and under `/v3`
- * ({@link ApiV3}).
+ * The API contract as a value: the HttpApi groups of downstream, upstream, DCSA 2.2 events, health,
+ * the deprecated widget search and the console. The public groups are served at the root and under
+ * `/v3` ({@link ApiV3}).
  *
  * @module
  */
@@ -10,6 +10,7 @@ import {
   Accounts,
   ApiMessage as CoreMessage,
   AutomationAdmin,
+  DcsaPublisher,
   DeliveryAdmin,
   Environment,
   Ingest,
@@ -204,6 +205,46 @@ export class UpstreamGroup extends HttpApiGroup.make("upstream")
         `The organisation's upstream messages. Without per_page: the ${Upstream.pollLimit} most recent matching ` +
           "messages of the last 24 hours, oldest first. With per_page: a page { data, next_cursor, has_more } in " +
           "sequence order, resumed with cursor."
+      )
+  )
+  .addError(BadRequest)
+  .addError(InternalServerError)
+  .addError(ServiceUnavailable)
+  .middleware(ApiKeyAuth)
+{}
+
+/** The request headers of `GET /dcsa/v2/events`. */
+export const DcsaEventsHeaders = Schema.Struct({
+  "api-version": Schema.optional(Schema.String.annotations({
+    description: "The major version of DCSA Track & Trace the client speaks, as 2.2 allows it: 2 (2.2 and 2.2.0 " +
+      "are taken too); another version is 400"
+  }))
+})
+
+/**
+ * `GET /dcsa/v2/events` (issue 15): the organisation's tracked events as DCSA Track & Trace 2.2
+ * events, for clients that speak DCSA, authenticated like upstream.
+ */
+export class DcsaGroup extends HttpApiGroup.make("dcsa")
+  .add(
+    HttpApiEndpoint.get("events", "/dcsa/v2/events")
+      .setUrlParams(DcsaPublisher.Parameters)
+      .setHeaders(DcsaEventsHeaders)
+      .addSuccess(
+        Schema.Array(DcsaPublisher.Event).annotations({
+          description: "The page's events, in eventCreatedDateTime then eventID order"
+        })
+      )
+      .annotate(
+        OpenApi.Description,
+        "The organisation's tracked events as DCSA Track & Trace 2.2 events (GET /v2/events of DCSA's document): " +
+          "every reading of every milestone of its tradeflows, active or not, a vessel departure or arrival as a " +
+          "TRANSPORT event, a container's loading, discharge and gate moves as EQUIPMENT events (unclassified milestones " +
+          "are left out, no SHIPMENT event is published). Filters combine with AND; eventCreatedDateTime takes the " +
+          `operators :gte, :gt, :lte, :lt and :eq. At most limit events a page (default ${DcsaPublisher.defaultLimit}); ` +
+          "when more follow, the Next-Page header holds the URL of the next page (every parameter kept, with cursor). " +
+          `Every answer carries API-Version: ${DcsaPublisher.apiVersion}, a page Current-Page; an invalid parameter is 400 ` +
+          "naming it, in a body that is both a problem and DCSA's error"
       )
   )
   .addError(BadRequest)
@@ -525,6 +566,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
 export class Api extends HttpApi.make("tradeflow")
   .add(DownstreamGroup)
   .add(UpstreamGroup)
+  .add(DcsaGroup)
   .add(HealthGroup)
   .add(WidgetGroup)
   .add(ConsoleGroup)
@@ -533,10 +575,11 @@ export class Api extends HttpApi.make("tradeflow")
   .annotate(OpenApi.Version, "0.1.0")
 {}
 
-/** The public groups (downstream, upstream, health, widget search) under `/v3`; the console is not mirrored. */
+/** The public groups (downstream, upstream, DCSA events, health, widget search) under `/v3`; the console is not mirrored. */
 export const ApiV3 = HttpApi.make("tradeflow")
   .add(DownstreamGroup)
   .add(UpstreamGroup)
+  .add(DcsaGroup)
   .add(HealthGroup)
   .add(WidgetGroup)
   .prefix("/v3")

@@ -21,6 +21,7 @@ import {
 import {
   Accounts,
   AutomationAdmin,
+  DcsaPublisher,
   DeliveryAdmin,
   Documents,
   Ingest,
@@ -63,6 +64,7 @@ export interface MountOptions {
 export type Services =
   | Accounts.Accounts
   | AutomationAdmin.AutomationAdmin
+  | DcsaPublisher.DcsaPublisher
   | DeliveryAdmin.DeliveryAdmin
   | Schemes.Schemes
   | Documents.Documents
@@ -83,6 +85,7 @@ const serviceTags = [
   HttpConfig,
   Accounts.Accounts,
   AutomationAdmin.AutomationAdmin,
+  DcsaPublisher.DcsaPublisher,
   DeliveryAdmin.DeliveryAdmin,
   Schemes.Schemes,
   Documents.Documents,

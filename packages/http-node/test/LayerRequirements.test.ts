@@ -8,6 +8,7 @@ import { it } from "@effect/vitest"
 import type {
   Accounts,
   AutomationAdmin,
+  DcsaPublisher,
   DeliveryAdmin,
   Documents,
   Ingest,
@@ -28,6 +29,7 @@ import type { HttpApp } from "../src/index.js"
 import { apiKeyAuthLayer, consoleAuthLayer, widgetKeyAuthLayer } from "../src/internal/authentication.js"
 import type { RequestBodies } from "../src/internal/body.js"
 import { consoleGroup } from "../src/internal/consoleGroup.js"
+import { dcsaGroup } from "../src/internal/dcsaGroup.js"
 import { downstreamGroup } from "../src/internal/downstreamGroup.js"
 import { healthGroup } from "../src/internal/healthGroup.js"
 import { problemMiddleware } from "../src/internal/problemMiddleware.js"
@@ -44,6 +46,7 @@ it("each route group requires only the services its handlers call, on the root a
       Group<"downstream", Ingest.Ingest | Schemes.Schemes | ApiKeyAuth | RequestBodies>
     >()
     expectTypeOf(upstreamGroup(api)).toEqualTypeOf<Group<"upstream", Upstream.Upstream | ApiKeyAuth>>()
+    expectTypeOf(dcsaGroup(api)).toEqualTypeOf<Group<"dcsa", DcsaPublisher.DcsaPublisher | ApiKeyAuth>>()
     expectTypeOf(widgetGroup(api)).toEqualTypeOf<Group<"widget", WidgetSearch.WidgetSearch | WidgetKeyAuth>>()
     expectTypeOf(healthGroup(api)).toEqualTypeOf<Group<"health", never>>()
   }

@@ -3,6 +3,7 @@ import { Api, ApiV3 } from "../Api.js"
 import { apiKeyAuthLayer, consoleAuthLayer, widgetKeyAuthLayer } from "./authentication.js"
 import { RequestBodies } from "./body.js"
 import { consoleGroup } from "./consoleGroup.js"
+import { dcsaGroup } from "./dcsaGroup.js"
 import { downstreamGroup } from "./downstreamGroup.js"
 import { healthGroup } from "./healthGroup.js"
 import { trackingGroup } from "./trackingGroup.js"
@@ -20,6 +21,8 @@ export const routeGroups = Layer.mergeAll(
   downstreamGroup(ApiV3),
   upstreamGroup(Api),
   upstreamGroup(ApiV3),
+  dcsaGroup(Api),
+  dcsaGroup(ApiV3),
   healthGroup(Api),
   healthGroup(ApiV3),
   widgetGroup(Api),

@@ -116,6 +116,11 @@ export interface FakeCarrierOptions {
   readonly shipments?: ReadonlyArray<ShipmentInput> | undefined
   readonly release?: Partial<ReleaseOptions> | undefined
   readonly quirks?: Partial<Quirks> | undefined
+  /**
+   * false: `received` keeps each request without its body and answer (a benchmark's hundreds of
+   * thousands of requests); default true.
+   */
+  readonly recordBodies?: boolean | undefined
 }
 
 /** A running fake carrier. */
@@ -172,7 +177,8 @@ class BadRequest {
 
 interface Shipment {
   readonly input: ShipmentInput
-  readonly versions: ReadonlyArray<Version>
+  /** Every version it publishes, worked out when asked (a benchmark's fake holds 100,000 shipments). */
+  readonly versions: () => ReadonlyArray<Version>
 }
 
 interface Cursor {
@@ -204,6 +210,15 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
     const maxPageSize = options.maxPageSize ?? 100
     let quirks: Quirks = { ...noQuirks, ...options.quirks }
     const shipments: Array<Shipment> = []
+    const byBooking = new Map<string, Array<Shipment>>()
+    const byBill = new Map<string, Array<Shipment>>()
+    const byContainer = new Map<string, Array<Shipment>>()
+    const index = (map: Map<string, Array<Shipment>>, key: string | undefined, shipment: Shipment) => {
+      if (key === undefined) return
+      const list = map.get(key)
+      if (list === undefined) map.set(key, [shipment])
+      else list.push(shipment)
+    }
     const received: Array<Received> = []
     const cursors = new Map<string, Cursor>()
     const tokens = new Map<string, number>()
@@ -215,11 +230,16 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
 
     const addShipment = (input: ShipmentInput) =>
       Effect.sync(() => {
-        shipments.push({ input, versions: versionsOf(input, now(), release) })
+        const createdAt = now()
+        const shipment = { input, versions: () => versionsOf(input, createdAt, release) }
+        shipments.push(shipment)
+        index(byBooking, input.booking, shipment)
+        index(byBill, input.bill_of_lading, shipment)
+        for (const container of new Set(input.containers)) index(byContainer, container, shipment)
       })
     for (const input of options.shipments ?? []) yield* addShipment(input)
 
-    const released = (shipment: Shipment) => shipment.versions.filter((v) => v.released_at <= now())
+    const released = (shipment: Shipment) => shipment.versions().filter((v) => v.released_at <= now())
 
     const latest = (versions: ReadonlyArray<Version>): ReadonlyArray<Version> => {
       const byId = new Map<string, Version>()
@@ -265,11 +285,17 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
     }
 
     const matching = (booking?: string, bill?: string, container?: string) =>
-      shipments.filter((s) =>
-        (booking === undefined || s.input.booking === booking) &&
-        (bill === undefined || s.input.bill_of_lading === bill) &&
-        (container === undefined || s.input.containers.includes(container))
-      )
+      (booking !== undefined
+        ? byBooking.get(booking) ?? []
+        : bill !== undefined
+        ? byBill.get(bill) ?? []
+        : container !== undefined
+        ? byContainer.get(container) ?? []
+        : shipments).filter((s) =>
+          (booking === undefined || s.input.booking === booking) &&
+          (bill === undefined || s.input.bill_of_lading === bill) &&
+          (container === undefined || s.input.containers.includes(container))
+        )
 
     const ofContainer = (container: string | undefined) => (v: Version) =>
       container === undefined || v.event.event_type !== "EQUIPMENT" || v.event.container_reference === container
@@ -526,7 +552,13 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
         headers: Object.fromEntries(Object.entries(res.getHeaders()).map(([k, v]) => [k, String(v)])),
         body: answered
       }
-      received.push({ ...entry, status, answer })
+      received.push(
+        options.recordBodies === false ? { ...entry, body: "", status, answer: undefined } : {
+          ...entry,
+          status,
+          answer
+        }
+      )
       notify()
     }, options.port ?? 0)
     const url = `http://127.0.0.1:${port}`

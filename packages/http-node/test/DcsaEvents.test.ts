@@ -5,7 +5,7 @@
  * service adds (authentication as upstream, other organisations, `/v3`).
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import {
   badRequests,
   booking,
@@ -183,6 +183,31 @@ layer(makeAppLayer({}, {}, [carrier]), { excludeTestServices: true })("GET /dcsa
       }
     }))
 
+  it.effect.prop(
+    "following Next-Page with any limit and filters gives the unpaged answer exactly, in order",
+    [
+      fc.integer({ min: 1, max: 14 }),
+      fc.constantFrom("TRANSPORT" as const, "EQUIPMENT" as const, "SHIPMENT" as const),
+      fc.subarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], { maxLength: 2 })
+    ],
+    ([limit, type, chosen]) =>
+      Effect.gen(function*() {
+        const data = yield* dataset
+        const cases = scenarios(data, type)
+        const filters = chosen.filter((i) => i < cases.length).map((i) =>
+          cases[i]!.query.replace(/^eventType=\w+&/, "")
+        )
+        const names = filters.flatMap((f) => f.split("&").map((pair) => pair.split("=")[0]))
+        const distinct = new Set(names).size === names.length ? filters : filters.slice(0, 1)
+        const query = [`eventType=${type}`, ...distinct].join("&")
+        const whole = eventsOf(yield* get(data.key, `${query}&${everything}`))
+        const { events, links } = yield* walk(data.key, `${query}&limit=${limit}`)
+        assert.deepStrictEqual(ids(events), ids(whole), query)
+        assert.strictEqual(links.length, Math.max(0, Math.ceil(whole.length / limit) - 1), query)
+      }),
+    { fastCheck: { numRuns: 30 } }
+  )
+
   it.effect("Next-Page replaces the cursor it was given, keeps every other parameter as sent; limit may change on the way", () =>
     Effect.gen(function*() {
       const data = yield* dataset
@@ -208,6 +233,11 @@ layer(makeAppLayer({}, {}, [carrier]), { excludeTestServices: true })("GET /dcsa
         assert.strictEqual(problem.requestUri, `/dcsa/v2/events?${query}`)
         assert.isTrue(problem.errors.every((e) => e.reason === "invalidQuery" && e.message !== ""))
       }
+      const twice = yield* get(data.key, "eventType=TRANSPORT&eventType=EQUIPMENT")
+      assert.strictEqual(twice.status, 400, twice.text)
+      assert.deepStrictEqual((twice.body as { errors: Array<{ path: string }> }).errors.map((e) => e.path), [
+        "eventType"
+      ])
       const both = problemOf(yield* get(data.key, "eventType=PARCEL&limit=0"))
       assert.deepStrictEqual(both.errors.map((e) => e.path), ["eventType", "limit"])
       const version = yield* send("GET", "/dcsa/v2/events", { auth: data.key, headers: { "api-version": "3" } })

@@ -13,8 +13,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { type Job, JobQueue, TrackingStore, type Tradeflow, TradeflowStore } from "@tradeflow/core"
+import { type Job, JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
 import {
+  commitOf,
   makeMessage,
   makeRawEvent,
   makeSubscription,
@@ -66,34 +67,45 @@ const deleteJob = (organisation_id: string): Job.NewJob => ({
   received_at: 1_700_000_000_000
 })
 
+/** Enqueues a job for the organisation and commits it with these changes; answers whether it committed. */
+const commitTo = (organisation_id: string, changes: Partial<TradeflowStore.Commit>) =>
+  Effect.gen(function*() {
+    const [outcome] = yield* (yield* JobQueue.JobQueue).enqueueAll([{ job: deleteJob(organisation_id) }])
+    if (outcome?._tag !== "Enqueued") return yield* Effect.die("not enqueued")
+    return yield* (yield* TradeflowStore.TradeflowStore).commit(commitOf(outcome.id, organisation_id, changes))
+  })
+
+/** The plan PostgreSQL makes of a statement as the tables are now (without costs). */
+const planOf = (text: string, values: ReadonlyArray<unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.map(
+      sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
+        `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
+        values
+      ),
+      (rows) => rows[0]!["QUERY PLAN"][0]!.Plan
+    )))
+
 layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("PostgreSQL processing plans", (it) => {
   it.effect("getMany, sizes and a commit's reads and deletes search by organisation and reference", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const queue = yield* JobQueue.JobQueue
       const store = yield* TradeflowStore.TradeflowStore
       const organisation_id = "org-commit-plans"
       const commit = (
         references: ReadonlyArray<string>,
         options: { readonly tracked?: boolean; readonly deletes?: ReadonlyArray<string> } = {}
       ) =>
-        Effect.gen(function*() {
-          const [outcome] = yield* queue.enqueueAll([{ job: deleteJob(organisation_id) }])
-          if (outcome?._tag !== "Enqueued") return yield* Effect.die("not enqueued")
-          return yield* store.commit({
-            job_id: outcome.id,
-            organisation_id,
-            upserts: references.map((r, i) => {
-              const container = `MSCU${String(i).padStart(6, "0")}5`
-              return options.tracked === true
-                ? makeTracked(organisation_id, r, [makeTarget("carrier-a", container, 1e15 + i)], [container])
-                : makeTradeflow(organisation_id, r, [container])
-            }),
-            deletes: options.deletes ?? [],
-            messages: references.map((r) => makeMessage(`h-${r}`, { tradeflow_reference: r })),
-            result: { count: references.length },
-            raw_events: options.tracked === true ? references.map((r) => makeRawEvent(r)) : []
-          })
+        commitTo(organisation_id, {
+          upserts: references.map((r, i) => {
+            const container = `MSCU${String(i).padStart(6, "0")}5`
+            return options.tracked === true
+              ? makeTracked(organisation_id, r, [makeTarget("carrier-a", container, 1e15 + i)], [container])
+              : makeTradeflow(organisation_id, r, [container])
+          }),
+          deletes: options.deletes ?? [],
+          messages: references.map((r) => makeMessage(`h-${r}`, { tradeflow_reference: r })),
+          result: { count: references.length },
+          raw_events: options.tracked === true ? references.map((r) => makeRawEvent(r)) : []
         })
       const many = Array.from({ length: 2_000 }, (_, i) => `TF-${i}`)
       expect(yield* commit(many, { tracked: true })).toBe(true)
@@ -107,14 +119,6 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
         commit(many.slice(40, 60), { tracked: true, deletes: many.slice(60, 70) }),
         Effect.flatMap(TrackingStore.TrackingStore, (tracking) => tracking.rawEvents(organisation_id, "TF-1", 10))
       ]))
-      const explain = (text: string, values: ReadonlyArray<unknown>) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
-            `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
-            values
-          )
-          return rows[0]!["QUERY PLAN"][0]!.Plan
-        }))
       const relevant = statements.filter((s) =>
         /^\s*(SELECT|DELETE)\b/.test(s.text) &&
         /\bFROM "?(tradeflows|tradeflow_keys|tradeflow_containers|messages|tracking_targets|tracking_events)\b/.test(
@@ -123,7 +127,7 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
       )
       const wrong: Array<string> = []
       for (const { text, values } of relevant) {
-        const found = organisationScans(yield* explain(text, values))
+        const found = organisationScans(yield* planOf(text, values))
         if (found.length > 0) wrong.push(`${found.join(", ")}\n${text}`)
       }
       expect(relevant.filter((s) => /\bFROM "?tracking_(targets|events)\b/.test(s.text)).length).toBe(4)
@@ -134,24 +138,15 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
   it.effect("a claim of tracked targets searches the due index and reaches any other row by its key, with statistics or without", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const queue = yield* JobQueue.JobQueue
-      const store = yield* TradeflowStore.TradeflowStore
       const tracking = yield* TrackingStore.TrackingStore
       const organisation_id = "org-claim-plans"
-      const [outcome] = yield* queue.enqueueAll([{ job: deleteJob(organisation_id) }])
-      if (outcome?._tag !== "Enqueued") return yield* Effect.die("not enqueued")
       expect(
-        yield* store.commit({
-          job_id: outcome.id,
-          organisation_id,
+        yield* commitTo(organisation_id, {
           upserts: Array.from({ length: 2_000 }, (_, i) =>
             makeTracked(organisation_id, `TF-${i}`, [
               makeTarget("carrier-a", `MSCU${i}`, i % 100 === 0 ? -1e12 + i : 1e15 + i),
               makeTarget("carrier-a", `TGHU${i}`, null)
-            ])),
-          deletes: [],
-          messages: [],
-          result: { count: 0 }
+            ]))
         })
       ).toBe(true)
       const statements = yield* captured(tracking.claim({ now: -1e12 + 10_000, limit: 5, leaseMillis: 1_000 }))
@@ -176,13 +171,7 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
           ...all.some(byDue) ? [] : ["no search of tracking_targets_due by next_check_at"]
         ]
       }
-      const explain = sql.withTransaction(Effect.map(
-        sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
-          `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
-          values
-        ),
-        (rows) => rows[0]!["QUERY PLAN"][0]!.Plan
-      ))
+      const explain = planOf(text, values)
       expect(problems(yield* explain)).toEqual([])
       yield* sql`ANALYZE tracking_targets`
       expect(problems(yield* explain)).toEqual([])
@@ -197,34 +186,20 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
 layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("PostgreSQL subscription plans", (it) => {
   it.effect("a subscription is reached by its key or its tradeflow; the stale search walks subscriptions oldest first and probes targets by key, without statistics", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const queue = yield* JobQueue.JobQueue
-      const store = yield* TradeflowStore.TradeflowStore
       const tracking = yield* TrackingStore.TrackingStore
       const organisation_id = "org-subscription-plans"
-      const commit = (
-        changes: { readonly upserts?: ReadonlyArray<Tradeflow.Tradeflow>; readonly deletes?: ReadonlyArray<string> }
-      ) =>
-        Effect.gen(function*() {
-          const [outcome] = yield* queue.enqueueAll([{ job: deleteJob(organisation_id) }])
-          if (outcome?._tag !== "Enqueued") return yield* Effect.die("not enqueued")
-          expect(
-            yield* store.commit({
-              job_id: outcome.id,
-              organisation_id,
-              upserts: changes.upserts ?? [],
-              deletes: changes.deletes ?? [],
-              messages: [],
-              result: { count: 0 }
-            })
-          ).toBe(true)
-        })
       const targets = Array.from(
         { length: 2_000 },
         (_, i) => makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i)
       )
-      yield* commit({ upserts: targets.map((t, i) => makeTracked(organisation_id, `TF-${i}`, [t])) })
-      yield* commit({ deletes: Array.from({ length: 100 }, (_, i) => `TF-${i * 20 + 5}`) })
+      expect(
+        yield* commitTo(organisation_id, {
+          upserts: targets.map((t, i) => makeTracked(organisation_id, `TF-${i}`, [t]))
+        })
+      )
+        .toBe(true)
+      expect(yield* commitTo(organisation_id, { deletes: Array.from({ length: 100 }, (_, i) => `TF-${i * 20 + 5}`) }))
+        .toBe(true)
       const subscriptions = targets.map((t, i) =>
         makeSubscription(organisation_id, `TF-${i}`, t.id, { subscription_id: `sub-${i}`, created_at: i })
       )
@@ -238,14 +213,6 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
       const sent = statements.filter((s) => /\btracking_subscriptions\b/.test(s.text))
       expect(sent).toHaveLength(4)
       const [byKey, byTradeflow, stale, remove] = sent
-      const explain = (text: string, values: ReadonlyArray<unknown>) =>
-        sql.withTransaction(Effect.map(
-          sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
-            `EXPLAIN (FORMAT JSON, COSTS OFF) ${text}`,
-            values
-          ),
-          (rows) => nodes(rows[0]!["QUERY PLAN"][0]!.Plan)
-        ))
       /** The nodes that read `index` with these columns as equalities. */
       const by = (plan: ReadonlyArray<PlanNode>, index: string, columns: ReadonlyArray<string>) =>
         plan.filter((n) =>
@@ -258,7 +225,10 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
           ["Seq Scan", "Bitmap Heap Scan"].includes(n["Node Type"]) &&
             ["tracking_subscriptions", "tracking_targets"].includes(n["Relation Name"] ?? "")
         ).map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""}`)
-      const plans = yield* Effect.forEach([byKey!, byTradeflow!, stale!, remove!], (s) => explain(s.text, s.values))
+      const plans = yield* Effect.forEach(
+        [byKey!, byTradeflow!, stale!, remove!],
+        (s) => Effect.map(planOf(s.text, s.values), nodes)
+      )
       expect(plans.map(scans)).toEqual([[], [], [], []])
       expect(by(plans[0]!, "tracking_subscriptions_pkey", ["source", "subscription_id"])).toHaveLength(1)
       expect(by(plans[1]!, "tracking_subscriptions_tradeflow", ["organisation_id", "tradeflow_reference"]))

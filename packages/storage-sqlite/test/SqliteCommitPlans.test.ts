@@ -47,17 +47,25 @@ const job = (organisation_id: string) => ({
   received_at: 1_700_000_000_000
 })
 
+/** Enqueues a job for the organisation and commits it with these changes; answers whether it committed. */
+const commitTo = (org: string, changes: Partial<TradeflowStore.Commit>) =>
+  Effect.gen(function*() {
+    const outcome = yield* (yield* JobQueue.JobQueue).enqueue(job(org))
+    return yield* (yield* TradeflowStore.TradeflowStore).commit(
+      commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes)
+    )
+  })
+
+/** The plan SQLite makes of a statement on the database as it is now. */
+const planOf = (db: InstanceType<typeof Database>, source: string, args: ReadonlyArray<unknown>) =>
+  (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+
 layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite commit plans", (it) => {
   it.effect("no statement of a commit scans a tradeflow table or walks the whole organisation", () =>
     Effect.gen(function*() {
-      const queue = yield* JobQueue.JobQueue
       const store = yield* TradeflowStore.TradeflowStore
       const org = "org-commit-plans"
-      const commit = (changes: Partial<TradeflowStore.Commit>) =>
-        Effect.flatMap(
-          queue.enqueue(job(org)),
-          (outcome) => store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes))
-        )
+      const commit = (changes: Partial<TradeflowStore.Commit>) => commitTo(org, changes)
       const tracked = (reference: string, offset: number) =>
         makeTracked(org, reference, [
           makeTarget("carrier-a", "MSCU1234565", 1_000 + offset),
@@ -97,8 +105,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
       const planned = new Set<string>()
       try {
         for (const { args, source } of statements.filter((s) => tables.test(s.source))) {
-          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>)
-            .map((r) => r.detail)
+          const plan = planOf(db, source, args)
           planned.add(source.replace(/\s+/g, " ").slice(0, 40))
           if (plan.some(wrong)) found.push(`${source}\n  ${plan.join("\n  ")}`)
         }
@@ -121,18 +128,15 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
 
   it.effect("a claim of tracked targets searches the due index and leases by primary key; raw events are read by tradeflow", () =>
     Effect.gen(function*() {
-      const queue = yield* JobQueue.JobQueue
-      const store = yield* TradeflowStore.TradeflowStore
       const tracking = yield* TrackingStore.TrackingStore
       const org = "org-claim-plans"
-      const outcome = yield* queue.enqueue(job(org))
-      yield* store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, {
+      yield* commitTo(org, {
         upserts: Array.from(
           { length: 200 },
           (_, i) => makeTracked(org, `TF-${i}`, [makeTarget("carrier-a", `MSCU${i}`, i < 10 ? -1e12 + i : 1e15 + i)])
         ),
         raw_events: [makeRawEvent("TF-1")]
-      }))
+      })
       const statements = yield* captured(Effect.all([
         tracking.claim({ now: -1e12 + 5, limit: 3, leaseMillis: 1_000, exclude: ["paused"] }),
         tracking.rawEvents(org, "TF-1", 10)
@@ -143,7 +147,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
         for (const { args, source } of statements.filter((s) => /\btracking_/.test(s.source))) {
           plans.set(
             source.replace(/\s+/g, " ").slice(0, 30),
-            (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+            planOf(db, source, args)
           )
         }
       } finally {
@@ -164,21 +168,14 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
 
   it.effect("a subscription is reached by its key or its tradeflow; the stale search walks subscriptions oldest first and probes targets by primary key", () =>
     Effect.gen(function*() {
-      const queue = yield* JobQueue.JobQueue
-      const store = yield* TradeflowStore.TradeflowStore
       const tracking = yield* TrackingStore.TrackingStore
       const org = "org-subscription-plans"
-      const commit = (changes: Partial<TradeflowStore.Commit>) =>
-        Effect.flatMap(
-          queue.enqueue(job(org)),
-          (outcome) => store.commit(commitOf(outcome._tag === "Enqueued" ? outcome.id : -1, org, changes))
-        )
       const targets = Array.from(
         { length: 200 },
         (_, i) => makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i)
       )
-      yield* commit({ upserts: targets.map((t, i) => makeTracked(org, `TF-${i}`, [t])) })
-      yield* commit({ deletes: Array.from({ length: 10 }, (_, i) => `TF-${i * 10 + 5}`) })
+      expect(yield* commitTo(org, { upserts: targets.map((t, i) => makeTracked(org, `TF-${i}`, [t])) })).toBe(true)
+      expect(yield* commitTo(org, { deletes: Array.from({ length: 10 }, (_, i) => `TF-${i * 10 + 5}`) })).toBe(true)
       const subscriptions = targets.map((t, i) =>
         makeSubscription(org, `TF-${i}`, t.id, { subscription_id: `${org}-${i}`, created_at: i })
       )
@@ -209,7 +206,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
         for (const { args, source } of sent) {
           plans.set(
             method(source),
-            (db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+            planOf(db, source, args)
           )
         }
       } finally {

@@ -432,14 +432,14 @@ layer(publisherLayer)("DcsaPublisher", (it) => {
     [fc.constant({ documentTypeCodes: ["BKG"] }), () => () => false],
     [fc.constant({ carrierServiceCode: "FE1" }), () => () => false],
     [
-      fc.constantFrom("BK-1", "BK-2", "BK-3").map((carrierBookingReference) => ({ carrierBookingReference })),
+      fc.constantFrom("BK-1", "BK-2", "BK-3", "bk-1").map((carrierBookingReference) => ({ carrierBookingReference })),
       (f) => (e) =>
         (e.documentReferences ?? []).some((r) =>
           r.documentReferenceType === "BKG" && r.documentReferenceValue === f.carrierBookingReference
         )
     ],
     [
-      fc.constantFrom("BL-1", "BL-2").map((transportDocumentReference) => ({ transportDocumentReference })),
+      fc.constantFrom("BL-1", "BL-2", "bl-1").map((transportDocumentReference) => ({ transportDocumentReference })),
       (f) => (e) =>
         (e.documentReferences ?? []).some((r) =>
           r.documentReferenceType === "TRD" && r.documentReferenceValue === f.transportDocumentReference

@@ -13,7 +13,7 @@
  * A source that pushes by subscription (DCSA 2.2) is asked to subscribe each target when it is
  * first claimed (given `publicBaseUrl`: the callback is {@link callbackPath} under it); the
  * subscription is kept (`TrackingStore`) until its target stops or goes, then removed at the
- * source and here. Polling goes on at the target's cadence, subscribed or not.
+ * source and here (the tracker looks for such subscriptions at most once a minute). Polling goes on at the target's cadence, subscribed or not.
  *
  * A source that refuses our credentials is paused: its targets are not claimed for `pause`
  * (default 15 minutes), then tried again; `paused` reports it. A target whose source is no longer
@@ -129,6 +129,8 @@ export const layer = (
       const pauseMillis = Duration.toMillis(options.pause ?? Duration.minutes(15))
       const paused = yield* Ref.make<ReadonlyMap<string, PausedSource>>(new Map())
       const lock = yield* Effect.makeSemaphore(1)
+      const sweepMillis = 60_000
+      let lastSwept = -Infinity
 
       const ask = (target: DueTarget, now: number): Effect.Effect<TrackJob["outcome"]> => {
         const source = Option.flatMap(sources, (registry) => registry.get(target.source))
@@ -278,7 +280,10 @@ export const layer = (
         const now = yield* Clock.currentTimeMillis
         const stillPaused = new Map([...(yield* Ref.get(paused))].filter(([, p]) => p.until > now))
         yield* Ref.set(paused, stillPaused)
-        yield* unsubscribeStale
+        if (now - lastSwept >= sweepMillis) {
+          lastSwept = now
+          yield* unsubscribeStale
+        }
         const due = yield* store.claim({ now, limit: batchSize, leaseMillis, exclude: [...stillPaused.keys()] })
         if (due.length === 0) return 0
         yield* askAll(due, now)

@@ -655,7 +655,7 @@ describe("Tracker", () => {
       assert.deepStrictEqual(yield* Ref.get(h.fetches), [])
     }).pipe(Effect.scoped))
 
-  it.effect("a source that pushes by subscription is subscribed at the first check; a signed callback is merged, a forged one stores nothing; a stopped target is unsubscribed", () =>
+  it.effect("a source that pushes by subscription is subscribed at the first check; a signed callback is merged, a forged one stores nothing; a stopped target is unsubscribed at the next sweep (a minute)", () =>
     Effect.gen(function*() {
       const subscribed = yield* Ref.make<ReadonlyArray<readonly [TrackingSource.TargetQuery, string]>>([])
       const removed = yield* Ref.make<ReadonlyArray<string>>([])
@@ -723,6 +723,9 @@ describe("Tracker", () => {
 
           yield* submit([record({ active: false })])
           yield* drain
+          yield* tick
+          assert.deepStrictEqual(yield* Ref.get(removed), [])
+          yield* TestClock.adjust("1 minute")
           yield* tick
           assert.deepStrictEqual(yield* Ref.get(removed), ["sub-1"])
           assert.deepStrictEqual(yield* Effect.flatMap(TrackingStore, (s) => s.subscriptionsOf(org, "PO-1")), [])

@@ -224,6 +224,13 @@ const dateTime = (description: string): ParameterRule => ({
   jsonSchema: { format: "date-time" }
 })
 
+/** A parameter 2.2 deprecates and this service does not take: refused rather than ignored, which would answer more. */
+const unsupported = (instead: string): ParameterRule => ({
+  description: `Deprecated in 2.2 and not taken here: any value is 400 (use ${instead})`,
+  check: () => `is deprecated in DCSA Track & Trace 2.2 and not supported here; use ${instead}`,
+  jsonSchema: {}
+})
+
 const dateParameter = (operator: DateOperator | undefined): ParameterRule => {
   const meaning = {
     gte: "at or after",
@@ -294,7 +301,10 @@ export const parameterRules = {
   sort: codeList(
     "The order, which is always eventCreatedDateTime then eventID, ascending",
     ["eventCreatedDateTime", "eventCreatedDateTime:ASC"]
-  )
+  ),
+  bookingReference: unsupported("carrierBookingReference"),
+  transportDocumentID: unsupported("transportDocumentReference"),
+  scheduleID: unsupported("transportCallID or vesselIMONumber")
 } satisfies Record<string, ParameterRule>
 
 /** A query parameter's name. */

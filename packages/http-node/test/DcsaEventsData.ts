@@ -378,5 +378,8 @@ export const badRequests: ReadonlyArray<readonly [query: string, parameter: stri
   ["vesselIMONumber=93214", "vesselIMONumber"],
   ["UNLocationCode=Rotterdam", "UNLocationCode"],
   ["sort=eventCreatedDateTime:DESC", "sort"],
+  ["bookingReference=ABC123123123", "bookingReference"],
+  ["transportDocumentID=85943567-eedb-98d3-f4ed-aed697474ed4", "transportDocumentID"],
+  ["scheduleID=9679a405-3316-42a5-8533-aba000f5689c", "scheduleID"],
   ["cursor=nonsense", "cursor"]
 ]

@@ -121,6 +121,11 @@ export const DcsaProfile = Schema.Struct({
   rate: Schema.optional(Rate),
   /** How the carrier pushes events: 2.2 event subscriptions, 3.0 `POST /events` to our consumer endpoint, or not at all. */
   push: Schema.optionalWith(Schema.Literal("none", "subscription", "consumer"), { default: () => "none" as const }),
+  /**
+   * The bearer token the carrier sends with its pushes to our consumer endpoint (`push: consumer`):
+   * `Authorization: Bearer <token>`, compared in constant time; required with that push.
+   */
+  consumer_token: Schema.optional(Schema.Redacted(NonEmpty)),
   /** How far before the high-water mark a poll asks from (default 5 minutes): events created late are not missed. */
   overlap_millis: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 300_000 }),
   /** How long a request may take, answer included (default 30 seconds). */
@@ -130,6 +135,8 @@ export const DcsaProfile = Schema.Struct({
     ? "push subscription is DCSA 2.2's: use version 2.2, or push consumer for 3.0"
     : profile.push === "consumer" && profile.version !== "3.0"
     ? "push consumer is DCSA 3.0's: use version 3.0, or push subscription for 2.2"
+    : profile.push === "consumer" && profile.consumer_token === undefined
+    ? { path: ["consumer_token"], message: "push consumer needs the token the carrier's pushes carry" }
     : undefined
 ))
 export type DcsaProfile = typeof DcsaProfile.Type

@@ -25,6 +25,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { DcsaTnt22, DcsaTnt30, TrackingSource } from "@tradeflow/core"
 import { Clock, Effect, Either, Layer, Option, Redacted } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
 import type { DcsaProfile } from "./DcsaProfile.js"
 import * as DcsaSignature from "./DcsaSignature.js"
 import * as Auth from "./internal/auth.js"
@@ -290,6 +291,10 @@ export const make = (
 
     const refused = (message: string) => new TrackingSource.PushRefused({ source, message })
 
+    /** Whether two texts are equal, compared in constant time (their SHA-256 digests). */
+    const sameSecret = (a: string, b: string): boolean =>
+      timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
+
     /** A pushed body's events, read by `decode` (as the profile's version reads them). */
     const pushed = (
       request: TrackingSource.PushedRequest,
@@ -322,9 +327,14 @@ export const make = (
       }
     )
 
-    const read = Effect.fn("DcsaSource.read")((request: TrackingSource.PushedRequest) =>
-      pushed(request, DcsaTnt30.decode)
-    )
+    const read = Effect.fn("DcsaSource.read")(function*(request: TrackingSource.PushedRequest) {
+      const token = profile.consumer_token
+      const given = /^\s*Bearer\s+(\S+)\s*$/i.exec(request.headers["authorization"] ?? "")?.[1]
+      if (token === undefined || given === undefined || !sameSecret(Redacted.value(token), given)) {
+        return yield* refused("the push does not carry the consumer token (Authorization: Bearer …)")
+      }
+      return yield* pushed(request, DcsaTnt30.decode)
+    })
 
     const push: TrackingSource.TrackingSource["push"] = profile.push === "subscription"
       ? {

@@ -144,8 +144,11 @@ export interface FakeCarrier {
   readonly subscriptions: () => ReadonlyArray<FakeSubscription>
   /** Sends each subscription's callback with its events published (since it was made) and not yet delivered. */
   readonly deliver: Effect.Effect<ReadonlyArray<Callback>>
-  /** Posts the latest 3.0 version of every event published since `since` to a consumer's `POST /events` URL. */
-  readonly pushTo: (url: string, since?: number) => Effect.Effect<Callback>
+  /**
+   * Posts the latest 3.0 version of every event published since `since` to a consumer's
+   * `POST /events` URL, with `Authorization: Bearer <token>` when a token is given.
+   */
+  readonly pushTo: (url: string, since?: number, token?: string) => Effect.Effect<Callback>
   /** Waits (in real time, without the clock) until `count` requests have arrived. */
   readonly arrived: (count: number) => Effect.Effect<void>
 }
@@ -604,11 +607,14 @@ export const make = (options: FakeCarrierOptions = {}): Effect.Effect<FakeCarrie
       return sent
     })
 
-    const pushTo = (target: string, since = -Infinity) =>
+    const pushTo = (target: string, since = -Infinity, token?: string) =>
       Effect.gen(function*() {
         const versions = latest(shipments.flatMap(released)).filter((v) => v.released_at >= since)
         const body = JSON.stringify({ events: withQuirks(versions.map(encode30), "3.0") })
-        const headers = { "api-version": "3.0.0" }
+        const headers: Record<string, string> = {
+          "api-version": "3.0.0",
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+        }
         const status = yield* post(target, body, headers)
         return { subscriptionID: "", url: target, body, headers, status }
       })

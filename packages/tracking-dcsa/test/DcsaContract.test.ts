@@ -249,7 +249,7 @@ describe.skipIf(!present)(present ? "DCSA contract: the vendored 2.2 and 3.0 doc
       const receiver = yield* Receiver.make()
       const profiles = [
         profileOf(fake, { page_size: 3, push: "subscription" }),
-        profileOf(fake, { version: "3.0", page_size: 3, push: "consumer" })
+        profileOf(fake, { version: "3.0", page_size: 3, push: "consumer", consumer_token: "contract-token" })
       ]
       const sources = yield* Effect.forEach(profiles, DcsaSource.make)
       const queries = shipments.flatMap((s) => [
@@ -274,7 +274,7 @@ describe.skipIf(!present)(present ? "DCSA contract: the vendored 2.2 and 3.0 doc
       yield* Effect.promise(() => fetch(`${fake.url}/v2/event-subscriptions/${subscription.id}`))
       yield* push.unsubscribe(subscription.id)
       yield* push.unsubscribe(subscription.id)
-      yield* fake.pushTo(receiver.url)
+      yield* fake.pushTo(receiver.url, -Infinity, "contract-token")
       for (
         const bad of [
           "/events?carrierBookingReference=BK-BASIC1&transportDocumentReference=TD-BASIC1",

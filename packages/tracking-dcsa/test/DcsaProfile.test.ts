@@ -58,6 +58,10 @@ describe("DcsaProfile", () => {
     assert.deepStrictEqual(problems({ ...minimal, push: "consumer" }), [
       ": push consumer is DCSA 3.0's: use version 3.0, or push subscription for 2.2"
     ])
+    assert.deepStrictEqual(problems({ ...minimal, version: "3.0", push: "consumer" }), [
+      "consumer_token: push consumer needs the token the carrier's pushes carry"
+    ])
+    assert.isTrue(Either.isRight(decode({ ...minimal, version: "3.0", push: "consumer", consumer_token: "t0k3n" })))
     const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
       [{ base_url: "ftp://carrier.example" }, "base_url: must be an absolute http(s) URL without query or fragment"],
       [

@@ -565,24 +565,34 @@ describe("DcsaSource: 2.2 subscriptions", () => {
 })
 
 describe("DcsaSource: 3.0 consumer push", () => {
-  it.effect("a POST /events body of the carrier read as events; a body that is not JSON refused", () =>
+  it.effect("a POST /events body of the carrier read as events; a wrong or missing token, or a body that is not JSON, refused", () =>
     run(Effect.gen(function*() {
       const { fake, source } = yield* setup({ shipments: [shipment], quirks: { malformed: true } }, {
         version: "3.0",
-        push: "consumer"
+        push: "consumer",
+        consumer_token: "consumer-token-0123"
       })
       const receiver = yield* Receiver.make(200)
       const push = source.push
       if (push?._tag !== "Consumer") return assert.fail("a consumer push")
+      yield* fake.pushTo(receiver.url, -Infinity, "consumer-token-0123")
+      yield* fake.pushTo(receiver.url, -Infinity, "consumer-token-0124")
       yield* fake.pushTo(receiver.url)
-      const got = receiver.got[0]!
+      const [got, wrong, none] = receiver.got as [Receiver.Got, Receiver.Got, Receiver.Got]
+      for (const refusedPush of [wrong, none]) {
+        const refusedRead = yield* Effect.flip(push.read({ headers: refusedPush.headers, body: refusedPush.body }))
+        assert.deepStrictEqual(
+          [refusedRead._tag, refusedRead.message],
+          ["PushRefused", "the push does not carry the consumer token (Authorization: Bearer …)"]
+        )
+      }
       const read = yield* push.read({ headers: got.headers, body: got.body })
       assert.strictEqual(
         read.events.length + read.malformed.length,
         (JSON.parse(new TextDecoder().decode(got.body)) as { events: Array<unknown> }).events.length
       )
       assert.deepStrictEqual(read.malformed.map((m) => m.index), [1])
-      const refused = yield* Effect.flip(push.read({ headers: {}, body: new TextEncoder().encode("{") }))
+      const refused = yield* Effect.flip(push.read({ headers: got.headers, body: new TextEncoder().encode("{") }))
       assert.deepStrictEqual([refused._tag, refused.message], ["PushRefused", "the body is not JSON"])
     })))
 })

@@ -178,7 +178,7 @@ export class DcsaPublisher extends Context.Tag("@tradeflow/core/DcsaPublisher")<
 // Query parameters
 
 /** How one query parameter is checked and documented. */
-interface ParameterRule {
+export interface ParameterRule {
   readonly description: string
   /** The problem of a value, undefined when it is valid. */
   readonly check: (value: string) => string | undefined

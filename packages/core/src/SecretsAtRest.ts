@@ -150,7 +150,10 @@ const subscriptionPlace = (s: StoredSubscription) => `subscription:${s.source}:$
 const openSubscription = (cipher: Cipher, s: StoredSubscription, operation: string) =>
   isEncrypted(s.secret)
     ? Effect.map(
-      Effect.mapError(cipher.decrypt(s.secret, subscriptionPlace(s)), (cause) => new StorageError({ operation, cause })),
+      Effect.mapError(
+        cipher.decrypt(s.secret, subscriptionPlace(s)),
+        (cause) => new StorageError({ operation, cause })
+      ),
       (secret) => ({ ...s, secret })
     )
     : Effect.succeed(s)
@@ -169,11 +172,15 @@ const sealedTracking = (cipher: Cipher, tracking: TrackingStore["Type"]): Tracki
         ? Effect.map(openSubscription(cipher, found.value, "TrackingStore.subscription"), Option.some)
         : Effect.succeed(Option.none())),
   subscriptionsOf: (organisationId, reference) =>
-    Effect.flatMap(tracking.subscriptionsOf(organisationId, reference), (all) =>
-      Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.subscriptionsOf"))),
+    Effect.flatMap(
+      tracking.subscriptionsOf(organisationId, reference),
+      (all) => Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.subscriptionsOf"))
+    ),
   staleSubscriptions: (limit) =>
-    Effect.flatMap(tracking.staleSubscriptions(limit), (all) =>
-      Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.staleSubscriptions")))
+    Effect.flatMap(
+      tracking.staleSubscriptions(limit),
+      (all) => Effect.forEach(all, (s) => openSubscription(cipher, s, "TrackingStore.staleSubscriptions"))
+    )
 })
 
 const openSetting = (cipher: Cipher, name: string, stored: string, operation: string) =>

@@ -3,8 +3,9 @@
  * `{ "sources": [ { … }, … ] }` of DCSA profiles (`DcsaProfile` of `@tradeflow/tracking-dcsa`),
  * where secrets are not written but named: `auth` is `{ "type": "none" }`,
  * `{ "type": "api-key", "header", "value_env" }` or
- * `{ "type": "oauth2", "token_url", "client_id", "client_secret_env" }`, and the server reads the
- * secret from the environment variable the file names. Each source needs `id`, `version`,
+ * `{ "type": "oauth2", "token_url", "client_id", "client_secret_env" }`, and `consumer_token_env`
+ * names the token a `push: "consumer"` carrier sends; the server reads each secret from the
+ * environment variable the file names. Each source needs `id`, `version`,
  * `base_url` and at least one of `carriers` / `container_prefixes`; everything else has the
  * defaults `docs/tracking.md` lists. Any mistake stops the start with a message naming the file,
  * the source and the field; a secret is never part of a message.
@@ -33,7 +34,7 @@ const FileAuth = Schema.Union(
   })
 )
 
-const FileSource = Schema.Struct({ auth: Schema.optional(FileAuth) }, {
+const FileSource = Schema.Struct({ auth: Schema.optional(FileAuth), consumer_token_env: Schema.optional(EnvName) }, {
   key: Schema.String,
   value: Schema.Unknown
 }).pipe(Schema.filter((source) =>
@@ -96,7 +97,11 @@ export const parse = (
             ...(auth.client_authentication === undefined ? {} : { client_authentication: auth.client_authentication })
           }
         }
-      const profile = yield* DcsaProfile.decode(withSecrets).pipe(Effect.mapError((error) => issues(error, [at])))
+      const { consumer_token_env, ...rest } = withSecrets
+      const withToken = consumer_token_env === undefined
+        ? rest
+        : { ...rest, consumer_token: Redacted.value(yield* secret(consumer_token_env)) }
+      const profile = yield* DcsaProfile.decode(withToken).pipe(Effect.mapError((error) => issues(error, [at])))
       if (ids.has(profile.id)) return yield* Effect.fail(`${at}.id: ${JSON.stringify(profile.id)} is used twice`)
       ids.add(profile.id)
       profiles.push(profile)

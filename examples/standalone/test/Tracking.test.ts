@@ -221,4 +221,73 @@ describe("tracking through the standalone server", () => {
       }).pipe(Effect.scoped),
     { timeout: 120_000 }
   )
+
+  it.live(
+    "a DCSA 3.0 carrier that pushes to our consumer endpoint: its pushes become messages, one without the token is refused",
+    () =>
+      Effect.gen(function*() {
+        const dir = mkdtempSync(join(tmpdir(), "tracking-consumer-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const now = Date.now()
+        const carrier = yield* FakeCarrier.make({
+          shipments: [{
+            booking: "BKG-30-1",
+            containers: [container],
+            departure: now - 2 * day,
+            arrival: now + 20 * day
+          }]
+        })
+        const sources = join(dir, "sources.json")
+        writeFileSync(
+          sources,
+          JSON.stringify({
+            sources: [{
+              id: "three",
+              version: "3.0",
+              base_url: carrier.url,
+              carriers: ["MAEU"],
+              push: "consumer",
+              consumer_token_env: "THREE_PUSH_TOKEN"
+            }]
+          })
+        )
+        const server = yield* Effect.promise(() =>
+          start(join(dir, "consumer.sqlite"), {
+            TRACKING_SOURCES_FILE: sources,
+            THREE_PUSH_TOKEN: "three-push-token-0123",
+            TRACKING_INTERVAL_MILLIS: "500",
+            PRODUCTION_HOSTS: "127.0.0.1",
+            UAT_HOSTS: "uat.localhost"
+          })
+        )
+        yield* Effect.addFinalizer(() => Effect.promise(() => kill(server)))
+        const { key } = yield* Effect.promise(() => productionKey(server))
+        yield* Effect.promise(() =>
+          call(server, "POST", "/downstream/tradeflows", {
+            tradeflow_reference: "THREE-1",
+            container_reference: container,
+            carrier_scac: "MAEU"
+          }, { authorization: key })
+        )
+        const polled = yield* Effect.promise(() => until(server, key, (ms) => milestones(ms).includes("AE actual")))
+        const since = Date.now()
+        yield* carrier.addShipment({
+          booking: "BKG-30-2",
+          containers: [container],
+          departure: now + 5 * day,
+          arrival: now + 30 * day
+        })
+        const consumer = `${server.base}/tracking/sources/three/events`
+        const anonymous = yield* carrier.pushTo(consumer, since)
+        assert.strictEqual(anonymous.status, 401)
+        yield* Effect.sleep("1 second")
+        assert.strictEqual((yield* Effect.promise(() => upstream(server, key))).length, polled.length)
+        const pushed = yield* carrier.pushTo(consumer, since, "three-push-token-0123")
+        assert.strictEqual(pushed.status, 200)
+        const after = yield* Effect.promise(() => until(server, key, (ms) => ms.length > polled.length, 10))
+        assert.isAbove(milestones(after).length, milestones(polled).length)
+        assert.strictEqual(new Set(after.map((m) => m.hash)).size, after.length)
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
 })

@@ -839,4 +839,52 @@ describe("Tracker", () => {
         service
       )
     }))
+
+  it.effect("a consumer push is queued for every tradeflow of every organisation whose target it concerns; unknown events are reported, unauthenticated pushes store nothing", () =>
+    Effect.gen(function*() {
+      const push: TrackingSource.ConsumerPush = {
+        _tag: "Consumer",
+        read: (request) =>
+          request.headers["authorization"] === "Bearer tok"
+            ? Effect.succeed({
+              events: JSON.parse(new TextDecoder().decode(request.body)) as Array<TrackingEvent>,
+              malformed: [{ index: 2, event_id: null, message: "/2/eventDateTime: not a date" }]
+            })
+            : Effect.fail(new TrackingSource.PushRefused({ source: "maersk", message: "no token" }))
+      }
+      yield* withService(() =>
+        Effect.gen(function*() {
+          yield* submit([record()])
+          yield* submit([record({ tradeflow_reference: "OTHER-ORG" })], "org-uat", "uat")
+          yield* submit([record({ tradeflow_reference: "STOPPED", container_reference: container2 })])
+          yield* drain
+          yield* submit([record({ tradeflow_reference: "STOPPED", container_reference: container2, active: false })])
+          yield* drain
+          const pushed = TrackingPush.TrackingPush
+          const body = new TextEncoder().encode(JSON.stringify([
+            event({ event_id: "load", updated_at: now0, event_date: now0 - hour }),
+            event({ event_id: "elsewhere", updated_at: now0, container_reference: "TGHU1234566" }),
+            event({ event_id: "stopped", updated_at: now0, container_reference: container2 })
+          ]))
+          const refused = yield* Effect.flip(Effect.flatMap(pushed, (p) => p.consume("maersk", { headers: {}, body })))
+          assert.strictEqual(refused._tag, "PushRefused")
+          assert.deepStrictEqual(yield* Effect.flatMap(JobQueue, (q) => q.pending(10)), [])
+          const answer = yield* Effect.flatMap(pushed, (p) =>
+            p.consume("maersk", { headers: { authorization: "Bearer tok" }, body }))
+          assert.deepStrictEqual(answer.feedbackElements, [
+            { severity: "ERROR", message: "/2/eventDateTime: not a date", propertyPath: "$.events[2]" },
+            { severity: "WARN", message: "no tracked target concerns event elsewhere" },
+            { severity: "WARN", message: "no tracked target concerns event stopped" }
+          ])
+          yield* drain
+          assert.strictEqual(
+            (yield* seen()).filter((m) =>
+              m.startsWith("CM AE")
+            ).length,
+            1
+          )
+          assert.strictEqual((yield* seen("org-uat")).filter((m) => m.startsWith("CM AE")).length, 1)
+          assert.deepStrictEqual((yield* stored("STOPPED")).events, [])
+        }), { push })
+    }))
 })

@@ -298,9 +298,10 @@ export class HealthGroup extends HttpApiGroup.make("health")
 {}
 
 /**
- * What tracking sources push (issue 15): the callback of DCSA 2.2 event subscriptions. Host-independent
- * and without an API key: a callback is authenticated by its `Notification-Signature`, the HMAC of
- * its body under the subscription's secret.
+ * What tracking sources push (issue 15): the callback of DCSA 2.2 event subscriptions, and the
+ * consumer endpoint of DCSA 3.0 carriers. Host-independent and without an API key: a callback is
+ * authenticated by its `Notification-Signature` (the HMAC of its body under the subscription's
+ * secret), a consumer push by its source's token.
  */
 export class TrackingGroup extends HttpApiGroup.make("tracking")
   .add(
@@ -321,6 +322,37 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
           "secret (Notification-Signature: sha256=<hex HMAC-SHA256 of the raw body>) and naming it (Subscription-ID). " +
           "Its events are stored before the 204; an unsigned or forged callback, or one naming a subscription the " +
           "service does not hold, is 401 and stores nothing"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("consumerEvents", "/tracking/sources/:source/events")
+      .setPath(Schema.Struct({
+        source: Schema.String.annotations({ description: "The tracking source's id, as configured" })
+      }))
+      .setPayload(
+        Schema.Struct({ events: Schema.Array(Schema.Unknown) }).annotations({
+          description: "DCSA Track & Trace 3.0 events (PostEventsRequest), as the carrier pushes them"
+        })
+      )
+      .addSuccess(
+        Schema.Struct({
+          feedbackElements: Schema.Array(Schema.Struct({
+            severity: Schema.Literal("ERROR", "WARN", "INFO"),
+            message: Schema.String,
+            propertyPath: Schema.optional(Schema.String)
+          }))
+        }).annotations({
+          description: "DCSA's PostEventsResponse: an ERROR for each event that could not be read, a WARN for each " +
+            "event no tracked target concerns"
+        })
+      )
+      .addError(Unauthorized)
+      .annotate(
+        OpenApi.Description,
+        "The consumer endpoint of a DCSA 3.0 carrier (push consumer): authenticated by the source's token " +
+          "(Authorization: Bearer <token>); each event is stored, before the answer, for every tradeflow whose " +
+          "target of that source it concerns (its container, bookings or bills of lading), in every organisation. " +
+          "A push without the token is 401 and stores nothing"
       )
   )
   .addError(BadRequest)

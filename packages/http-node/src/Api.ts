@@ -310,7 +310,9 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
         source: Schema.String.annotations({ description: "The tracking source's id, as configured" })
       }))
       .setPayload(
-        Schema.Array(Schema.Unknown).annotations({
+        Schema.Array(
+          Schema.Unknown.annotations({ jsonSchema: { type: "object", description: "A DCSA Track & Trace 2.2 event" } })
+        ).annotations({
           description: "DCSA Track & Trace 2.2 events, as the carrier's subscription sends them"
         })
       )
@@ -330,7 +332,13 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
         source: Schema.String.annotations({ description: "The tracking source's id, as configured" })
       }))
       .setPayload(
-        Schema.Struct({ events: Schema.Array(Schema.Unknown) }).annotations({
+        Schema.Struct({
+          events: Schema.Array(
+            Schema.Unknown.annotations({
+              jsonSchema: { type: "object", description: "A DCSA Track & Trace 3.0 event" }
+            })
+          )
+        }).annotations({
           description: "DCSA Track & Trace 3.0 events (PostEventsRequest), as the carrier pushes them"
         })
       )

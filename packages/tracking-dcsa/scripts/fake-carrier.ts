@@ -7,7 +7,7 @@
  */
 import { Effect, Fiber, Schedule } from "effect"
 import { parseArgs } from "node:util"
-import * as FakeCarrier from "./FakeCarrier.js"
+import * as FakeCarrier from "../test-kit/FakeCarrier.js"
 
 const help = `npm run fake-carrier -- [options]
 

@@ -840,6 +840,32 @@ export const makeMemory = Effect.gen(function*() {
       ),
     removeSubscription: (source, subscriptionId) =>
       Effect.sync(() => void subscriptions.delete(JSON.stringify([source, subscriptionId]))),
+    targetsAbout: (source, references) =>
+      Effect.sync(() => {
+        const asked = {
+          equipment: new Set(references.equipment),
+          booking: new Set(references.booking),
+          bill_of_lading: new Set(references.bill_of_lading)
+        }
+        const about = (kind: keyof typeof asked, value: string | undefined) =>
+          value !== undefined && asked[kind].has(value)
+        return [...targets.values()]
+          .filter((t) =>
+            t.source === source &&
+            (about("equipment", t.query.equipment) || about("booking", t.query.booking) ||
+              about("bill_of_lading", t.query.bill_of_lading))
+          )
+          .map((t) => ({
+            organisation_id: t.organisation_id,
+            tradeflow_reference: t.tradeflow_reference,
+            target_id: t.target_id,
+            source: t.source,
+            query: t.query,
+            high_water: t.high_water,
+            next_check_at: t.next_check_at ?? 0,
+            stopped: t.next_check_at === null
+          }))
+      }),
     rawEvents: (organisationId, reference, limit) =>
       Effect.sync(() =>
         [...rawEvents.get(tfKey(organisationId, reference)) ?? []].sort((a, b) => a.received_at - b.received_at)

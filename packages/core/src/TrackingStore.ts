@@ -90,6 +90,22 @@ export class TrackingStore extends Context.Tag("@tradeflow/core/TrackingStore")<
   readonly staleSubscriptions: (limit: number) => Effect.Effect<ReadonlyArray<StoredSubscription>, StorageError>
   /** Forgets a subscription; one not kept is no failure. */
   readonly removeSubscription: (source: string, subscriptionId: string) => Effect.Effect<void, StorageError>
+  /**
+   * The targets of `source` (of every organisation, stopped ones included) that ask about any of
+   * these references: a container (`equipment`), a booking or a bill of lading; each once. A
+   * reference matches a target asking about the same kind of reference with the same text (exact,
+   * case included); a target asking about a combination (`booking+equipment`) is found by either.
+   * In no particular order. `stopped` is true when the target has no next check; a stopped target's
+   * `next_check_at` is then 0 (it has none), any other's is its next check, as `claim` would answer it.
+   */
+  readonly targetsAbout: (
+    source: string,
+    references: {
+      readonly equipment: ReadonlyArray<string>
+      readonly booking: ReadonlyArray<string>
+      readonly bill_of_lading: ReadonlyArray<string>
+    }
+  ) => Effect.Effect<ReadonlyArray<DueTarget & { readonly stopped: boolean }>, StorageError>
   /** The raw events kept for a tradeflow, oldest received first, at most `limit`. */
   readonly rawEvents: (
     organisationId: string,

@@ -16,6 +16,7 @@ import { describe, expect, type Vitest } from "@effect/vitest"
 import { Effect, FastCheck as fc, Option } from "effect"
 import { JobQueue } from "../src/JobQueue.js"
 import type { Storage } from "../src/Storage.js"
+import { type QueryKind, queryKinds, type TargetQuery } from "../src/TrackingSource.js"
 import { type DueTarget, type RawEvent, type StoredSubscription, TrackingStore } from "../src/TrackingStore.js"
 import * as TrackingTarget from "../src/TrackingTarget.js"
 import type { Tradeflow } from "../src/Tradeflow.js"
@@ -215,6 +216,157 @@ const freshStale = Effect.gen(function*() {
   expect(yield* tracking.staleSubscriptions(1_000_000)).toEqual([])
 })
 
+/** A target of `source` asking `kind` about these references (next checked at 1e15, far from every test's window). */
+const makeKindTarget = (source: string, kind: QueryKind, query: TargetQuery): TrackingTarget.TrackingTarget =>
+  TrackingTarget.make(source, kind, query, 1e15)
+
+/** What `targetsAbout` answers for a target of a tradeflow. */
+const aboutOf = (
+  organisation_id: string,
+  tradeflow_reference: string,
+  target: TrackingTarget.TrackingTarget
+): DueTarget & { readonly stopped: boolean } => ({
+  organisation_id,
+  tradeflow_reference,
+  target_id: target.id,
+  source: target.source,
+  query: TrackingTarget.queryOf(target),
+  high_water: target.high_water,
+  next_check_at: target.next_check_at ?? 0,
+  stopped: target.next_check_at === null
+})
+
+/** Found targets in one order, by organisation, tradeflow and target (the port gives `targetsAbout` none). */
+const byTarget = (found: ReadonlyArray<DueTarget>) => {
+  const key = (t: DueTarget) => JSON.stringify([t.organisation_id, t.tradeflow_reference, t.target_id])
+  return [...found].sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
+}
+
+/** `targetsAbout` of these references (the kinds not given: none), in {@link byTarget} order. */
+const about = (
+  source: string,
+  references: {
+    readonly equipment?: ReadonlyArray<string>
+    readonly booking?: ReadonlyArray<string>
+    readonly bill_of_lading?: ReadonlyArray<string>
+  }
+) =>
+  Effect.flatMap(TrackingStore, (tracking) =>
+    Effect.map(
+      tracking.targetsAbout(source, {
+        equipment: references.equipment ?? [],
+        booking: references.booking ?? [],
+        bill_of_lading: references.bill_of_lading ?? []
+      }),
+      byTarget
+    ))
+
+/**
+ * Rows of the target index as the SQL adapters wrote them before the references had columns of their
+ * own (the query alone; one reference holds a lone surrogate), what `targetsAbout` answers for some
+ * references after the upgrade, and what it should: their upgrade tests insert the rows before the
+ * migration that adds the columns, and ask after it.
+ */
+export const targetsIndexedBefore = (organisation_id: string) => {
+  const [equipment, both, stopped] = [
+    makeTarget("carrier-a", "MSCU1234565", 1e15, { high_water: 7 }),
+    makeKindTarget("carrier-a", "booking+equipment", { booking: "BK-1", equipment: "TGHU0000001" }),
+    TrackingTarget.stop(makeKindTarget("carrier-a", "bill_of_lading", { bill_of_lading: "BL-\uD800" }), "not_found")
+  ] as const
+  const asked = [
+    { equipment: ["MSCU1234565"] },
+    { booking: ["BK-1"] },
+    { equipment: ["TGHU0000001"] },
+    { bill_of_lading: ["BL-\uD800"] },
+    { equipment: ["BK-1"], booking: ["MSCU1234565", "TGHU0000001"] }
+  ]
+  return {
+    rows: [equipment, both, stopped].map((t) => ({
+      organisation_id,
+      tradeflow_reference: "TF-old",
+      target_id: t.id,
+      source: t.source,
+      query: JSON.stringify(TrackingTarget.queryOf(t)),
+      high_water: t.high_water,
+      next_check_at: t.next_check_at
+    })),
+    answers: Effect.forEach(asked, (references) => about("carrier-a", references)),
+    expected: [
+      [{ ...aboutOf(organisation_id, "TF-old", equipment), high_water: 7 }],
+      [aboutOf(organisation_id, "TF-old", both)],
+      [aboutOf(organisation_id, "TF-old", both)],
+      [{ ...aboutOf(organisation_id, "TF-old", stopped), next_check_at: 0, stopped: true }],
+      []
+    ]
+  }
+}
+
+/** The references of each kind a query kind asks about. */
+const kindReferences: Record<QueryKind, ReadonlyArray<keyof TargetQuery>> = {
+  equipment: ["equipment"],
+  booking: ["booking"],
+  bill_of_lading: ["bill_of_lading"],
+  "booking+equipment": ["booking", "equipment"],
+  "bill_of_lading+equipment": ["bill_of_lading", "equipment"]
+}
+
+type AboutOp =
+  | {
+    readonly _tag: "Upsert"
+    readonly org: number
+    readonly ref: number
+    readonly targets: ReadonlyArray<{
+      readonly kind: QueryKind
+      readonly source: string
+      readonly references: TargetQuery
+      readonly stopped: boolean
+    }>
+  }
+  | { readonly _tag: "Delete"; readonly org: number; readonly ref: number }
+
+/** One of three references of each kind (a test prefixes them with its own run). */
+const arbitraryReferences: fc.Arbitrary<Required<TargetQuery>> = fc.record({
+  equipment: fc.constantFrom("E0", "E1", "E2"),
+  booking: fc.constantFrom("B0", "B1", "B2"),
+  bill_of_lading: fc.constantFrom("L0", "L1", "L2")
+})
+
+const arbitraryAboutOp: fc.Arbitrary<AboutOp> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      _tag: fc.constant("Upsert" as const),
+      org: fc.integer({ min: 0, max: 1 }),
+      ref: fc.integer({ min: 0, max: 1 }),
+      targets: fc.array(
+        fc.record({
+          kind: fc.constantFrom(...queryKinds),
+          source: fc.constantFrom("carrier-a", "carrier-b"),
+          references: arbitraryReferences,
+          stopped: fc.boolean()
+        }),
+        { maxLength: 5 }
+      )
+    }),
+    weight: 4
+  },
+  {
+    arbitrary: fc.record({
+      _tag: fc.constant("Delete" as const),
+      org: fc.integer({ min: 0, max: 1 }),
+      ref: fc.integer({ min: 0, max: 1 })
+    }),
+    weight: 1
+  }
+)
+
+/** What `targetsAbout` is asked in the property: some references of each kind, of one source. */
+const arbitraryAsked = fc.record({
+  source: fc.constantFrom("carrier-a", "carrier-b"),
+  equipment: fc.subarray(["E0", "E1", "E2", "B0"]),
+  booking: fc.subarray(["B0", "B1", "B2", "L0"]),
+  bill_of_lading: fc.subarray(["L0", "L1", "L2", "E0"])
+})
+
 type Op =
   | { readonly _tag: "Upsert"; readonly org: number; readonly ref: number; readonly targets: ReadonlyArray<TargetOp> }
   | { readonly _tag: "Delete"; readonly org: number; readonly ref: number }
@@ -410,6 +562,192 @@ export const trackingContract = (
               expect(d.query).toEqual({ equipment: d.target_id.split("\"")[1] })
             }
           }
+        }
+      }), { fastCheck: { numRuns: options.numRuns } })
+  })
+
+  describe("tracking: targets about references", () => {
+    it.effect("targetsAbout: the targets of the source asking about a container, a booking or a bill of lading, of every organisation, stopped ones flagged, each once", () =>
+      Effect.gen(function*() {
+        const [a, b] = [freshId("org-a"), freshId("org-b")]
+        const run = freshId("ref")
+        const [eq1, eq2, eq3, bk1, bk2, bl1, bl2] = ["EQ1", "EQ2", "EQ3", "BK1", "BK2", "BL1", "BL2"]
+          .map((r) => `${run}-${r}`) as [string, string, string, string, string, string, string]
+        const byEquipment = makeTarget("carrier-a", eq1, 1e15, { high_water: 5 })
+        const byBooking = makeKindTarget("carrier-a", "booking", { booking: bk1 })
+        const byBoth = makeKindTarget("carrier-a", "booking+equipment", { booking: bk2, equipment: eq2 })
+        const stopped = TrackingTarget.stop(makeTarget("carrier-a", eq3, 1e15, { high_water: 9 }), "not_found")
+        const ofOtherSource = makeTarget("carrier-b", eq1, 1e15)
+        const byBillAndEquipment = makeKindTarget("carrier-a", "bill_of_lading+equipment", {
+          bill_of_lading: bl2,
+          equipment: eq1
+        })
+        const otherOrg = makeTarget("carrier-a", eq1, 2e15)
+        const byBill = makeKindTarget("carrier-a", "bill_of_lading", { bill_of_lading: bl1 })
+        yield* commitTo(a, {
+          upserts: [
+            makeTracked(a, "TF-1", [byEquipment, byBooking, byBoth, stopped]),
+            makeTracked(a, "TF-2", [byBillAndEquipment]),
+            makeTracked(a, "TF-3", [ofOtherSource]),
+            makeTradeflow(a, "TF-plain", [eq1])
+          ]
+        })
+        yield* commitTo(b, { upserts: [makeTracked(b, "TF-1", [otherOrg, byBill])] })
+
+        expect(yield* about("carrier-a", { equipment: [eq1] })).toEqual(byTarget([
+          aboutOf(a, "TF-1", byEquipment),
+          aboutOf(a, "TF-2", byBillAndEquipment),
+          aboutOf(b, "TF-1", otherOrg)
+        ]))
+        expect(yield* about("carrier-b", { equipment: [eq1] })).toEqual([aboutOf(a, "TF-3", ofOtherSource)])
+        expect(yield* about("carrier-c", { equipment: [eq1], booking: [bk1], bill_of_lading: [bl1] })).toEqual([])
+        expect(yield* about("carrier-a", { booking: [bk1] })).toEqual([aboutOf(a, "TF-1", byBooking)])
+        expect(yield* about("carrier-a", { booking: [bk2] })).toEqual([aboutOf(a, "TF-1", byBoth)])
+        expect(yield* about("carrier-a", { equipment: [eq2] })).toEqual([aboutOf(a, "TF-1", byBoth)])
+        expect(yield* about("carrier-a", { equipment: [eq2, eq2], booking: [bk2] })).toEqual([
+          aboutOf(a, "TF-1", byBoth)
+        ])
+        expect(yield* about("carrier-a", { bill_of_lading: [bl1] })).toEqual([aboutOf(b, "TF-1", byBill)])
+        expect(yield* about("carrier-a", { bill_of_lading: [bl2], equipment: [eq1] })).toEqual(byTarget([
+          aboutOf(a, "TF-1", byEquipment),
+          aboutOf(a, "TF-2", byBillAndEquipment),
+          aboutOf(b, "TF-1", otherOrg)
+        ]))
+        expect(yield* about("carrier-a", { equipment: [eq3] })).toEqual([
+          { ...aboutOf(a, "TF-1", stopped), next_check_at: 0, stopped: true, high_water: 9 }
+        ])
+        expect(yield* about("carrier-a", { equipment: [eq1] })).toContainEqual({
+          ...aboutOf(a, "TF-1", byEquipment),
+          next_check_at: 1e15,
+          stopped: false,
+          high_water: 5
+        })
+        // a reference of one kind does not find a target asking about another kind with the same text
+        expect(yield* about("carrier-a", { booking: [eq1, eq2], bill_of_lading: [bk1, eq3], equipment: [bl1, bk2] }))
+          .toEqual([])
+        expect(yield* about("carrier-a", {})).toEqual([])
+        expect(
+          yield* about("carrier-a", {
+            equipment: [eq1, eq2, eq3, `${run}-unknown`],
+            booking: [bk1, bk2],
+            bill_of_lading: [bl1, bl2]
+          })
+        ).toEqual(byTarget([
+          aboutOf(a, "TF-1", byEquipment),
+          aboutOf(a, "TF-1", byBooking),
+          aboutOf(a, "TF-1", byBoth),
+          aboutOf(a, "TF-1", stopped),
+          aboutOf(a, "TF-2", byBillAndEquipment),
+          aboutOf(b, "TF-1", otherOrg),
+          aboutOf(b, "TF-1", byBill)
+        ]))
+      }))
+
+    it.effect("targetsAbout follows the documents: a target stopped, dropped, or gone with a hard delete; long lists find each target once; a lone surrogate is found", () =>
+      Effect.gen(function*() {
+        const org = freshId("org")
+        const run = freshId("ref")
+        const byEquipment = makeTarget("carrier-a", `${run}-EQ1`, 1e15)
+        const byBooking = makeKindTarget("carrier-a", "booking", { booking: `${run}-BK1` })
+        const byBoth = makeKindTarget("carrier-a", "booking+equipment", {
+          booking: `${run}-BK2`,
+          equipment: `${run}-EQ2`
+        })
+        const surrogate = makeKindTarget("carrier-a", "bill_of_lading", { bill_of_lading: `${run}-BL\uDC00` })
+        const deleted = makeTarget("carrier-a", `${run}-EQ1`, 1e15)
+        yield* commitTo(org, {
+          upserts: [
+            makeTracked(org, "TF-1", [byEquipment, byBooking, byBoth]),
+            makeTracked(org, "TF-2", [deleted]),
+            makeTracked(org, "TF-3", [surrogate])
+          ]
+        })
+        expect(yield* about("carrier-a", { bill_of_lading: [`${run}-BL\uDC00`] })).toEqual([
+          aboutOf(org, "TF-3", surrogate)
+        ])
+        const everything = {
+          equipment: [`${run}-EQ1`, `${run}-EQ2`],
+          booking: [`${run}-BK1`, `${run}-BK2`]
+        }
+        expect(yield* about("carrier-a", everything)).toEqual(byTarget([
+          aboutOf(org, "TF-1", byEquipment),
+          aboutOf(org, "TF-1", byBooking),
+          aboutOf(org, "TF-1", byBoth),
+          aboutOf(org, "TF-2", deleted)
+        ]))
+
+        const stopped = TrackingTarget.stop({ ...byEquipment, high_water: 3 }, "deactivated")
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [stopped, byBoth])] })
+        expect(yield* about("carrier-a", { booking: [`${run}-BK1`] })).toEqual([])
+        expect(yield* about("carrier-a", everything)).toEqual(byTarget([
+          { ...aboutOf(org, "TF-1", byEquipment), high_water: 3, next_check_at: 0, stopped: true },
+          aboutOf(org, "TF-1", byBoth),
+          aboutOf(org, "TF-2", deleted)
+        ]))
+
+        yield* commitTo(org, { deletes: ["TF-2"] })
+        expect(yield* about("carrier-a", everything)).toEqual(byTarget([
+          aboutOf(org, "TF-1", stopped),
+          aboutOf(org, "TF-1", byBoth)
+        ]))
+
+        // thousands of references, the two of one target far apart in the asked lists
+        const unknown = (kind: string) => Array.from({ length: 1_500 }, (_, i) => `${run}-${kind}-unknown-${i}`)
+        expect(
+          yield* about("carrier-a", {
+            equipment: [`${run}-EQ2`, ...unknown("EQ"), `${run}-EQ1`],
+            booking: [...unknown("BK"), `${run}-BK2`],
+            bill_of_lading: unknown("BL")
+          })
+        ).toEqual(byTarget([aboutOf(org, "TF-1", stopped), aboutOf(org, "TF-1", byBoth)]))
+
+        yield* commitTo(org, { upserts: [makeTracked(org, "TF-1", [])] })
+        expect(yield* about("carrier-a", everything)).toEqual([])
+      }))
+
+    it.effect.prop("targetsAbout: after any commits and hard deletes, any references find what the documents hold", [
+      fc.array(arbitraryAboutOp, { maxLength: 8 }),
+      fc.array(arbitraryAsked, { minLength: 1, maxLength: 4 })
+    ], ([ops, asked]) =>
+      Effect.gen(function*() {
+        const run = freshId("run")
+        const orgs = [0, 1].map((i) => `${run}-org${i}`)
+        const named = (r: string) => `${run}-${r}`
+        const documents = new Map<string, Tradeflow>()
+        for (const op of ops) {
+          const org = orgs[op.org]!
+          const reference = `TF-${op.ref}`
+          if (op._tag === "Delete") {
+            yield* commitTo(org, { deletes: [reference] })
+            documents.delete(JSON.stringify([org, reference]))
+            continue
+          }
+          const targets = new Map<string, TrackingTarget.TrackingTarget>()
+          for (const t of op.targets) {
+            const query = Object.fromEntries(kindReferences[t.kind].map((k) => [k, named(t.references[k]!)]))
+            const target = makeKindTarget(t.source, t.kind, query)
+            targets.set(target.id, t.stopped ? TrackingTarget.stop(target, "not_found") : target)
+          }
+          const t = makeTracked(org, reference, [...targets.values()])
+          yield* commitTo(org, { upserts: [t] })
+          documents.set(JSON.stringify([org, reference]), t)
+        }
+        for (const { source, ...references } of asked) {
+          const wanted = {
+            equipment: references.equipment.map(named),
+            booking: references.booking.map(named),
+            bill_of_lading: references.bill_of_lading.map(named)
+          }
+          const expected = [...documents.values()].flatMap((t) =>
+            (t.tracking?.targets ?? []).filter((target) =>
+              target.source === source &&
+              (["equipment", "booking", "bill_of_lading"] as const).some((k) => {
+                const value = target[k]
+                return value !== undefined && wanted[k].includes(value)
+              })
+            ).map((target) => aboutOf(t.organisation_id, t.reference, target))
+          )
+          expect(yield* about(source, wanted)).toEqual(byTarget(expected))
         }
       }), { fastCheck: { numRuns: options.numRuns } })
   })

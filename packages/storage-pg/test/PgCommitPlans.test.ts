@@ -7,13 +7,15 @@
  * alone it reads every row of the organisation, which grows with the organisation. A claim of tracked
  * targets searches the due index and leases by primary key, without statistics and with them. A
  * subscription is reached by its key or its tradeflow, and the stale search walks the subscriptions
- * oldest first and probes each target by its key, without statistics and with them. The statements
+ * oldest first and probes each target by its key, without statistics and with them. The targets
+ * about references search the partial index of each kind of reference by source and reference,
+ * without statistics and with them. The statements
  * are the ones the adapter really sends, captured at the driver, and planned as the tables are (no
  * ANALYZE, unless said).
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { type Job, JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
+import { type Job, JobQueue, TrackingStore, TrackingTarget, TradeflowStore } from "@tradeflow/core"
 import {
   commitOf,
   makeMessage,
@@ -238,5 +240,68 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
         .toHaveLength(1)
       expect(plans[2]!.filter((n) => n["Relation Name"] !== undefined)).toHaveLength(2)
       expect(by(plans[3]!, "tracking_subscriptions_pkey", ["source", "subscription_id"])).toHaveLength(1)
+    }))
+})
+
+/** A schema of its own, so that tracking_targets has no statistics until the test analyzes it. */
+layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("PostgreSQL target search plans", (it) => {
+  it.effect("the targets about references search the index of each kind by source and reference, with statistics or without", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const tracking = yield* TrackingStore.TrackingStore
+      const kinds = ["equipment", "booking", "bill_of_lading"] as const
+      for (const organisation_id of ["org-about-plans-a", "org-about-plans-b"]) {
+        expect(
+          yield* commitTo(organisation_id, {
+            upserts: Array.from({ length: 1_000 }, (_, i) =>
+              makeTracked(organisation_id, `TF-${i}`, [
+                makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i),
+                TrackingTarget.make(
+                  "carrier-a",
+                  "booking+equipment",
+                  { booking: `BK${i}`, equipment: `TGHU${i}` },
+                  1e15
+                ),
+                TrackingTarget.make("carrier-b", "bill_of_lading", { bill_of_lading: `BL${i}` }, 1e15)
+              ]))
+          })
+        ).toBe(true)
+      }
+      const statements = yield* captured(Effect.all([
+        tracking.targetsAbout("carrier-a", {
+          equipment: ["MSCU1", "TGHU2"],
+          booking: ["BK3"],
+          bill_of_lading: ["BL4"]
+        }),
+        ...kinds.map((kind) =>
+          tracking.targetsAbout("carrier-a", { equipment: [], booking: [], bill_of_lading: [], [kind]: ["X1", "X2"] })
+        )
+      ]))
+      const sent = statements.filter((s) => /^SELECT .* FROM tracking_targets WHERE source = /.test(s.text))
+      expect(sent).toHaveLength(4)
+      /** The kind indexes a plan searches by source and reference, and whatever else it does to tracking_targets. */
+      const reads = (plan: ReadonlyArray<PlanNode>) => {
+        const byReference = (n: PlanNode) =>
+          kinds.some((kind) =>
+            n["Index Name"] === `tracking_targets_${kind}` &&
+            ["source = ", `${kind} = `].every((c) => (n["Index Cond"] ?? "").includes(c))
+          )
+        return {
+          searched: plan.filter(byReference).map((n) => n["Index Name"]),
+          other: plan.filter((n) =>
+            n["Index Name"] === undefined
+              ? n["Relation Name"] === "tracking_targets" && n["Node Type"] !== "Bitmap Heap Scan"
+              : !byReference(n)
+          ).map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""} ${n["Index Name"] ?? ""}`)
+        }
+      }
+      const expected = [kinds, ...kinds.map((kind) => [kind])].map((searched) => ({
+        searched: searched.map((kind) => `tracking_targets_${kind}`),
+        other: []
+      }))
+      const explain = Effect.forEach(sent, (s) => Effect.map(planOf(s.text, s.values), (plan) => reads(nodes(plan))))
+      expect(yield* explain).toEqual(expected)
+      yield* sql`ANALYZE tracking_targets`
+      expect(yield* explain).toEqual(expected)
     }))
 })

@@ -6,6 +6,7 @@ import {
   type MessageStore,
   Storage,
   type StoredMessage,
+  TrackingStore,
   type Tradeflow,
   type TradeflowStore
 } from "@tradeflow/core"
@@ -16,7 +17,8 @@ import {
   makeTarget,
   makeTracked,
   selectMessages,
-  storageContract
+  storageContract,
+  targetsIndexedBefore
 } from "@tradeflow/core/test-kit"
 import {
   Cause,
@@ -102,7 +104,8 @@ describe("PgStorage on PostgreSQL", () => {
         { migration_id: 11 },
         { migration_id: 12 },
         { migration_id: 13 },
-        { migration_id: 14 }
+        { migration_id: 14 },
+        { migration_id: 15 }
       ])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)
@@ -627,6 +630,30 @@ describe("PgStorage on PostgreSQL", () => {
         expect(yield* instance.messages.list(latest)).toEqual(
           selectMessages([...log, { ...later, seq: log.length + 1 }], latest)
         )
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "target references: the upgrade fills them from the query of every target indexed before it",
+    () =>
+      Effect.gen(function*() {
+        const test = yield* makeTestSchema()
+        const references = Object.keys(migrations).find((k) => k.endsWith("_tracking_target_references"))!
+        const before = targetsIndexedBefore("org-old")
+        yield* Effect.gen(function*() {
+          const sql = yield* PgClient.PgClient
+          yield* Migrator.make({})({
+            loader: PgMigrator.fromRecord(
+              Object.fromEntries(Object.entries(migrations).filter(([k]) => k < references))
+            ),
+            table: migrationsTable
+          })
+          yield* sql`INSERT INTO tracking_targets ${sql.insert(before.rows)}`
+        }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(test.url) })), Effect.scoped)
+        const instance = yield* open(test)
+        expect(yield* before.answers.pipe(Effect.provideService(TrackingStore.TrackingStore, instance.tracking)))
+          .toEqual(before.expected)
       }).pipe(Effect.scoped),
     30_000
   )

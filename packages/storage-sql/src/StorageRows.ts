@@ -148,6 +148,10 @@ export interface TargetRow {
   readonly source: string
   /** The JSON text of the target's `TargetQuery`. */
   readonly query: string
+  /** The references of the query, each in a column of its own (`TrackingStore.targetsAbout` searches them). */
+  readonly equipment: string | null
+  readonly booking: string | null
+  readonly bill_of_lading: string | null
   readonly high_water: number | null
   readonly next_check_at: number | null
 }
@@ -167,12 +171,16 @@ export const targetRows = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) => {
     tracked.push(t)
     const byId = new Map<string, TargetRow>()
     for (const target of tracking.targets) {
+      const query = TrackingTarget.queryOf(target)
       byId.set(target.id, {
         organisation_id: t.organisation_id,
         tradeflow_reference: t.reference,
         target_id: target.id,
         source: target.source,
-        query: JSON.stringify(TrackingTarget.queryOf(target)),
+        query: JSON.stringify(query),
+        equipment: query.equipment ?? null,
+        booking: query.booking ?? null,
+        bill_of_lading: query.bill_of_lading ?? null,
         high_water: target.high_water,
         next_check_at: target.next_check_at
       })
@@ -607,16 +615,35 @@ const TargetQueryText = Schema.parseJson(Schema.Struct({
   bill_of_lading: Schema.optional(Schema.String)
 }))
 
-/** Rows of `tracking_targets` as a claim answers them. */
-export const decodeDueTargets = rows(Schema.Struct({
+/** The columns of a `tracking_targets` row that the ports answer, but its next check. */
+const indexedTarget = {
   organisation_id: Schema.String,
   tradeflow_reference: Schema.String,
   target_id: Schema.String,
   source: Schema.String,
   query: TargetQueryText,
-  high_water: Schema.NullOr(Schema.Number),
-  next_check_at: Schema.Number
-}))
+  high_water: Schema.NullOr(Schema.Number)
+}
+
+/** Rows of `tracking_targets` as a claim answers them. */
+export const decodeDueTargets = rows(Schema.Struct({ ...indexedTarget, next_check_at: Schema.Number }))
+
+const decodeIndexedTargets = rows(Schema.Struct({ ...indexedTarget, next_check_at: Schema.NullOr(Schema.Number) }))
+
+/**
+ * Rows of `tracking_targets` as `TrackingStore.targetsAbout` answers them: a row without a next
+ * check is a stopped target, answered with `next_check_at` 0.
+ */
+export const decodeTargetsAbout = (input: ReadonlyArray<unknown>) =>
+  Effect.map(
+    decodeIndexedTargets(input),
+    (decoded) =>
+      decoded.map(({ next_check_at, ...t }) => ({
+        ...t,
+        next_check_at: next_check_at ?? 0,
+        stopped: next_check_at === null
+      }))
+  )
 
 /** Rows of `tracking_events`. */
 export const decodeRawEvents = rows(Schema.Struct({

@@ -6,11 +6,12 @@
  * holds. A commit of untracked tradeflows sends nothing to the tracking tables. A claim of tracked
  * targets searches the due index and leases by primary key. A subscription is reached by its key or
  * its tradeflow, and the stale search walks the subscriptions oldest first and probes each target by
- * primary key. The statements are the ones the adapter really sends, captured at the driver, planned
+ * primary key. The targets about references search the partial index of each kind of reference by
+ * source and reference. The statements are the ones the adapter really sends, captured at the driver, planned
  * by SQLite on the migrated database.
  */
 import { layer } from "@effect/vitest"
-import { JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
+import { JobQueue, TrackingStore, TrackingTarget, TradeflowStore } from "@tradeflow/core"
 import {
   commitOf,
   makeMessage,
@@ -163,6 +164,59 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
       const read = plans.get("SELECT tradeflow_reference, so")
       expect(read?.filter((line) => line.startsWith("SEARCH tracking_events"))).toEqual([
         "SEARCH tracking_events USING INDEX sqlite_autoindex_tracking_events_1 (organisation_id=? AND tradeflow_reference=?)"
+      ])
+    }))
+
+  it.effect("the targets about references search the index of each kind by source and reference, never scan tracking_targets", () =>
+    Effect.gen(function*() {
+      const tracking = yield* TrackingStore.TrackingStore
+      const kinds = ["equipment", "booking", "bill_of_lading"] as const
+      for (const org of ["org-about-plans-a", "org-about-plans-b"]) {
+        expect(
+          yield* commitTo(org, {
+            upserts: Array.from({ length: 100 }, (_, i) =>
+              makeTracked(org, `TF-${i}`, [
+                makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i),
+                TrackingTarget.make(
+                  "carrier-a",
+                  "booking+equipment",
+                  { booking: `BK${i}`, equipment: `TGHU${i}` },
+                  1e15
+                ),
+                TrackingTarget.make("carrier-b", "bill_of_lading", { bill_of_lading: `BL${i}` }, 1e15)
+              ]))
+          })
+        ).toBe(true)
+      }
+      const references = { equipment: ["MSCU1", "TGHU2"], booking: ["BK3"], bill_of_lading: ["BL4"] }
+      const statements = yield* captured(Effect.all([
+        tracking.targetsAbout("carrier-a", references),
+        ...kinds.map((kind) =>
+          tracking.targetsAbout("carrier-a", { equipment: [], booking: [], bill_of_lading: [], [kind]: ["X1", "X2"] })
+        )
+      ]))
+      const sent = statements.filter((s) => /^SELECT .* FROM tracking_targets WHERE source = /.test(s.source))
+      expect(sent).toHaveLength(4)
+      const db = new Database(filename, { readonly: true })
+      const plans: Array<ReadonlyArray<string>> = []
+      try {
+        for (const { args, source } of sent) plans.push(planOf(db, source, args))
+      } finally {
+        db.close()
+      }
+      const search = (kind: (typeof kinds)[number]) =>
+        `SEARCH tracking_targets USING INDEX tracking_targets_${kind} (source=? AND ${kind}=?)`
+      expect(plans).toEqual([
+        [
+          "MULTI-INDEX OR",
+          "INDEX 1",
+          search("equipment"),
+          "INDEX 2",
+          search("booking"),
+          "INDEX 3",
+          search("bill_of_lading")
+        ],
+        ...kinds.map((kind) => [search(kind)])
       ])
     }))
 

@@ -9,7 +9,8 @@ import {
   makeMessage,
   makeTradeflow,
   selectMessages,
-  storageContract
+  storageContract,
+  targetsIndexedBefore
 } from "@tradeflow/core/test-kit"
 import { Config, ConfigProvider, Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
@@ -72,7 +73,8 @@ describe("SqliteStorage", () => {
           { migration_id: 13 },
           { migration_id: 14 },
           { migration_id: 15 },
-          { migration_id: 16 }
+          { migration_id: 16 },
+          { migration_id: 17 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -321,7 +323,8 @@ describe("SqliteStorage", () => {
           { migration_id: 13 },
           { migration_id: 14 },
           { migration_id: 15 },
-          { migration_id: 16 }
+          { migration_id: 16 },
+          { migration_id: 17 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),
@@ -428,6 +431,25 @@ describe("SqliteStorage", () => {
       }).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       expect(before).toEqual(selectMessages(log, latest))
       expect(after).toEqual(selectMessages([...log, { ...later, seq: log.length + 1 }], latest))
+    }))
+
+  it.effect("target references: the upgrade fills them from the query of every target indexed before it", () =>
+    Effect.gen(function*() {
+      const filename = join(root, "upgrade-target-references", "db.sqlite")
+      yield* ensureParent(filename)
+      const references = Object.keys(migrations).find((k) => k.endsWith("_tracking_target_references"))!
+      const before = targetsIndexedBefore("org-old")
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.make({})({
+          loader: SqliteMigrator.fromRecord(
+            Object.fromEntries(Object.entries(migrations).filter(([k]) => k < references))
+          ),
+          table: migrationsTable
+        })
+        yield* sql`INSERT INTO tracking_targets ${sql.insert(before.rows)}`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename })))
+      expect(yield* before.answers.pipe(Effect.provide(SqliteStorage.layer({ filename })))).toEqual(before.expected)
     }))
 
   it.effect("two connections to one file: a job leased through one is not claimable through the other", () =>

@@ -34,6 +34,38 @@ const backfillKeys = Effect.gen(function*() {
 })
 
 /**
+ * An escaped surrogate in JSON text (a regular expression). `JSON.stringify` escapes only a lone
+ * surrogate (it writes a pair as it is), which PostgreSQL's JSON refuses to read.
+ */
+const surrogateEscape = "\\\\u[dD][89a-fA-F]"
+
+/**
+ * Fills the reference columns of the targets whose query holds an escaped lone surrogate (or text
+ * that looks like one), which `0015_tracking_target_references` leaves: the query is read here and
+ * its references bound as text, in which the driver writes a lone surrogate as U+FFFD, as a commit
+ * writes them. Such references hardly exist, so a row at a time.
+ */
+const backfillEscapedReferences = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{
+    readonly organisation_id: string
+    readonly tradeflow_reference: string
+    readonly target_id: string
+    readonly query: string
+  }>`SELECT organisation_id, tradeflow_reference, target_id, query FROM tracking_targets
+    WHERE query ~ ${surrogateEscape}`
+  for (const row of rows) {
+    const parsed: unknown = yield* Effect.try(() => JSON.parse(row.query))
+    const query: Record<string, unknown> = typeof parsed === "object" && parsed !== null ? { ...parsed } : {}
+    const text = (value: unknown) => typeof value === "string" ? value : null
+    yield* sql`UPDATE tracking_targets SET equipment = ${text(query["equipment"])}, booking = ${text(query["booking"])},
+      bill_of_lading = ${text(query["bill_of_lading"])}
+      WHERE organisation_id = ${row.organisation_id} AND tradeflow_reference = ${row.tradeflow_reference}
+        AND target_id = ${row.target_id}`
+  }
+})
+
+/**
  * Every schema migration, keyed `NNNN_name` (only ids above the highest applied one run).
  * Numbers coming from JavaScript are `double precision` (exact for every JS number); text that is
  * ordered or compared by the ports is `COLLATE "C"` (code-point order, like the other adapters).
@@ -323,6 +355,26 @@ export const migrations = {
     `CREATE INDEX tracking_subscriptions_tradeflow
       ON tracking_subscriptions (organisation_id, tradeflow_reference, source, subscription_id)`,
     `CREATE INDEX tracking_subscriptions_created ON tracking_subscriptions (created_at, source, subscription_id)`
+  ),
+  /**
+   * The references each target asks about, in columns of their own beside its query (filled from it
+   * for the rows there are), so that `TrackingStore.targetsAbout` finds the targets of a source
+   * asking about a container, a booking or a bill of lading: an index per kind, by source and
+   * reference, holding only the rows that have one (most targets ask about one kind).
+   */
+  "0015_tracking_target_references": Effect.zipRight(
+    statements(
+      `ALTER TABLE tracking_targets ADD COLUMN equipment text COLLATE "C", ADD COLUMN booking text COLLATE "C",
+        ADD COLUMN bill_of_lading text COLLATE "C"`,
+      `UPDATE tracking_targets SET equipment = query::json ->> 'equipment', booking = query::json ->> 'booking',
+        bill_of_lading = query::json ->> 'bill_of_lading'
+        WHERE query !~ '${surrogateEscape}'`,
+      `CREATE INDEX tracking_targets_equipment ON tracking_targets (source, equipment) WHERE equipment IS NOT NULL`,
+      `CREATE INDEX tracking_targets_booking ON tracking_targets (source, booking) WHERE booking IS NOT NULL`,
+      `CREATE INDEX tracking_targets_bill_of_lading ON tracking_targets (source, bill_of_lading)
+        WHERE bill_of_lading IS NOT NULL`
+    ),
+    backfillEscapedReferences
   )
 }
 

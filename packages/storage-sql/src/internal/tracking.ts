@@ -1,7 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { TrackingStore } from "@tradeflow/core"
 import { Effect, Option } from "effect"
-import { decodeDueTargets, decodeRawEvents, decodeSubscriptions, roundRobin, storageError } from "../StorageRows.js"
+import {
+  chunks,
+  decodeDueTargets,
+  decodeRawEvents,
+  decodeSubscriptions,
+  decodeTargetsAbout,
+  roundRobin,
+  storageError
+} from "../StorageRows.js"
 import { dialectOf } from "./dialect.js"
 import type { SqlStorageOptions } from "./options.js"
 
@@ -24,13 +32,19 @@ import type { SqlStorageOptions } from "./options.js"
  * plans it as an anti join, which it takes, without statistics, to keep most subscriptions, and so
  * walks them in order; with `t.next_check_at IS NULL` after the join it took the filter for 0.5 %
  * of the rows, and scanned and sorted both tables.
+ *
+ * `targetsAbout` searches the references a commit writes beside each target's query, one statement
+ * for up to a chunk of references of any kinds: `source = ? AND (equipment IN (…) OR booking IN (…)
+ * OR bill_of_lading IN (…))`, each kind a search of its own partial index by (source, reference)
+ * (`tracking_targets_equipment`, `_booking`, `_bill_of_lading`), the rows found read by primary key.
+ * A target found by several references (or chunks) is answered once.
  */
 export const make = (
   options: SqlStorageOptions
 ): Effect.Effect<TrackingStore.TrackingStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { insertionOrder, pg } = dialectOf(sql)
+    const { chunk, insertionOrder, pg } = dialectOf(sql)
     const relaxed = options.relaxed ?? ((effect) => effect)
     const returned = sql.literal(
       ["organisation_id", "tradeflow_reference", "target_id", "source", "query", "high_water", "next_check_at"]
@@ -83,6 +97,12 @@ export const make = (
             SELECT r.organisation_id, r.tradeflow_reference, r.target_id FROM (${ranked(now, exclude)}) r
             ORDER BY ${order} LIMIT ${limit})
           RETURNING ${returned}`)
+
+    /** The columns of the references a target asks about, in the order of the port's parameter. */
+    const referenceColumns = ["equipment", "booking", "bill_of_lading"] as const
+    const targetColumns = sql.literal(
+      "organisation_id, tradeflow_reference, target_id, source, query, high_water, next_check_at"
+    )
 
     const subscriptionColumns = sql.literal(
       ["source", "subscription_id", "organisation_id", "tradeflow_reference", "target_id", "secret", "created_at"]
@@ -148,6 +168,27 @@ export const make = (
         },
         storageError("TrackingStore.removeSubscription")
       ),
+      targetsAbout: Effect.fn("TrackingStore.targetsAbout")(function*(
+        source: string,
+        references: Parameters<TrackingStore.TrackingStore["Type"]["targetsAbout"]>[1]
+      ) {
+        const asked = referenceColumns.flatMap((column) =>
+          [...new Set(references[column])].map((value) => [column, value] as const)
+        )
+        const found = new Map<string, TrackingStore.DueTarget & { readonly stopped: boolean }>()
+        for (const part of chunks(asked, chunk)) {
+          const any = referenceColumns.flatMap((column) => {
+            const values = part.filter(([c]) => c === column).map(([, value]) => value)
+            return values.length === 0 ? [] : [sql.in(column, values)]
+          })
+          for (
+            const row of yield* decodeTargetsAbout(
+              yield* sql`SELECT ${targetColumns} FROM tracking_targets WHERE source = ${source} AND ${sql.or(any)}`
+            )
+          ) found.set(JSON.stringify([row.organisation_id, row.tradeflow_reference, row.target_id]), row)
+        }
+        return [...found.values()]
+      }, storageError("TrackingStore.targetsAbout")),
       rawEvents: Effect.fn("TrackingStore.rawEvents")(
         function*(organisationId: string, reference: string, limit: number) {
           return yield* decodeRawEvents(

@@ -98,6 +98,9 @@ export const make = (
         ["target_id", "text"],
         ["source", "text"],
         ["query", "text"],
+        ["equipment", "text"],
+        ["booking", "text"],
+        ["bill_of_lading", "text"],
         ["high_water", "float8"],
         ["next_check_at", "float8"]
       ],
@@ -148,8 +151,9 @@ export const make = (
 
     /**
      * Writes the target index of the tracked tradeflows among these (nothing for the others): deletes
-     * the rows of targets their documents no longer hold, then upserts one row per target. A row keeps
-     * its lease while its next check stays the same (null-safe), and loses it when the next check moves.
+     * the rows of targets their documents no longer hold, then upserts one row per target, with its
+     * query and each of its references in a column of its own. A row keeps its lease while its next
+     * check stays the same (null-safe), and loses it when the next check moves.
      */
     const writeTargets = (tradeflows: ReadonlyArray<Tradeflow.Tradeflow>) =>
       Effect.gen(function*() {
@@ -167,7 +171,9 @@ export const make = (
         for (const part of insertRows(rows, columns.targets, slice.targets)) {
           yield* sql`INSERT INTO tracking_targets ${part}
           ON CONFLICT (organisation_id, tradeflow_reference, target_id) DO UPDATE SET source = excluded.source,
-            query = excluded.query, high_water = excluded.high_water, next_check_at = excluded.next_check_at,
+            query = excluded.query, equipment = excluded.equipment, booking = excluded.booking,
+            bill_of_lading = excluded.bill_of_lading, high_water = excluded.high_water,
+            next_check_at = excluded.next_check_at,
             lease_until = CASE WHEN tracking_targets.next_check_at ${same} excluded.next_check_at
               THEN tracking_targets.lease_until END
           WHERE tracking_targets.next_check_at ${differs} excluded.next_check_at

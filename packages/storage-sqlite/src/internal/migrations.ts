@@ -370,6 +370,23 @@ export const migrations = {
     `CREATE INDEX tracking_subscriptions_tradeflow
       ON tracking_subscriptions (organisation_id, tradeflow_reference, source, subscription_id)`,
     `CREATE INDEX tracking_subscriptions_created ON tracking_subscriptions (created_at, source, subscription_id)`
+  ),
+  /**
+   * The references each target asks about, in columns of their own beside its query (filled from it
+   * for the rows there are), so that `TrackingStore.targetsAbout` finds the targets of a source
+   * asking about a container, a booking or a bill of lading: an index per kind, by source and
+   * reference, holding only the rows that have one (most targets ask about one kind).
+   */
+  "0017_tracking_target_references": statements(
+    `ALTER TABLE tracking_targets ADD COLUMN equipment TEXT`,
+    `ALTER TABLE tracking_targets ADD COLUMN booking TEXT`,
+    `ALTER TABLE tracking_targets ADD COLUMN bill_of_lading TEXT`,
+    `UPDATE tracking_targets SET equipment = json_extract(query, '$.equipment'),
+      booking = json_extract(query, '$.booking'), bill_of_lading = json_extract(query, '$.bill_of_lading')`,
+    `CREATE INDEX tracking_targets_equipment ON tracking_targets (source, equipment) WHERE equipment IS NOT NULL`,
+    `CREATE INDEX tracking_targets_booking ON tracking_targets (source, booking) WHERE booking IS NOT NULL`,
+    `CREATE INDEX tracking_targets_bill_of_lading ON tracking_targets (source, bill_of_lading)
+      WHERE bill_of_lading IS NOT NULL`
   )
 }
 

@@ -855,15 +855,10 @@ export const makeMemory = Effect.gen(function*() {
             (about("equipment", t.query.equipment) || about("booking", t.query.booking) ||
               about("bill_of_lading", t.query.bill_of_lading))
           )
-          .map((t) => ({
-            organisation_id: t.organisation_id,
-            tradeflow_reference: t.tradeflow_reference,
-            target_id: t.target_id,
-            source: t.source,
-            query: t.query,
-            high_water: t.high_water,
-            next_check_at: t.next_check_at ?? 0,
-            stopped: t.next_check_at === null
+          .map(({ lease_until: _lease, next_check_at, ...t }) => ({
+            ...t,
+            next_check_at: next_check_at ?? 0,
+            stopped: next_check_at === null
           }))
       }),
     rawEvents: (organisationId, reference, limit) =>

@@ -220,19 +220,13 @@ const freshStale = Effect.gen(function*() {
 const makeKindTarget = (source: string, kind: QueryKind, query: TargetQuery): TrackingTarget.TrackingTarget =>
   TrackingTarget.make(source, kind, query, 1e15)
 
-/** What `targetsAbout` answers for a target of a tradeflow. */
+/** What `targetsAbout` answers for a target of a tradeflow: as `claim` would, a stopped one with next check 0. */
 const aboutOf = (
   organisation_id: string,
   tradeflow_reference: string,
   target: TrackingTarget.TrackingTarget
 ): DueTarget & { readonly stopped: boolean } => ({
-  organisation_id,
-  tradeflow_reference,
-  target_id: target.id,
-  source: target.source,
-  query: TrackingTarget.queryOf(target),
-  high_water: target.high_water,
-  next_check_at: target.next_check_at ?? 0,
+  ...dueOf(organisation_id, tradeflow_reference, { ...target, next_check_at: target.next_check_at ?? 0 }),
   stopped: target.next_check_at === null
 })
 
@@ -301,6 +295,33 @@ export const targetsIndexedBefore = (organisation_id: string) => {
   }
 }
 
+/** The kinds of reference `targetsAbout` is asked about. */
+export const referenceKinds = ["equipment", "booking", "bill_of_lading"] as const
+
+/**
+ * The `i`-th tracked tradeflow of the plan tests of `targetsAbout`: its targets ask about every kind
+ * of reference (container `MSCU<i>`, of which every tenth is stopped; booking `BK<i>` with
+ * container `TGHU<i>`; bill of lading `BL<i>`, of another source).
+ */
+export const makeTrackedOfEveryKind = (organisation_id: string, i: number): Tradeflow =>
+  makeTracked(organisation_id, `TF-${i}`, [
+    makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i),
+    makeKindTarget("carrier-a", "booking+equipment", { booking: `BK${i}`, equipment: `TGHU${i}` }),
+    makeKindTarget("carrier-b", "bill_of_lading", { bill_of_lading: `BL${i}` })
+  ])
+
+/**
+ * What the plan tests of `targetsAbout` ask of tradeflows of {@link makeTrackedOfEveryKind}:
+ * references of every kind at once, then two of each kind alone (in {@link referenceKinds} order).
+ */
+export const askEveryKind = Effect.flatMap(TrackingStore, (tracking) =>
+  Effect.all([
+    tracking.targetsAbout("carrier-a", { equipment: ["MSCU1", "TGHU2"], booking: ["BK3"], bill_of_lading: ["BL4"] }),
+    ...referenceKinds.map((kind) =>
+      tracking.targetsAbout("carrier-a", { equipment: [], booking: [], bill_of_lading: [], [kind]: ["X1", "X2"] })
+    )
+  ]))
+
 /** The references of each kind a query kind asks about. */
 const kindReferences: Record<QueryKind, ReadonlyArray<keyof TargetQuery>> = {
   equipment: ["equipment"],
@@ -324,6 +345,23 @@ type AboutOp =
   }
   | { readonly _tag: "Delete"; readonly org: number; readonly ref: number }
 
+/** A commit of a tradeflow with these targets (organisation and reference by number, up to `max`). */
+const arbitraryUpsert = <T>(max: number, targets: fc.Arbitrary<T>) =>
+  fc.record({
+    _tag: fc.constant("Upsert" as const),
+    org: fc.integer({ min: 0, max }),
+    ref: fc.integer({ min: 0, max }),
+    targets
+  })
+
+/** A hard delete of a tradeflow (organisation and reference by number, up to `max`). */
+const arbitraryDelete = (max: number) =>
+  fc.record({
+    _tag: fc.constant("Delete" as const),
+    org: fc.integer({ min: 0, max }),
+    ref: fc.integer({ min: 0, max })
+  })
+
 /** One of three references of each kind (a test prefixes them with its own run). */
 const arbitraryReferences: fc.Arbitrary<Required<TargetQuery>> = fc.record({
   equipment: fc.constantFrom("E0", "E1", "E2"),
@@ -333,11 +371,9 @@ const arbitraryReferences: fc.Arbitrary<Required<TargetQuery>> = fc.record({
 
 const arbitraryAboutOp: fc.Arbitrary<AboutOp> = fc.oneof(
   {
-    arbitrary: fc.record({
-      _tag: fc.constant("Upsert" as const),
-      org: fc.integer({ min: 0, max: 1 }),
-      ref: fc.integer({ min: 0, max: 1 }),
-      targets: fc.array(
+    arbitrary: arbitraryUpsert(
+      1,
+      fc.array(
         fc.record({
           kind: fc.constantFrom(...queryKinds),
           source: fc.constantFrom("carrier-a", "carrier-b"),
@@ -346,17 +382,10 @@ const arbitraryAboutOp: fc.Arbitrary<AboutOp> = fc.oneof(
         }),
         { maxLength: 5 }
       )
-    }),
+    ),
     weight: 4
   },
-  {
-    arbitrary: fc.record({
-      _tag: fc.constant("Delete" as const),
-      org: fc.integer({ min: 0, max: 1 }),
-      ref: fc.integer({ min: 0, max: 1 })
-    }),
-    weight: 1
-  }
+  { arbitrary: arbitraryDelete(1), weight: 1 }
 )
 
 /** What `targetsAbout` is asked in the property: some references of each kind, of one source. */
@@ -388,11 +417,9 @@ const sources = ["carrier-a", "carrier-b"] as const
 
 const arbitraryOp: fc.Arbitrary<Op> = fc.oneof(
   {
-    arbitrary: fc.record({
-      _tag: fc.constant("Upsert" as const),
-      org: fc.integer({ min: 0, max: 2 }),
-      ref: fc.integer({ min: 0, max: 2 }),
-      targets: fc.uniqueArray(
+    arbitrary: arbitraryUpsert(
+      2,
+      fc.uniqueArray(
         fc.record({
           id: fc.integer({ min: 0, max: 3 }),
           source: fc.constantFrom(...sources),
@@ -400,17 +427,10 @@ const arbitraryOp: fc.Arbitrary<Op> = fc.oneof(
         }),
         { selector: (t) => t.id, maxLength: 4 }
       )
-    }),
+    ),
     weight: 4
   },
-  {
-    arbitrary: fc.record({
-      _tag: fc.constant("Delete" as const),
-      org: fc.integer({ min: 0, max: 2 }),
-      ref: fc.integer({ min: 0, max: 2 })
-    }),
-    weight: 1
-  },
+  { arbitrary: arbitraryDelete(2), weight: 1 },
   {
     arbitrary: fc.record({
       _tag: fc.constant("Claim" as const),
@@ -741,7 +761,7 @@ export const trackingContract = (
           const expected = [...documents.values()].flatMap((t) =>
             (t.tracking?.targets ?? []).filter((target) =>
               target.source === source &&
-              (["equipment", "booking", "bill_of_lading"] as const).some((k) => {
+              referenceKinds.some((k) => {
                 const value = target[k]
                 return value !== undefined && wanted[k].includes(value)
               })

@@ -15,15 +15,18 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { type Job, JobQueue, TrackingStore, TrackingTarget, TradeflowStore } from "@tradeflow/core"
+import { type Job, JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
 import {
+  askEveryKind,
   commitOf,
   makeMessage,
   makeRawEvent,
   makeSubscription,
   makeTarget,
   makeTracked,
-  makeTradeflow
+  makeTrackedOfEveryKind,
+  makeTradeflow,
+  referenceKinds
 } from "@tradeflow/core/test-kit"
 import { Effect } from "effect"
 import { captured } from "./Captured.js"
@@ -248,41 +251,20 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
   it.effect("the targets about references search the index of each kind by source and reference, with statistics or without", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const tracking = yield* TrackingStore.TrackingStore
-      const kinds = ["equipment", "booking", "bill_of_lading"] as const
       for (const organisation_id of ["org-about-plans-a", "org-about-plans-b"]) {
         expect(
           yield* commitTo(organisation_id, {
-            upserts: Array.from({ length: 1_000 }, (_, i) =>
-              makeTracked(organisation_id, `TF-${i}`, [
-                makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i),
-                TrackingTarget.make(
-                  "carrier-a",
-                  "booking+equipment",
-                  { booking: `BK${i}`, equipment: `TGHU${i}` },
-                  1e15
-                ),
-                TrackingTarget.make("carrier-b", "bill_of_lading", { bill_of_lading: `BL${i}` }, 1e15)
-              ]))
+            upserts: Array.from({ length: 1_000 }, (_, i) => makeTrackedOfEveryKind(organisation_id, i))
           })
         ).toBe(true)
       }
-      const statements = yield* captured(Effect.all([
-        tracking.targetsAbout("carrier-a", {
-          equipment: ["MSCU1", "TGHU2"],
-          booking: ["BK3"],
-          bill_of_lading: ["BL4"]
-        }),
-        ...kinds.map((kind) =>
-          tracking.targetsAbout("carrier-a", { equipment: [], booking: [], bill_of_lading: [], [kind]: ["X1", "X2"] })
-        )
-      ]))
+      const statements = yield* captured(askEveryKind)
       const sent = statements.filter((s) => /^SELECT .* FROM tracking_targets WHERE source = /.test(s.text))
       expect(sent).toHaveLength(4)
       /** The kind indexes a plan searches by source and reference, and whatever else it does to tracking_targets. */
       const reads = (plan: ReadonlyArray<PlanNode>) => {
         const byReference = (n: PlanNode) =>
-          kinds.some((kind) =>
+          referenceKinds.some((kind) =>
             n["Index Name"] === `tracking_targets_${kind}` &&
             ["source = ", `${kind} = `].every((c) => (n["Index Cond"] ?? "").includes(c))
           )
@@ -295,7 +277,7 @@ layer(layerTest, { excludeTestServices: true, timeout: "120 seconds" })("Postgre
           ).map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""} ${n["Index Name"] ?? ""}`)
         }
       }
-      const expected = [kinds, ...kinds.map((kind) => [kind])].map((searched) => ({
+      const expected = [referenceKinds, ...referenceKinds.map((kind) => [kind])].map((searched) => ({
         searched: searched.map((kind) => `tracking_targets_${kind}`),
         other: []
       }))

@@ -11,15 +11,18 @@
  * by SQLite on the migrated database.
  */
 import { layer } from "@effect/vitest"
-import { JobQueue, TrackingStore, TrackingTarget, TradeflowStore } from "@tradeflow/core"
+import { JobQueue, TrackingStore, TradeflowStore } from "@tradeflow/core"
 import {
+  askEveryKind,
   commitOf,
   makeMessage,
   makeRawEvent,
   makeSubscription,
   makeTarget,
   makeTracked,
-  makeTradeflow
+  makeTrackedOfEveryKind,
+  makeTradeflow,
+  referenceKinds
 } from "@tradeflow/core/test-kit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
@@ -169,32 +172,14 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
 
   it.effect("the targets about references search the index of each kind by source and reference, never scan tracking_targets", () =>
     Effect.gen(function*() {
-      const tracking = yield* TrackingStore.TrackingStore
-      const kinds = ["equipment", "booking", "bill_of_lading"] as const
       for (const org of ["org-about-plans-a", "org-about-plans-b"]) {
         expect(
           yield* commitTo(org, {
-            upserts: Array.from({ length: 100 }, (_, i) =>
-              makeTracked(org, `TF-${i}`, [
-                makeTarget("carrier-a", `MSCU${i}`, i % 10 === 0 ? null : 1e15 + i),
-                TrackingTarget.make(
-                  "carrier-a",
-                  "booking+equipment",
-                  { booking: `BK${i}`, equipment: `TGHU${i}` },
-                  1e15
-                ),
-                TrackingTarget.make("carrier-b", "bill_of_lading", { bill_of_lading: `BL${i}` }, 1e15)
-              ]))
+            upserts: Array.from({ length: 100 }, (_, i) => makeTrackedOfEveryKind(org, i))
           })
         ).toBe(true)
       }
-      const references = { equipment: ["MSCU1", "TGHU2"], booking: ["BK3"], bill_of_lading: ["BL4"] }
-      const statements = yield* captured(Effect.all([
-        tracking.targetsAbout("carrier-a", references),
-        ...kinds.map((kind) =>
-          tracking.targetsAbout("carrier-a", { equipment: [], booking: [], bill_of_lading: [], [kind]: ["X1", "X2"] })
-        )
-      ]))
+      const statements = yield* captured(askEveryKind)
       const sent = statements.filter((s) => /^SELECT .* FROM tracking_targets WHERE source = /.test(s.source))
       expect(sent).toHaveLength(4)
       const db = new Database(filename, { readonly: true })
@@ -204,7 +189,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
       } finally {
         db.close()
       }
-      const search = (kind: (typeof kinds)[number]) =>
+      const search = (kind: (typeof referenceKinds)[number]) =>
         `SEARCH tracking_targets USING INDEX tracking_targets_${kind} (source=? AND ${kind}=?)`
       expect(plans).toEqual([
         [
@@ -216,7 +201,7 @@ layer(SqliteStorage.layer({ filename }), { excludeTestServices: true })("SQLite 
           "INDEX 3",
           search("bill_of_lading")
         ],
-        ...kinds.map((kind) => [search(kind)])
+        ...referenceKinds.map((kind) => [search(kind)])
       ])
     }))
 

@@ -69,7 +69,8 @@ export interface TargetModel {
   readonly rows: Map<string, DueTargetRow>
 }
 
-interface DueTargetRow {
+/** A row of the {@link TargetModel}: a target's place in the index and its lease. */
+export interface DueTargetRow {
   readonly organisation_id: string
   readonly tradeflow_reference: string
   readonly target_id: string

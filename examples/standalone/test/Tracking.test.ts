@@ -58,6 +58,59 @@ const milestones = (messages: ReadonlyArray<Message>) =>
     `${m.payload.status_code} ${m.payload.actual ? "actual" : "predicted"}`
   )
 
+/**
+ * A fake carrier with one shipment of `container` (departed two days ago), a server tracking with
+ * it through a sources file holding `source` (its `base_url` and `carriers` added), and a production
+ * tradeflow of the container whose first milestones have arrived: what the push tests start from.
+ */
+const trackedByPush = (
+  name: string,
+  source: Record<string, unknown>,
+  env: Record<string, string>
+) =>
+  Effect.gen(function*() {
+    const dir = mkdtempSync(join(tmpdir(), `tracking-${name}-`))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+    const now = Date.now()
+    const carrier = yield* FakeCarrier.make({
+      shipments: [{
+        booking: `BKG-${name}-1`,
+        containers: [container],
+        departure: now - 2 * day,
+        arrival: now + 20 * day
+      }]
+    })
+    const sources = join(dir, "sources.json")
+    writeFileSync(sources, JSON.stringify({ sources: [{ ...source, base_url: carrier.url, carriers: ["MAEU"] }] }))
+    const server = yield* Effect.promise(() =>
+      start(join(dir, `${name}.sqlite`), {
+        TRACKING_SOURCES_FILE: sources,
+        TRACKING_INTERVAL_MILLIS: "500",
+        PRODUCTION_HOSTS: "127.0.0.1",
+        UAT_HOSTS: "uat.localhost",
+        ...env
+      })
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => kill(server)))
+    const { key } = yield* Effect.promise(() => productionKey(server))
+    yield* Effect.promise(() =>
+      call(server, "POST", "/downstream/tradeflows", {
+        tradeflow_reference: `${name}-1`,
+        container_reference: container,
+        carrier_scac: "MAEU"
+      }, { authorization: key })
+    )
+    const polled = yield* Effect.promise(() => until(server, key, (ms) => milestones(ms).includes("AE actual")))
+    /** Publishes a second shipment of the container, with events the carrier has not told yet. */
+    const moreEvents = carrier.addShipment({
+      booking: `BKG-${name}-2`,
+      containers: [container],
+      departure: now + 5 * day,
+      arrival: now + 30 * day
+    })
+    return { carrier, server, key, polled, moreEvents }
+  })
+
 describe("tracking through the standalone server", () => {
   it.live(
     "a production tradeflow is tracked with the carrier of a sources file; a kill in the middle of a fetch loses and duplicates nothing",
@@ -150,62 +203,18 @@ describe("tracking through the standalone server", () => {
     "a carrier that pushes by subscription: a signed callback becomes messages within seconds, a forged one is refused and stores nothing",
     () =>
       Effect.gen(function*() {
-        const dir = mkdtempSync(join(tmpdir(), "tracking-push-"))
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-        const now = Date.now()
-        const carrier = yield* FakeCarrier.make({
-          shipments: [{
-            booking: "BKG-PUSH-1",
-            containers: [container],
-            departure: now - 2 * day,
-            arrival: now + 20 * day
-          }]
-        })
-        const sources = join(dir, "sources.json")
-        writeFileSync(
-          sources,
-          JSON.stringify({
-            sources: [{
-              id: "pushing",
-              version: "2.2",
-              base_url: carrier.url,
-              carriers: ["MAEU"],
-              push: "subscription"
-            }]
-          })
-        )
         const port = yield* Effect.promise(freePort)
-        const server = yield* Effect.promise(() =>
-          start(join(dir, "push.sqlite"), {
-            PORT: String(port),
-            PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-            TRACKING_SOURCES_FILE: sources,
-            TRACKING_INTERVAL_MILLIS: "500",
-            PRODUCTION_HOSTS: "127.0.0.1",
-            UAT_HOSTS: "uat.localhost"
-          })
+        const { carrier, key, moreEvents, polled, server } = yield* trackedByPush(
+          "push",
+          { id: "pushing", version: "2.2", push: "subscription" },
+          { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
         )
-        yield* Effect.addFinalizer(() => Effect.promise(() => kill(server)))
-        const { key } = yield* Effect.promise(() => productionKey(server))
-        yield* Effect.promise(() =>
-          call(server, "POST", "/downstream/tradeflows", {
-            tradeflow_reference: "PUSH-1",
-            container_reference: container,
-            carrier_scac: "MAEU"
-          }, { authorization: key })
-        )
-        const polled = yield* Effect.promise(() => until(server, key, (ms) => milestones(ms).includes("AE actual")))
         for (let i = 0; i < 100 && carrier.subscriptions().length === 0; i++) yield* Effect.sleep("100 millis")
         const [subscription] = carrier.subscriptions()
         assert.strictEqual(subscription?.callbackUrl, `http://127.0.0.1:${port}/tracking/sources/pushing/callback`)
         assert.deepStrictEqual(subscription?.filters["equipmentReference"], container)
 
-        yield* carrier.addShipment({
-          booking: "BKG-PUSH-2",
-          containers: [container],
-          departure: now + 5 * day,
-          arrival: now + 30 * day
-        })
+        yield* moreEvents
         carrier.setQuirks({ badSignature: true })
         const forged = yield* carrier.deliver
         assert.deepStrictEqual(forged.map((c) => c.status), [401])
@@ -226,57 +235,13 @@ describe("tracking through the standalone server", () => {
     "a DCSA 3.0 carrier that pushes to our consumer endpoint: its pushes become messages, one without the token is refused",
     () =>
       Effect.gen(function*() {
-        const dir = mkdtempSync(join(tmpdir(), "tracking-consumer-"))
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-        const now = Date.now()
-        const carrier = yield* FakeCarrier.make({
-          shipments: [{
-            booking: "BKG-30-1",
-            containers: [container],
-            departure: now - 2 * day,
-            arrival: now + 20 * day
-          }]
-        })
-        const sources = join(dir, "sources.json")
-        writeFileSync(
-          sources,
-          JSON.stringify({
-            sources: [{
-              id: "three",
-              version: "3.0",
-              base_url: carrier.url,
-              carriers: ["MAEU"],
-              push: "consumer",
-              consumer_token_env: "THREE_PUSH_TOKEN"
-            }]
-          })
+        const { carrier, key, moreEvents, polled, server } = yield* trackedByPush(
+          "consumer",
+          { id: "three", version: "3.0", push: "consumer", consumer_token_env: "THREE_PUSH_TOKEN" },
+          { THREE_PUSH_TOKEN: "three-push-token-0123" }
         )
-        const server = yield* Effect.promise(() =>
-          start(join(dir, "consumer.sqlite"), {
-            TRACKING_SOURCES_FILE: sources,
-            THREE_PUSH_TOKEN: "three-push-token-0123",
-            TRACKING_INTERVAL_MILLIS: "500",
-            PRODUCTION_HOSTS: "127.0.0.1",
-            UAT_HOSTS: "uat.localhost"
-          })
-        )
-        yield* Effect.addFinalizer(() => Effect.promise(() => kill(server)))
-        const { key } = yield* Effect.promise(() => productionKey(server))
-        yield* Effect.promise(() =>
-          call(server, "POST", "/downstream/tradeflows", {
-            tradeflow_reference: "THREE-1",
-            container_reference: container,
-            carrier_scac: "MAEU"
-          }, { authorization: key })
-        )
-        const polled = yield* Effect.promise(() => until(server, key, (ms) => milestones(ms).includes("AE actual")))
         const since = Date.now()
-        yield* carrier.addShipment({
-          booking: "BKG-30-2",
-          containers: [container],
-          departure: now + 5 * day,
-          arrival: now + 30 * day
-        })
+        yield* moreEvents
         const consumer = `${server.base}/tracking/sources/three/events`
         const anonymous = yield* carrier.pushTo(consumer, since)
         assert.strictEqual(anonymous.status, 401)

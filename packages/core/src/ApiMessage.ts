@@ -11,6 +11,7 @@
  */
 import { Schema } from "effect"
 import { Location } from "./Location.js"
+import { StopReason, TargetState, TrackingTarget } from "./TrackingTarget.js"
 
 export { Coordinates, Country, Location } from "./Location.js"
 
@@ -335,23 +336,12 @@ export type WidgetSearchResult = typeof WidgetSearchResult.Type
 /** One tracked target of a tradeflow, as the V3 document's `tracking` block and the console show it. */
 export const TrackingTargetInfo = Schema.Struct({
   source: Schema.String,
-  kind: Schema.Literal("equipment", "booking", "bill_of_lading", "booking+equipment", "bill_of_lading+equipment"),
+  kind: TrackingTarget.fields.kind,
   container_reference: Schema.NullOr(Schema.String),
   booking_reference: Schema.NullOr(Schema.String),
   bill_of_lading_reference: Schema.NullOr(Schema.String),
-  state: Schema.Literal(
-    "pending",
-    "awaiting",
-    "before_departure",
-    "in_transit",
-    "at_discharge",
-    "delivered",
-    "returned",
-    "stopped"
-  ),
-  stop_reason: Schema.NullOr(
-    Schema.Literal("empty_returned", "no_new_events", "deactivated", "not_found", "source_removed")
-  ),
+  state: TargetState,
+  stop_reason: Schema.NullOr(StopReason),
   last_check: Schema.NullOr(DateTimeString),
   next_check: Schema.NullOr(DateTimeString),
   last_event: Schema.NullOr(DateTimeString),

@@ -22,8 +22,8 @@
  * @module
  */
 import { Clock, Context, Duration, Effect, Encoding, Layer, Option, Redacted, Ref } from "effect"
-import type { Environment } from "./Environment.js"
-import type { TrackJob } from "./Job.js"
+import { environments } from "./internal/environmentOf.js"
+import type { Enqueue, TrackJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
@@ -248,31 +248,26 @@ export const layer = (
         Effect.gen(function*() {
           yield* subscribe(targets, now)
           const outcomes = yield* Effect.forEach(targets, (target) => ask(target, now), { concurrency })
-          const environments = new Map<string, Environment>()
-          for (const organisationId of new Set(targets.map((t) => t.organisation_id))) {
-            environments.set(
-              organisationId,
-              Option.match(yield* organisations.get(organisationId), {
-                onNone: () => "production" as const,
-                onSome: (o) => o.environment
-              })
-            )
+          const environmentOf = environments(organisations)
+          const entries: Array<Enqueue> = []
+          for (const [i, target] of targets.entries()) {
+            entries.push({
+              job: {
+                organisation_id: target.organisation_id,
+                environment: yield* environmentOf(target.organisation_id),
+                payload: {
+                  _tag: "Track",
+                  reference: target.tradeflow_reference,
+                  target_id: target.target_id,
+                  source: target.source,
+                  checked_at: now,
+                  outcome: outcomes[i]!
+                },
+                received_at: now
+              }
+            })
           }
-          yield* queue.enqueueAll(targets.map((target, i) => ({
-            job: {
-              organisation_id: target.organisation_id,
-              environment: environments.get(target.organisation_id)!,
-              payload: {
-                _tag: "Track",
-                reference: target.tradeflow_reference,
-                target_id: target.target_id,
-                source: target.source,
-                checked_at: now,
-                outcome: outcomes[i]!
-              },
-              received_at: now
-            }
-          })))
+          yield* queue.enqueueAll(entries)
           yield* worker.wake
         })
 

@@ -14,7 +14,7 @@
  * @module
  */
 import { Clock, Context, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
-import type { Environment } from "./Environment.js"
+import { environments } from "./internal/environmentOf.js"
 import type { Enqueue } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -83,10 +83,7 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
           if (pushed.events.length === 0 && pushed.malformed.length === 0) return
           const subscription = stored.value
           const now = yield* Clock.currentTimeMillis
-          const environment = Option.match(yield* organisations.get(subscription.organisation_id), {
-            onNone: () => "production" as const,
-            onSome: (o) => o.environment
-          })
+          const environment = yield* environments(organisations)(subscription.organisation_id)
           yield* queue.enqueue({
             organisation_id: subscription.organisation_id,
             environment,
@@ -148,23 +145,15 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
             })
             if (entry.events.size > 0) byTradeflow.set(key, entry)
           }
-          const environments = new Map<string, Environment>()
+          const environmentOf = environments(organisations)
           const jobs: Array<Enqueue> = []
           const matched = new Set<number>()
           for (const { events: indices, target } of byTradeflow.values()) {
-            let environment = environments.get(target.organisation_id)
-            if (environment === undefined) {
-              environment = Option.match(yield* organisations.get(target.organisation_id), {
-                onNone: () => "production" as const,
-                onSome: (o) => o.environment
-              })
-              environments.set(target.organisation_id, environment)
-            }
             for (const i of indices) matched.add(i)
             jobs.push({
               job: {
                 organisation_id: target.organisation_id,
-                environment,
+                environment: yield* environmentOf(target.organisation_id),
                 payload: {
                   _tag: "Track",
                   reference: target.tradeflow_reference,

@@ -22,6 +22,8 @@ beforeAll(async () => {
     Object.entries({
       ...manifest.dependencies,
       "@tradeflow/storage-pg": "",
+      "@tradeflow/tracking-dcsa": "",
+      "@tradeflow/tracking-ais": "",
       "@effect/sql-pg": pinned("@effect/sql-pg")
     })
       .map(([name, version]) => [name, packed.specifiers[name] ?? version])

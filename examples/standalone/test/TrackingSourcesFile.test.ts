@@ -2,7 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Redacted } from "effect"
 import * as TrackingSourcesFile from "../src/TrackingSourcesFile.js"
 
-const env: Record<string, string> = { MAERSK_KEY: "s3cret-key-value", HLAG_SECRET: "client-s3cret" }
+const env: Record<string, string> = {
+  MAERSK_KEY: "s3cret-key-value",
+  HLAG_SECRET: "client-s3cret",
+  HLAG_PUSH_TOKEN: "push-s3cret"
+}
 
 const secret = (name: string) =>
   env[name] === undefined
@@ -30,7 +34,8 @@ describe("TRACKING_SOURCES_FILE", () => {
               client_secret_env: "HLAG_SECRET"
             },
             rate: { per_minute: 60 },
-            push: "consumer"
+            push: "consumer",
+            consumer_token_env: "HLAG_PUSH_TOKEN"
           },
           {
             id: "keyed",
@@ -55,6 +60,7 @@ describe("TRACKING_SOURCES_FILE", () => {
         "bill_of_lading"
       ])
       assert.strictEqual(hapag?.auth.type === "oauth2" && Redacted.value(hapag.auth.client_secret), "client-s3cret")
+      assert.strictEqual(hapag?.consumer_token && Redacted.value(hapag.consumer_token), "push-s3cret")
       assert.strictEqual(keyed?.auth.type === "api-key" && Redacted.value(keyed.auth.value), "s3cret-key-value")
     }))
 
@@ -117,7 +123,13 @@ describe("TRACKING_SOURCES_FILE", () => {
             carriers: ["MAEU"],
             push: "subscription"
           }]
-        }, /2\.2/]
+        }, /2\.2/],
+        [
+          {
+            sources: [{ id: "a", version: "3.0", base_url: "https://a.example", carriers: ["MAEU"], push: "consumer" }]
+          },
+          /^sources\.0\.consumer_token: push consumer needs the token/
+        ]
       ]
       for (const [file, message] of cases) {
         const parsed = yield* parse(file)

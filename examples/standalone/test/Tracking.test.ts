@@ -232,7 +232,7 @@ describe("tracking through the standalone server", () => {
   )
 
   it.live(
-    "a DCSA 3.0 carrier that pushes to our consumer endpoint: its pushes become messages, one without the token is refused",
+    "a DCSA 3.0 carrier that pushes to our consumer endpoint: its pushes become messages, one without the token is refused, one with it that cannot be read is a 400",
     () =>
       Effect.gen(function*() {
         const { carrier, key, moreEvents, polled, server } = yield* trackedByPush(
@@ -252,6 +252,15 @@ describe("tracking through the standalone server", () => {
         const after = yield* Effect.promise(() => until(server, key, (ms) => ms.length > polled.length, 10))
         assert.isAbove(milestones(after).length, milestones(polled).length)
         assert.strictEqual(new Set(after.map((m) => m.hash)).size, after.length)
+        const unreadable = yield* Effect.promise(() =>
+          fetch(consumer, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: "Bearer three-push-token-0123" },
+            body: JSON.stringify({ events: "none" })
+          })
+        )
+        const problem = (yield* Effect.promise(() => unreadable.json())) as { detail: string }
+        assert.deepStrictEqual([unreadable.status, problem.detail.startsWith("the push cannot be read: ")], [400, true])
       }).pipe(Effect.scoped),
     { timeout: 120_000 }
   )

@@ -21,6 +21,7 @@
  * @module
  */
 import { Either, Schema } from "effect"
+import { maxDocumentReferences } from "./DcsaTnt22.js"
 import {
   DateTime,
   decodeList,
@@ -49,7 +50,7 @@ import {
 } from "./internal/dcsaMapping.js"
 import type { Classifier, TrackingEvent, TransportCall as TrackedCall } from "./TrackingEvent.js"
 import type { MalformedEvent, PushedEvents, TargetQuery } from "./TrackingSource.js"
-import { normaliseContainerNumber, parseIsoDateTime, UnLocode } from "./TradeflowRecord.js"
+import { limitedArray, normaliseContainerNumber, parseIsoDateTime, UnLocode } from "./TradeflowRecord.js"
 
 /** The event types of 3.0. */
 export const eventTypes = ["SHIPMENT", "TRANSPORT", "EQUIPMENT", "IOT", "REEFER"] as const
@@ -93,7 +94,7 @@ export const DocumentReference = Schema.Struct({
 /** Shipment-specific details (the fields used). */
 export const ShipmentDetails = Schema.Struct({
   documentReference: Schema.optional(DocumentReference),
-  additionalDocumentReferences: Schema.optional(Schema.Array(DocumentReference))
+  additionalDocumentReferences: Schema.optional(limitedArray(DocumentReference, maxDocumentReferences, "event"))
 })
 
 /** A carrier voyage number and/or universal voyage reference. */

@@ -63,7 +63,10 @@ export interface TrackerOptions {
   readonly batchSize?: number | undefined
   /** Fetches in flight at once (default 8). */
   readonly concurrency?: number | undefined
-  /** How long a claimed target stays leased (default 2 minutes). */
+  /**
+   * How long a claimed target stays leased (default 2 minutes): its question is given up before
+   * then, so that a slow source is never asked about one target by two processes at once.
+   */
   readonly leaseMillis?: number | undefined
   /** How long one fetch may take, pages included, before it counts as a transient failure (default 60 seconds). */
   readonly fetchTimeout?: Duration.DurationInput | undefined
@@ -243,14 +246,30 @@ export const layer = (
         }
       })
 
-      /** Asks about the targets and queues their answers as `Track` jobs of their organisations, in one enqueue. */
+      /**
+       * Asks about the targets and queues their answers as `Track` jobs of their organisations, in one
+       * enqueue. Every question ends before the claim's lease does (less a tenth of it, at most 10
+       * seconds): a target not answered by then is left out, with no job, so that no other process
+       * asks about it while this one still does; once its lease is over it is claimed again.
+       */
       const askAll = (targets: ReadonlyArray<DueTarget>, now: number): Effect.Effect<void, StorageError> =>
         Effect.gen(function*() {
           yield* subscribe(targets, now)
-          const outcomes = yield* Effect.forEach(targets, (target) => ask(target, now), { concurrency })
+          const deadline = now + leaseMillis - Math.min(leaseMillis / 10, 10_000)
+          const outcomes = yield* Effect.forEach(
+            targets,
+            (target) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                at >= deadline
+                  ? Effect.succeedNone
+                  : Effect.timeoutOption(ask(target, now), Duration.millis(deadline - at))),
+            { concurrency }
+          )
           const environmentOf = environments(organisations)
           const entries: Array<Enqueue> = []
           for (const [i, target] of targets.entries()) {
+            const outcome = outcomes[i]!
+            if (Option.isNone(outcome)) continue
             entries.push({
               job: {
                 organisation_id: target.organisation_id,
@@ -261,12 +280,13 @@ export const layer = (
                   target_id: target.target_id,
                   source: target.source,
                   checked_at: now,
-                  outcome: outcomes[i]!
+                  outcome: outcome.value
                 },
                 received_at: now
               }
             })
           }
+          if (entries.length === 0) return
           yield* queue.enqueueAll(entries)
           yield* worker.wake
         })

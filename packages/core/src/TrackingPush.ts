@@ -19,7 +19,7 @@ import type { Enqueue } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
-import { type PushedRequest, PushRefused, TrackingSources } from "./TrackingSource.js"
+import { concerns, type PushedRequest, PushRefused, type PushUnreadable, TrackingSources } from "./TrackingSource.js"
 import { TrackingStore } from "./TrackingStore.js"
 import { Worker } from "./Worker.js"
 
@@ -40,7 +40,10 @@ export class TrackingPush extends Context.Tag("@tradeflow/core/TrackingPush")<Tr
    * Verifies a callback of `source`'s subscriptions and queues its events for the subscription's
    * target; succeeds once they are stored (an empty callback queues nothing).
    */
-  readonly callback: (source: string, request: PushedRequest) => Effect.Effect<void, PushRefused | StorageError>
+  readonly callback: (
+    source: string,
+    request: PushedRequest
+  ) => Effect.Effect<void, PushRefused | PushUnreadable | StorageError>
   /**
    * Reads what `source` pushed to its consumer endpoint (DCSA 3.0 `POST /events`, authenticated
    * by the source) and queues each event for every target of that source it concerns (its
@@ -51,7 +54,7 @@ export class TrackingPush extends Context.Tag("@tradeflow/core/TrackingPush")<Tr
   readonly consume: (
     source: string,
     request: PushedRequest
-  ) => Effect.Effect<ConsumerAnswer, PushRefused | StorageError>
+  ) => Effect.Effect<ConsumerAnswer, PushRefused | PushUnreadable | StorageError>
 }>() {}
 
 /** The push service over the storage ports and the process's `TrackingSources` (none: every push is refused). */
@@ -128,10 +131,6 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
           const targets = events.length === 0
             ? []
             : (yield* store.targetsAbout(source, references)).filter((t) => !t.stopped)
-          const concerns = (target: (typeof targets)[number], e: (typeof events)[number]) =>
-            (target.query.equipment !== undefined && target.query.equipment === e.container_reference) ||
-            (target.query.booking !== undefined && e.bookings.includes(target.query.booking)) ||
-            (target.query.bill_of_lading !== undefined && e.bills_of_lading.includes(target.query.bill_of_lading))
           const now = yield* Clock.currentTimeMillis
           const byTradeflow = new Map<
             string,
@@ -141,7 +140,7 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
             const key = JSON.stringify([target.organisation_id, target.tradeflow_reference])
             const entry = byTradeflow.get(key) ?? { target, events: new Set<number>() }
             events.forEach((e, i) => {
-              if (concerns(target, e)) entry.events.add(i)
+              if (concerns(target.query, e)) entry.events.add(i)
             })
             if (entry.events.size > 0) byTradeflow.set(key, entry)
           }

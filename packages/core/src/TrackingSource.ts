@@ -25,6 +25,25 @@ export interface TargetQuery {
 }
 
 /**
+ * Whether an event is about a target's query: it names at least one of the query's references and
+ * contradicts none (it names another container, or bookings or bills of lading that leave out the
+ * one asked for). The rule a polled answer is held to, applied to what a source pushes, so that a
+ * container reused in another shipment does not reach a target of its earlier booking.
+ */
+export const concerns = (query: TargetQuery, event: TrackingEvent): boolean => {
+  const { bill_of_lading, booking, equipment } = query
+  const container = event.container_reference
+  if (equipment !== undefined && container !== null && container !== equipment) return false
+  if (booking !== undefined && event.bookings.length > 0 && !event.bookings.includes(booking)) return false
+  if (
+    bill_of_lading !== undefined && event.bills_of_lading.length > 0 && !event.bills_of_lading.includes(bill_of_lading)
+  ) return false
+  return (equipment !== undefined && container === equipment) ||
+    (booking !== undefined && event.bookings.includes(booking)) ||
+    (bill_of_lading !== undefined && event.bills_of_lading.includes(bill_of_lading))
+}
+
+/**
  * The combinations of references a source accepts: one alone, or a booking or bill of lading
  * together with the container (some carriers answer for a container only within its booking).
  */
@@ -139,6 +158,15 @@ export class PushRefused extends Data.TaggedError("PushRefused")<{
   readonly message: string
 }> {}
 
+/**
+ * A push whose sender is authenticated but whose body cannot be read at all (not UTF-8, not JSON, not
+ * the shape of a push): nothing of it is stored, and the sender is told what is wrong with it.
+ */
+export class PushUnreadable extends Data.TaggedError("PushUnreadable")<{
+  readonly source: string
+  readonly message: string
+}> {}
+
 /** What a verified push holds. */
 export interface PushedEvents {
   readonly events: ReadonlyArray<TrackingEvent>
@@ -158,14 +186,14 @@ export interface SubscriptionPush {
   readonly verify: (
     request: PushedRequest,
     subscription: Subscription
-  ) => Effect.Effect<PushedEvents, PushRefused>
+  ) => Effect.Effect<PushedEvents, PushRefused | PushUnreadable>
 }
 
 /** Push to a consumer endpoint of ours (DCSA 3.0 `POST /events`): the source posts events as they happen. */
 export interface ConsumerPush {
   readonly _tag: "Consumer"
   /** Reads a pushed request's events (the endpoint is authenticated by the caller). */
-  readonly read: (request: PushedRequest) => Effect.Effect<PushedEvents, PushRefused>
+  readonly read: (request: PushedRequest) => Effect.Effect<PushedEvents, PushRefused | PushUnreadable>
 }
 
 /** A source of tracking events. */

@@ -200,8 +200,12 @@ export interface Checked {
   /** The milestones of the target after the merge. */
   readonly milestones: ReadonlyArray<Milestone>
   readonly port_of_discharge: string | undefined
-  /** Whether the fetch brought a new event (a new milestone or a new reading). */
-  readonly new_events: boolean
+  /**
+   * When the service last recorded a reading of the target's milestones (epoch ms; null when it has
+   * none), whichever fetch or push brought it: another target of the tradeflow asking about the same
+   * events, or a carrier pushing them, keeps this one fresh too.
+   */
+  readonly last_recorded: number | null
   readonly high_water: number | null
 }
 
@@ -210,7 +214,9 @@ export interface Checked {
  * cadence (see the module notes), stopped once its journey is over or quiet for too long.
  */
 export const afterFetch = (target: TrackingTarget, checked: Checked, cadence: Cadence): TrackingTarget => {
-  const lastEvent = checked.new_events ? checked.now : target.last_event_at
+  const lastEvent = checked.last_recorded === null
+    ? target.last_event_at
+    : Math.max(target.last_event_at ?? checked.last_recorded, checked.last_recorded)
   const base: TrackingTarget = {
     ...target,
     last_check_at: checked.checked_at,
@@ -277,7 +283,8 @@ export type FailureKind = "unauthorized" | "rate_limited" | "transient" | "malfo
 
 /**
  * The target after a failed fetch: rate limited waits `retryAfterMillis`; any other failure backs
- * off exponentially with jitter (`jitter` in [0, 1)).
+ * off exponentially with jitter (`jitter` in [0, 1)). A target that has failed on past the quiet
+ * stop (30 days without a new event) stops, as one that answers nothing new does.
  */
 export const afterFailure = (
   target: TrackingTarget,
@@ -291,6 +298,13 @@ export const afterFailure = (
   jitter: number
 ): TrackingTarget => {
   if (target.state === "stopped") return target
+  if (failure.checked_at - (target.last_event_at ?? target.created_at) >= millis(cadence.quietStop)) {
+    return stop({
+      ...target,
+      last_check_at: failure.checked_at,
+      last_error: `${failure.kind}: ${failure.message}`.slice(0, 500)
+    }, "no_new_events")
+  }
   const failures = target.failures + 1
   const wait = failure.kind === "rate_limited" && failure.retry_after_millis !== undefined
     ? Math.max(0, failure.retry_after_millis)

@@ -19,10 +19,10 @@ import { Option } from "effect"
 import type { Environment } from "./Environment.js"
 import type { TrackJob } from "./Job.js"
 import { changedEvents, type TrackingStatus } from "./RenderMessages.js"
-import { type QueryKind, queryKinds, route, type TargetQuery, type TrackingSource } from "./TrackingSource.js"
+import { concerns, type QueryKind, queryKinds, route, type TargetQuery, type TrackingSource } from "./TrackingSource.js"
 import type { RawEvent } from "./TrackingStore.js"
 import * as TrackingTarget from "./TrackingTarget.js"
-import type { Tradeflow } from "./Tradeflow.js"
+import type { TrackedEvent, Tradeflow } from "./Tradeflow.js"
 import * as TradeflowMerge from "./TradeflowMerge.js"
 
 /** Whether a tradeflow is to be tracked by a source: active, and in production or without a mock journey. */
@@ -138,11 +138,38 @@ export const track = (
 }
 
 /** The milestones a target's state is read from: those of its source, for its container (and its shipment's). */
-const milestonesOf = (t: Tradeflow, target: TrackingTarget.TrackingTarget): ReadonlyArray<TrackingTarget.Milestone> =>
+const milestonesOf = (t: Tradeflow, target: TrackingTarget.TrackingTarget): ReadonlyArray<TrackedEvent> =>
   t.events.filter((e) =>
     e.source === target.source &&
     (target.equipment === undefined || e.container_reference === null || e.container_reference === target.equipment)
   )
+
+/**
+ * The outcome of a job as it applies: a consumer push (no target) keeps only the events a target of
+ * the tradeflow that is still tracked concerns (its targets may have stopped, or lost the reference,
+ * since the push was queued), and applies not at all when none is left.
+ */
+const pushedToLiveTargets = (
+  job: TrackJob,
+  targets: ReadonlyArray<TrackingTarget.TrackingTarget>
+): TrackJob["outcome"] | undefined => {
+  const outcome = job.outcome
+  if (job.target_id !== null || outcome._tag !== "Fetched") return outcome
+  const events = outcome.events.filter((e) =>
+    targets.some((target) => target.state !== "stopped" && concerns(target, e))
+  )
+  return events.length === 0 ? undefined : events.length === outcome.events.length ? outcome : { ...outcome, events }
+}
+
+/** When the service last recorded a reading of any of these milestones; null when there is none. */
+const lastRecorded = (milestones: ReadonlyArray<TrackedEvent>): number | null => {
+  let last: number | null = null
+  for (const m of milestones) {
+    if (last === null || m.predicted_at > last) last = m.predicted_at
+    for (const h of m.history) if (h.predicted_at > last) last = h.predicted_at
+  }
+  return last
+}
 
 /** What applying a source's answer does. */
 export interface Applied {
@@ -173,7 +200,8 @@ export const apply = (
   const target = tracking.targets[index]
   if (job.target_id !== null && (target === undefined || target.state === "stopped")) return unchanged
   const { now } = options
-  const outcome = job.outcome
+  const outcome = pushedToLiveTargets(job, tracking.targets)
+  if (outcome === undefined) return unchanged
   let merged = t
   const rawEvents: Array<RawEvent> = []
   if (outcome._tag === "Fetched" && outcome.events.length > 0) {
@@ -194,7 +222,7 @@ export const apply = (
     (merged.events !== t.events && changedEvents(t, merged).length > 0)
   const statuses: Array<TrackingStatus> = []
   const nextTarget = (current: TrackingTarget.TrackingTarget): TrackingTarget.TrackingTarget => {
-    if (outcome._tag === "FetchFailed") {
+    if (outcome._tag === "FetchFailed" && outcome.kind !== "not_found") {
       return outcome.kind === "unknown_source"
         ? TrackingTarget.stop({ ...current, last_check_at: job.checked_at }, "source_removed")
         : TrackingTarget.afterFailure(
@@ -209,7 +237,7 @@ export const apply = (
           options.jitter
         )
     }
-    if (outcome.status === "not-found") {
+    if (outcome._tag === "FetchFailed" || outcome.status === "not-found") {
       const after = TrackingTarget.afterNotFound(current, job.checked_at, options.cadence)
       if (current.not_found_since === null) {
         statuses.push({
@@ -225,7 +253,7 @@ export const apply = (
       checked_at: job.checked_at,
       milestones: milestonesOf(merged, current),
       port_of_discharge: merged.details.port_of_discharge,
-      new_events: journeyChanged,
+      last_recorded: lastRecorded(milestonesOf(merged, current)),
       high_water: outcome.high_water
     }, options.cadence)
   }

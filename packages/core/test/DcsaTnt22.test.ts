@@ -160,6 +160,24 @@ describe("DcsaTnt22.decode", () => {
     ])
   })
 
+  it("an event no storage could keep fails alone: U+0000 in a value or key, or nesting deeper than 32 levels", () => {
+    let deep: unknown = "bottom"
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    const out = read([
+      equipment({ equipmentReference: "CSQU\u00003054383" }),
+      transport({ ["note\u0000"]: 1 }),
+      { ...equipment({ eventID: "6e51e72c-d872-11ea-811c-0242ac130003" }), carrierNote: deep },
+      equipment({ eventID: "be51e72c-d872-11ea-811c-0242ac130003" })
+    ])
+    assert.deepStrictEqual(out.events.map((e) => e.event_id), ["be51e72c-d872-11ea-811c-0242ac130003"])
+    assert.deepStrictEqual(messages(out).map(([index, , message]) => [index, message.slice(0, 40)]), [
+      [0, "/0/equipmentReference: must not contain "],
+      [1, "/1/note\u0000: must not contain the NUL chara"],
+      [2, "/2/carrierNote/0/0/0/0/0/0/0/0/0/0/0/0/0"]
+    ])
+    assert.match(messages(out)[2]![2], /is nested too deeply \(more than 32 levels/)
+  })
+
   it("typed as the 2.2 document says: codes, eventID, date-times, lengths, document types", () => {
     const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
       [equipment({ eventID: "incorrect" }), "/0/eventID: eventID must be a UUID"],

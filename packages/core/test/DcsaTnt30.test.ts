@@ -200,6 +200,19 @@ describe("DcsaTnt30.decode", () => {
     ])
   })
 
+  it("at most 100 additional document references an event, refused before any is read", () => {
+    const references = (n: number) => Array.from({ length: n }, (_, i) => ({ typeCode: "BKG", reference: `B-${i}` }))
+    const out = read({
+      events: [
+        transport({ shipmentDetails: { additionalDocumentReferences: references(100) } }),
+        transport({ eventID: "evt-2", shipmentDetails: { additionalDocumentReferences: references(130_000) } })
+      ]
+    })
+    assert.deepStrictEqual(out.events.map((e) => [e.event_id, e.bookings.length]), [["evt-trans-1", 100]])
+    assert.deepStrictEqual(messages(out).map(([index, id]) => [index, id]), [[1, "evt-2"]])
+    assert.match(messages(out)[0]![2], /^\/1\/shipmentDetails\/additionalDocumentReferences: .*100/)
+  })
+
   it("versions of an event in one answer are kept; the same version twice is malformed", () => {
     const out = read({
       events: [

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Queue, Redacted, Ref, Stream, TestClock } from "effect"
 import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
+import * as Iso6346 from "../src/Iso6346.js"
 import { JobQueue } from "../src/JobQueue.js"
 import * as Locations from "../src/Locations.js"
 import { OrganisationStore } from "../src/OrganisationStore.js"
@@ -887,4 +888,181 @@ describe("Tracker", () => {
           assert.deepStrictEqual((yield* stored("STOPPED")).events, [])
         }), { push })
     }))
+})
+
+describe("Tracker: freshness, refusals and pushes that come late", () => {
+  const departed = { ...eta("dep", now0 - day, now0 - day, "ACT"), status_code: "VD" as const, location: "NLRTM" }
+  const loaded = event({ event_id: "load", updated_at: now0 - day, event_date: now0 - 2 * day })
+
+  it.effect("a target stays fresh while another target of its tradeflow brings its shipment's events; 30 days without a new one, both stop", () =>
+    withService(({ answers }) =>
+      Effect.gen(function*() {
+        yield* submit([record({ booking_reference: "BKG-1" })])
+        yield* drain
+        const answer = (estimates: ReadonlyArray<TrackingEvent>) =>
+          Ref.set(
+            answers,
+            new Map([[container, found([departed, loaded])], ["BKG-1", found([departed, ...estimates])]])
+          )
+        yield* answer([])
+        assert.strictEqual(yield* tick, 2)
+        yield* drain
+        let estimates: ReadonlyArray<TrackingEvent> = []
+        for (let i = 1; i <= 35; i++) {
+          yield* TestClock.adjust(day)
+          estimates = [eta("eta", now0 + i * day, now0 + 60 * day + i * hour)]
+          yield* answer(estimates)
+          yield* tick
+          yield* drain
+        }
+        assert.deepStrictEqual(targetsOf(yield* stored("PO-1")).map((t) => [t.kind, t.state]), [
+          ["equipment", "in_transit"],
+          ["booking", "in_transit"]
+        ])
+        for (let i = 1; i <= 31; i++) {
+          yield* TestClock.adjust(day)
+          yield* tick
+          yield* drain
+        }
+        assert.deepStrictEqual(targetsOf(yield* stored("PO-1")).map((t) => [t.state, t.stop_reason]), [
+          ["stopped", "no_new_events"],
+          ["stopped", "no_new_events"]
+        ])
+        assert.strictEqual((yield* seen()).filter((s) => s === "TRACKING_STOPPED").length, 2)
+      })
+    ))
+
+  it.effect("a container whose question the source refuses stops at once; a target failing for 30 days stops", () =>
+    withService(({ answers }) =>
+      Effect.gen(function*() {
+        yield* submit([record({ booking_reference: "BKG-1" })])
+        yield* drain
+        yield* Ref.set(
+          answers,
+          new Map<string, Answer>([
+            [container, Either.left(new TrackingSource.SourceNotFound({ source: "maersk", message: "400" }))],
+            ["BKG-1", Either.left(new TrackingSource.SourceTransient({ source: "maersk", message: "502" }))]
+          ])
+        )
+        yield* tick
+        yield* drain
+        const [refused, failing] = targetsOf(yield* stored("PO-1"))
+        assert.deepStrictEqual([refused?.state, refused?.stop_reason], ["stopped", "not_found"])
+        assert.deepStrictEqual([failing?.state, failing?.failures], ["pending", 1])
+        while ((yield* TestClock.currentTimeMillis) < now0 + 29 * day) {
+          yield* TestClock.adjust(12 * hour)
+          yield* tick
+          yield* drain
+        }
+        assert.strictEqual(targetsOf(yield* stored("PO-1"))[1]?.state, "pending")
+        yield* TestClock.adjust(day)
+        yield* tick
+        yield* drain
+        yield* TestClock.adjust(day)
+        yield* tick
+        yield* drain
+        const [, stopped] = targetsOf(yield* stored("PO-1"))
+        assert.deepStrictEqual([stopped?.state, stopped?.stop_reason, stopped?.last_error], [
+          "stopped",
+          "no_new_events",
+          "transient: 502"
+        ])
+      })
+    ))
+
+  it.effect("a consumer push reaches a combined target only when it names its references and contradicts none; a target stopped before the push is merged takes nothing", () =>
+    Effect.gen(function*() {
+      const push: TrackingSource.ConsumerPush = {
+        _tag: "Consumer",
+        read: (request) =>
+          Effect.succeed({
+            events: JSON.parse(new TextDecoder().decode(request.body)) as Array<TrackingEvent>,
+            malformed: []
+          })
+      }
+      yield* withService(({ answers }) =>
+        Effect.gen(function*() {
+          yield* submit([
+            record({ booking_reference: "BKG-A" }),
+            record({ tradeflow_reference: "PO-2", container_reference: container2, booking_reference: "BKG-2" })
+          ])
+          yield* submit([record({ tradeflow_reference: "PO-B", booking_reference: "BKG-B" })], "org-uat", "uat")
+          yield* drain
+          const consume = (events: ReadonlyArray<TrackingEvent>) =>
+            Effect.flatMap(
+              TrackingPush.TrackingPush,
+              (p) => p.consume("maersk", { headers: {}, body: new TextEncoder().encode(JSON.stringify(events)) })
+            )
+          const first = yield* consume([
+            event({ event_id: "b-load", updated_at: now0, bookings: ["BKG-B"] }),
+            event({
+              event_id: "discharged",
+              updated_at: now0,
+              event_code: "DISC",
+              status_code: "UV",
+              message: "Discharged",
+              location: "CNSHA"
+            })
+          ])
+          assert.deepStrictEqual(first.feedbackElements, [])
+          yield* drain
+          assert.deepStrictEqual((yield* stored("PO-1")).events.map((e) => e.status_code), ["UV"])
+          assert.deepStrictEqual((yield* stored("PO-B", "org-uat")).events.map((e) => e.status_code).sort(), [
+            "AE",
+            "UV"
+          ])
+
+          yield* Ref.set(
+            answers,
+            new Map([[
+              container2,
+              Either.left(new TrackingSource.SourceNotFound({ source: "maersk", message: "404" }))
+            ]])
+          )
+          yield* tick
+          const late = yield* consume([
+            event({ event_id: "late", updated_at: now0, container_reference: container2, bookings: ["BKG-2"] })
+          ])
+          assert.deepStrictEqual(late.feedbackElements, [])
+          yield* drain
+          const po2 = yield* stored("PO-2")
+          assert.deepStrictEqual([targetsOf(po2)[0]?.stop_reason, po2.events], ["not_found", []])
+        }), { push, queries: ["booking+equipment"] })
+    }))
+
+  it.effect("a question still unanswered near the end of its lease is given up: no answer is queued for it, and it is asked again once the lease is over", () => {
+    let asked = 0
+    const slow: Partial<TrackingSource.TrackingSource> = {
+      fetch: (request) =>
+        Effect.sync(() => asked++).pipe(
+          Effect.zipRight(Effect.sleep("50 seconds")),
+          Effect.as({ status: "awaiting" as const, events: [], malformed: [], high_water: request.since })
+        )
+    }
+    return withService(() =>
+      Effect.gen(function*() {
+        const containers = Array.from({ length: 17 }, (_, i) => {
+          const first10 = `MSKU${String(100_000 + i)}`
+          return `${first10}${Iso6346.checkDigit(first10)}`
+        })
+        yield* submit(containers.map((c, i) => record({ tradeflow_reference: `PO-${i}`, container_reference: c })))
+        yield* drain
+        const ticking = yield* Effect.fork(tick)
+        yield* TestClock.adjust("110 seconds")
+        assert.strictEqual(yield* Fiber.join(ticking), 17)
+        assert.strictEqual(asked, 17)
+        const queued = yield* Effect.flatMap(JobQueue, (q) => q.pending(100))
+        assert.strictEqual(queued.filter((j) => j.payload._tag === "Track").length, 16)
+        yield* drain
+        const stillPending = (yield* Effect.forEach(containers, (_, i) => stored(`PO-${i}`)))
+          .filter((t) => targetsOf(t)[0]?.state === "pending")
+        assert.strictEqual(stillPending.length, 1)
+        assert.strictEqual(yield* tick, 0)
+        yield* TestClock.adjust("10 seconds")
+        const again = yield* Effect.fork(tick)
+        yield* TestClock.adjust("50 seconds")
+        assert.strictEqual(yield* Fiber.join(again), 1)
+        assert.strictEqual(asked, 18)
+      }), slow)
+  })
 })

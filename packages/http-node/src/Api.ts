@@ -323,7 +323,7 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
         "The callback of a DCSA 2.2 event subscription the service took at a carrier: signed with the subscription's " +
           "secret (Notification-Signature: sha256=<hex HMAC-SHA256 of the raw body>) and naming it (Subscription-ID). " +
           "Its events are stored before the 204; an unsigned or forged callback, or one naming a subscription the " +
-          "service does not hold, is 401 and stores nothing"
+          "service does not hold, is 401 and stores nothing; a verified one whose body cannot be read is 400"
       )
   )
   .add(
@@ -360,7 +360,7 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
         "The consumer endpoint of a DCSA 3.0 carrier (push consumer): authenticated by the source's token " +
           "(Authorization: Bearer <token>); each event is stored, before the answer, for every tradeflow whose " +
           "target of that source it concerns (its container, bookings or bills of lading), in every organisation. " +
-          "A push without the token is 401 and stores nothing"
+          "A push without the token is 401 and stores nothing; one with it whose body cannot be read is 400"
       )
   )
   .addError(BadRequest)

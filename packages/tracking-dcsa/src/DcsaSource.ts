@@ -302,10 +302,10 @@ export const make = (
     ) =>
       Effect.gen(function*() {
         const body = bodyText(request.body)
-        if (Either.isLeft(body)) return yield* refused(body.left)
+        if (Either.isLeft(body)) return yield* new TrackingSource.PushUnreadable({ source, message: body.left })
         const now = yield* Clock.currentTimeMillis
         const decoded = decode(body.right, { source, classifierAliases: profile.classifier_aliases, now })
-        if (Either.isLeft(decoded)) return yield* refused(decoded.left)
+        if (Either.isLeft(decoded)) return yield* new TrackingSource.PushUnreadable({ source, message: decoded.left })
         return decoded.right
       })
 

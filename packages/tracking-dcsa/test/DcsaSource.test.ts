@@ -565,7 +565,7 @@ describe("DcsaSource: 2.2 subscriptions", () => {
 })
 
 describe("DcsaSource: 3.0 consumer push", () => {
-  it.effect("a POST /events body of the carrier read as events; a wrong or missing token, or a body that is not JSON, refused", () =>
+  it.effect("a POST /events body of the carrier read as events; a wrong or missing token refused; with the token, a body that is not JSON unreadable", () =>
     run(Effect.gen(function*() {
       const { fake, source } = yield* setup({ shipments: [shipment], quirks: { malformed: true } }, {
         version: "3.0",
@@ -593,6 +593,6 @@ describe("DcsaSource: 3.0 consumer push", () => {
       )
       assert.deepStrictEqual(read.malformed.map((m) => m.index), [1])
       const refused = yield* Effect.flip(push.read({ headers: got.headers, body: new TextEncoder().encode("{") }))
-      assert.deepStrictEqual([refused._tag, refused.message], ["PushRefused", "the body is not JSON"])
+      assert.deepStrictEqual([refused._tag, refused.message], ["PushUnreadable", "the body is not JSON"])
     })))
 })

@@ -3,7 +3,7 @@ import type { Issue } from "../DownstreamError.js"
 import type { TrackingEvent } from "../TrackingEvent.js"
 import type { MalformedEvent, PushedEvents, TargetQuery } from "../TrackingSource.js"
 import { normaliseContainerNumber, parseIsoDateTime } from "../TradeflowRecord.js"
-import { collectIssues } from "../Validation.js"
+import { collectIssues, jsonPointer, maxDepth, nulMessage } from "../Validation.js"
 
 /** How a value is named in a message: `null`, `an array`, `an object`, `a number`. */
 export const describe = (value: unknown): string =>
@@ -137,6 +137,41 @@ const queryIssues = (
     ...mismatch(query.bill_of_lading, event.bills_of_lading, "bill of lading", `/${index}${paths.references}`)
   ]
 
+/**
+ * The problem of an event no storage could keep as it is, or that could not be written out again:
+ * nesting at or past `Validation.maxDepth` (JSON.stringify would overflow the stack on a deep
+ * enough one), or U+0000 in a string or key (PostgreSQL refuses it). The first one found.
+ */
+const unstorable = (raw: unknown, index: number): EventIssues | undefined => {
+  const path: Array<PropertyKey> = [index]
+  const go = (value: unknown): EventIssues | undefined => {
+    if (typeof value === "string") return value.includes("\u0000") ? oneIssue(jsonPointer(path), nulMessage) : undefined
+    if (value === null || typeof value !== "object") return undefined
+    if (path.length > maxDepth) {
+      return oneIssue(jsonPointer(path), `is nested too deeply (more than ${maxDepth} levels of arrays and objects)`)
+    }
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        path.push(i)
+        const found = go(value[i])
+        path.pop()
+        if (found !== undefined) return found
+      }
+      return undefined
+    }
+    for (const key of Object.keys(value)) {
+      path.push(key)
+      const found = key.includes("\u0000")
+        ? oneIssue(jsonPointer(path), nulMessage)
+        : go((value as Record<string, unknown>)[key])
+      path.pop()
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  return go(raw)
+}
+
 /** How a list of events of one version is read. */
 export interface ListDecoder {
   /** An element read as a tracking event, null for one that is not tracked (IoT, reefer), or its problems. */
@@ -161,9 +196,11 @@ export const decodeList = (
   const malformed: Array<MalformedEvent> = []
   const seen = new Map<string, number>()
   elements.forEach((raw, index) => {
-    const decoded = decoder.element(raw, index)
     const fail = (found: EventIssues) =>
       malformed.push({ index, event_id: readableId(raw), message: malformedMessage(found) })
+    const unfit = unstorable(raw, index)
+    if (unfit !== undefined) return fail(unfit)
+    const decoded = decoder.element(raw, index)
     if (Either.isLeft(decoded)) return fail(decoded.left)
     const event = decoded.right
     if (event === null) return

@@ -205,16 +205,16 @@ export const referenceKind = (type: string | undefined): "booking" | "bill_of_la
 export const referencesOf = (
   refs: ReadonlyArray<readonly [type: string | undefined, value: string | undefined]>
 ): { readonly bookings: ReadonlyArray<string>; readonly bills_of_lading: ReadonlyArray<string> } => {
-  const bookings: Array<string> = []
-  const bills: Array<string> = []
+  const bookings = new Set<string>()
+  const bills = new Set<string>()
   for (const [type, raw] of refs) {
     const value = raw?.trim()
     const kind = referenceKind(type)
     if (value === undefined || value === "" || kind === undefined) continue
-    const list = kind === "booking" ? bookings : bills
-    if (!list.includes(value)) list.push(value)
+    if (kind === "booking") bookings.add(value)
+    else bills.add(value)
   }
-  return { bookings, bills_of_lading: bills }
+  return { bookings: [...bookings], bills_of_lading: [...bills] }
 }
 
 /** An IMO number as `TrackingEvent` keeps it: seven digits, else none. */

@@ -9,7 +9,8 @@ import { toProblem } from "./errors.js"
 /**
  * What tracking sources push: a subscription's callback, its raw body verified against the
  * subscription's secret, and a consumer push, authenticated by its source's token, each before
- * anything of it is stored (see `TrackingPush`); refused ones are 401.
+ * anything of it is stored (see `TrackingPush`); refused ones are 401, authenticated ones whose body
+ * cannot be read 400.
  */
 export const trackingGroup = HttpApiBuilder.group(
   Api,
@@ -22,6 +23,8 @@ export const trackingGroup = HttpApiBuilder.group(
         Effect.logWarning(`tracking: a push to ${source} was refused`, refused.message).pipe(
           Effect.zipRight(Effect.fail(Problem.make(401, "the push is not authenticated for this source")))
         )
+      const unreadableProblem = (unreadable: { readonly message: string }) =>
+        Effect.fail(Problem.make(400, `the push cannot be read: ${unreadable.message}`))
       return handlers.handleRaw("subscriptionCallback", ({ path }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
@@ -29,6 +32,7 @@ export const trackingGroup = HttpApiBuilder.group(
           yield* push.callback(path.source, { headers: request.headers, body }).pipe(
             Effect.catchTags({
               PushRefused: refusedProblem(path.source),
+              PushUnreadable: unreadableProblem,
               StorageError: (error) => Effect.flatMap(toProblem(error), Effect.fail)
             })
           )
@@ -40,6 +44,7 @@ export const trackingGroup = HttpApiBuilder.group(
             const answer = yield* push.consume(path.source, { headers: request.headers, body }).pipe(
               Effect.catchTags({
                 PushRefused: refusedProblem(path.source),
+                PushUnreadable: unreadableProblem,
                 StorageError: (error) => Effect.flatMap(toProblem(error), Effect.fail)
               })
             )

@@ -15,9 +15,9 @@
  * connection errors `SourceTransient`, another 4xx `SourceNotFound`, a body that cannot be read
  * `SourceMalformed`; one event that cannot be read is reported alone (`malformed`).
  *
- * A rate budget (`rate`: per minute, per day) is a token bucket each; a request beyond it fails
- * at once with `SourceRateLimited` and the wait, as does one before a carrier's Retry-After has
- * passed. Pushes: 2.2 event subscriptions (signed callbacks, {@link DcsaSignature}) or 3.0
+ * A rate budget (`rate`: per minute, per day) is a token bucket each; a request beyond it waits
+ * its turn when that comes within 10 seconds, and otherwise fails at once with `SourceRateLimited`
+ * and the wait, as does one before a carrier's Retry-After has passed. Pushes: 2.2 event subscriptions (signed callbacks, {@link DcsaSignature}) or 3.0
  * `POST /events` to the host's consumer endpoint.
  *
  * @module

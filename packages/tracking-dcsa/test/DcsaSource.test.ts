@@ -458,7 +458,7 @@ describe("DcsaSource: secrets stay out of traces", () => {
 })
 
 describe("DcsaSource: rate budget", () => {
-  it.effect("per minute: a request beyond the budget fails at once with the wait, and none is sent", () =>
+  it.effect("per minute: a request whose turn is more than 10 s away fails at once with the wait, and none is sent; a nearer one waits its turn", () =>
     run(Effect.gen(function*() {
       const { fake, source } = yield* setup(undefined, { rate: { per_minute: 2 } })
       yield* source.fetch({ query: box, since: null })
@@ -467,10 +467,16 @@ describe("DcsaSource: rate budget", () => {
       assert.strictEqual(error._tag, "SourceRateLimited")
       if (error._tag === "SourceRateLimited") assert.strictEqual(error.retry_after_millis, 30_000)
       assert.strictEqual(fake.received.length, 2)
-      yield* TestClock.adjust(29_999)
+      yield* TestClock.adjust(19_999)
       assert.strictEqual((yield* Effect.flip(source.fetch({ query: box, since: null })))._tag, "SourceRateLimited")
       yield* TestClock.adjust(1)
-      assert.strictEqual((yield* source.fetch({ query: box, since: null })).status, "found")
+      const waiting = yield* Effect.fork(source.fetch({ query: box, since: null }))
+      yield* TestClock.adjust(9_999)
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+      assert.strictEqual(fake.received.length, 2)
+      yield* TestClock.adjust(1)
+      assert.strictEqual((yield* Fiber.join(waiting)).status, "found")
+      assert.strictEqual(fake.received.length, 3)
     })))
 
   it.effect("per day, and every page counts", () =>

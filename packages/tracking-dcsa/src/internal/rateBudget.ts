@@ -14,9 +14,17 @@ interface State {
   readonly blockedUntil: number
 }
 
+/** How long a request may wait for its turn in the budget before it fails instead. */
+export const maxQueueMillis = 10_000
+
 /** A source's request budget: a token bucket per minute and per day, and the carrier's own Retry-After. */
 export interface RateBudget {
-  /** Takes one request from every bucket, or fails at once with the milliseconds until one is there. */
+  /**
+   * Takes one request from every bucket: at once when each has one; when the turn of this request
+   * comes within {@link maxQueueMillis}, it is reserved and waited for (requests are paced in the
+   * order they asked); otherwise, or while the carrier's Retry-After runs, it fails at once with the
+   * milliseconds to wait.
+   */
   readonly take: Effect.Effect<void, number>
   /** No request before `until` (epoch ms). */
   readonly blockUntil: (until: number) => Effect.Effect<void>
@@ -52,8 +60,11 @@ export const make = (rate: Rate | undefined): Effect.Effect<RateBudget> =>
               b.tokens >= 1 ? 0 : Math.ceil((1 - b.tokens) / b.perMilli - 1e-6)
             )
           )
-          if (wait > 0) return [Effect.fail(wait), current]
-          return [Effect.void, { ...current, buckets: current.buckets.map((b) => ({ ...b, tokens: b.tokens - 1 })) }]
+          if (wait > maxQueueMillis) return [Effect.fail(wait), current]
+          return [
+            wait > 0 ? Effect.sleep(wait) : Effect.void,
+            { ...current, buckets: current.buckets.map((b) => ({ ...b, tokens: b.tokens - 1 })) }
+          ]
         }))),
       blockUntil: (until) => Ref.update(state, (s) => ({ ...s, blockedUntil: Math.max(s.blockedUntil, until) }))
     }

@@ -283,7 +283,8 @@ export type FailureKind = "unauthorized" | "rate_limited" | "transient" | "malfo
 
 /**
  * The target after a failed fetch: rate limited waits `retryAfterMillis`; any other failure backs
- * off exponentially with jitter (`jitter` in [0, 1)). A target that has failed on past the quiet
+ * off exponentially with jitter (`jitter` in [0, 1)), by the count of consecutive failures, which
+ * a rate-limited wait (a turn, not a failure of the target) leaves as it is. A target that has failed on past the quiet
  * stop (30 days without a new event) stops, as one that answers nothing new does.
  */
 export const afterFailure = (
@@ -305,10 +306,11 @@ export const afterFailure = (
       last_error: `${failure.kind}: ${failure.message}`.slice(0, 500)
     }, "no_new_events")
   }
-  const failures = target.failures + 1
-  const wait = failure.kind === "rate_limited" && failure.retry_after_millis !== undefined
+  const limited = failure.kind === "rate_limited"
+  const failures = limited ? target.failures : target.failures + 1
+  const wait = limited && failure.retry_after_millis !== undefined
     ? Math.max(0, failure.retry_after_millis)
-    : backoff(cadence, failures, jitter)
+    : backoff(cadence, Math.max(1, failures), jitter)
   return {
     ...target,
     last_check_at: failure.checked_at,

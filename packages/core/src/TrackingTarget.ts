@@ -284,8 +284,9 @@ export type FailureKind = "unauthorized" | "rate_limited" | "transient" | "malfo
 /**
  * The target after a failed fetch: rate limited waits `retryAfterMillis`; any other failure backs
  * off exponentially with jitter (`jitter` in [0, 1)), by the count of consecutive failures, which
- * a rate-limited wait (a turn, not a failure of the target) leaves as it is. A target that has failed on past the quiet
- * stop (30 days without a new event) stops, as one that answers nothing new does.
+ * a rate-limited wait (a turn, not a failure of the target) leaves as it is. A target that has
+ * failed on past the quiet stop (30 days without a new event) stops, as one that answers nothing
+ * new does.
  */
 export const afterFailure = (
   target: TrackingTarget,

@@ -22,7 +22,7 @@
  * @module
  */
 import { Clock, Context, Duration, Effect, Encoding, Layer, Option, Redacted, Ref } from "effect"
-import { environments } from "./internal/environmentOf.js"
+import { trackJobs } from "./internal/trackJobs.js"
 import type { Enqueue, TrackJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -265,25 +265,19 @@ export const layer = (
                   : Effect.timeoutOption(ask(target, now), Duration.millis(deadline - at))),
             { concurrency }
           )
-          const environmentOf = environments(organisations)
+          const trackJob = trackJobs(organisations)
           const entries: Array<Enqueue> = []
           for (const [i, target] of targets.entries()) {
             const outcome = outcomes[i]!
             if (Option.isNone(outcome)) continue
             entries.push({
-              job: {
-                organisation_id: target.organisation_id,
-                environment: yield* environmentOf(target.organisation_id),
-                payload: {
-                  _tag: "Track",
-                  reference: target.tradeflow_reference,
-                  target_id: target.target_id,
-                  source: target.source,
-                  checked_at: now,
-                  outcome: outcome.value
-                },
-                received_at: now
-              }
+              job: yield* trackJob(target.organisation_id, {
+                reference: target.tradeflow_reference,
+                target_id: target.target_id,
+                source: target.source,
+                checked_at: now,
+                outcome: outcome.value
+              })
             })
           }
           if (entries.length === 0) return

@@ -14,7 +14,7 @@
  * @module
  */
 import { Clock, Context, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
-import { environments } from "./internal/environmentOf.js"
+import { trackJobs } from "./internal/trackJobs.js"
 import type { Enqueue } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
@@ -86,12 +86,8 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
           if (pushed.events.length === 0 && pushed.malformed.length === 0) return
           const subscription = stored.value
           const now = yield* Clock.currentTimeMillis
-          const environment = yield* environments(organisations)(subscription.organisation_id)
-          yield* queue.enqueue({
-            organisation_id: subscription.organisation_id,
-            environment,
-            payload: {
-              _tag: "Track",
+          yield* queue.enqueue(
+            yield* trackJobs(organisations)(subscription.organisation_id, {
               reference: subscription.tradeflow_reference,
               target_id: subscription.target_id,
               source,
@@ -103,9 +99,8 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
                 malformed: pushed.malformed,
                 high_water: null
               }
-            },
-            received_at: now
-          })
+            })
+          )
           yield* worker.wake
         }),
         consume: Effect.fn("TrackingPush.consume")(function*(source: string, request: PushedRequest) {
@@ -144,31 +139,25 @@ export const layer: Layer.Layer<TrackingPush, never, TrackingStore | JobQueue | 
             })
             if (entry.events.size > 0) byTradeflow.set(key, entry)
           }
-          const environmentOf = environments(organisations)
+          const trackJob = trackJobs(organisations)
           const jobs: Array<Enqueue> = []
           const matched = new Set<number>()
           for (const { events: indices, target } of byTradeflow.values()) {
             for (const i of indices) matched.add(i)
             jobs.push({
-              job: {
-                organisation_id: target.organisation_id,
-                environment: yield* environmentOf(target.organisation_id),
-                payload: {
-                  _tag: "Track",
-                  reference: target.tradeflow_reference,
-                  target_id: null,
-                  source,
-                  checked_at: now,
-                  outcome: {
-                    _tag: "Fetched",
-                    status: "found",
-                    events: [...indices].sort((a, b) => a - b).map((i) => events[i]!),
-                    malformed: [],
-                    high_water: null
-                  }
-                },
-                received_at: now
-              }
+              job: yield* trackJob(target.organisation_id, {
+                reference: target.tradeflow_reference,
+                target_id: null,
+                source,
+                checked_at: now,
+                outcome: {
+                  _tag: "Fetched",
+                  status: "found",
+                  events: [...indices].sort((a, b) => a - b).map((i) => events[i]!),
+                  malformed: [],
+                  high_water: null
+                }
+              })
             })
           }
           events.forEach((e, i) => {

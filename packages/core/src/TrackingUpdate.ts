@@ -248,12 +248,13 @@ export const apply = (
       }
       return after
     }
+    const milestones = milestonesOf(merged, current)
     return TrackingTarget.afterFetch(current, {
       now,
       checked_at: job.checked_at,
-      milestones: milestonesOf(merged, current),
+      milestones,
       port_of_discharge: merged.details.port_of_discharge,
-      last_recorded: lastRecorded(milestonesOf(merged, current)),
+      last_recorded: lastRecorded(milestones),
       high_water: outcome.high_water
     }, options.cadence)
   }

@@ -2,6 +2,7 @@ import type { HttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import type { TrackingEvent, TrackingSource } from "@tradeflow/core"
 import { Effect, Fiber, Option, Redacted, type Scope, TestClock, Tracer } from "effect"
+import * as DcsaSignature from "../src/DcsaSignature.js"
 import * as DcsaSource from "../src/DcsaSource.js"
 import { listen } from "../test-kit/Loopback.js"
 import { day, FakeCarrier, Http, paramsOf, profileOf, setup, shipment, T0 } from "./Fixture.js"
@@ -567,6 +568,15 @@ describe("DcsaSource: 2.2 subscriptions", () => {
       yield* fake.deliver
       const forged = yield* Effect.flip(push.verify(pushed(receiver.got[1]!), subscription))
       assert.strictEqual(forged.message, "the Notification-Signature is not the body's under the subscription's secret")
+      const notAList = new TextEncoder().encode(JSON.stringify({ events: [] }))
+      const unreadable = yield* Effect.flip(push.verify({
+        headers: {
+          ...good.headers,
+          "notification-signature": DcsaSignature.sign(Redacted.value(subscription.secret), notAList)
+        },
+        body: notAList
+      }, subscription))
+      assert.strictEqual(unreadable._tag, "PushUnreadable")
     })))
 })
 

@@ -46,10 +46,16 @@ export const make = (
     const sql = yield* SqlClient.SqlClient
     const { chunk, insertionOrder, pg } = dialectOf(sql)
     const relaxed = options.relaxed ?? ((effect) => effect)
-    const returned = sql.literal(
-      ["organisation_id", "tradeflow_reference", "target_id", "source", "query", "high_water", "next_check_at"]
-        .map((c) => pg ? `t.${c}` : c).join(", ")
-    )
+    const indexColumns = [
+      "organisation_id",
+      "tradeflow_reference",
+      "target_id",
+      "source",
+      "query",
+      "high_water",
+      "next_check_at"
+    ]
+    const returned = sql.literal(indexColumns.map((c) => pg ? `t.${c}` : c).join(", "))
 
     /**
      * The condition of a claimable row of `alias` at `now`. "Has a next check" is written as a range
@@ -100,9 +106,7 @@ export const make = (
 
     /** The columns of the references a target asks about, in the order of the port's parameter. */
     const referenceColumns = ["equipment", "booking", "bill_of_lading"] as const
-    const targetColumns = sql.literal(
-      "organisation_id, tradeflow_reference, target_id, source, query, high_water, next_check_at"
-    )
+    const targetColumns = sql.literal(indexColumns.join(", "))
 
     const subscriptionColumns = sql.literal(
       ["source", "subscription_id", "organisation_id", "tradeflow_reference", "target_id", "secret", "created_at"]

@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import type { Environment } from "../Environment.js"
+import type { NewJob, TrackJob } from "../Job.js"
 import type { OrganisationStore } from "../OrganisationStore.js"
 import type { StorageError } from "../StorageError.js"
 
@@ -8,7 +9,7 @@ import type { StorageError } from "../StorageError.js"
  * organisation that is not (or no longer) stored, as tracked tradeflows are production's unless
  * their organisation says otherwise.
  */
-export const environments = (organisations: OrganisationStore["Type"]) => {
+const environments = (organisations: OrganisationStore["Type"]) => {
   const known = new Map<string, Environment>()
   return (organisationId: string): Effect.Effect<Environment, StorageError> => {
     const environment = known.get(organisationId)
@@ -21,4 +22,22 @@ export const environments = (organisations: OrganisationStore["Type"]) => {
       }
     )
   }
+}
+
+/**
+ * A builder of the `Track` jobs of tracked tradeflows, each in its organisation's environment (read
+ * once per builder, as {@link environments} reads it), queued at the time it was checked.
+ */
+export const trackJobs = (organisations: OrganisationStore["Type"]) => {
+  const environmentOf = environments(organisations)
+  return (
+    organisation_id: string,
+    payload: Omit<TrackJob, "_tag">
+  ): Effect.Effect<NewJob, StorageError> =>
+    Effect.map(environmentOf(organisation_id), (environment) => ({
+      organisation_id,
+      environment,
+      payload: { _tag: "Track" as const, ...payload },
+      received_at: payload.checked_at
+    }))
 }

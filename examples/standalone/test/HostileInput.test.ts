@@ -337,7 +337,7 @@ const bodies: fc.Arbitrary<{ body: Buffer; oversized: boolean }> = fc.oneof(
   { weight: 1, arbitrary: deep },
   { weight: 1, arbitrary: fc.jsonValue().map((v) => Buffer.from(JSON.stringify(v) ?? "null")) },
   { weight: 1, arbitrary: fc.constant(Buffer.from("[" + Array(10_001).fill("{}").join(",") + "]")) }
-).map((body) => ({ body, oversized: false })).chain((b) =>
+).map((body) => ({ body, oversized: body.length > maxBodyBytes })).chain((b) =>
   fc.oneof({ weight: 12, arbitrary: fc.constant(b) }, {
     weight: 1,
     arbitrary: oversized.map((body) => ({ body, oversized: true }))

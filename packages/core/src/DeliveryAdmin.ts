@@ -62,6 +62,8 @@ export class DeliveryAdmin extends Context.Tag("@tradeflow/core/DeliveryAdmin")<
   >
   /** Makes a failed or dead delivery due now, on a fresh retry schedule. */
   readonly retry: (deliveryId: number) => Effect.Effect<void, DeliveryNotFound | DeliveryNotRetryable | StorageError>
+  /** The organisation whose automation a delivery goes to (what a permission check needs). */
+  readonly organisationOf: (deliveryId: number) => Effect.Effect<string, DeliveryNotFound | StorageError>
 }>() {}
 
 /** The delivery administration over the {@link DeliveryStore} and {@link AutomationStore} ports. */
@@ -132,7 +134,14 @@ export const layer: Layer.Layer<
         const outcome = yield* store.retry(deliveryId, yield* Clock.currentTimeMillis)
         if (outcome === "not-found") return yield* new DeliveryNotFound({ id: deliveryId })
         if (outcome === "not-retryable") return yield* new DeliveryNotRetryable({ id: deliveryId })
-      })
+      }),
+      organisationOf: (deliveryId) =>
+        Effect.gen(function*() {
+          const delivery = yield* store.get(deliveryId)
+          const owner = Option.isNone(delivery) ? Option.none() : yield* automations.get(delivery.value.automation_id)
+          if (Option.isNone(owner)) return yield* new DeliveryNotFound({ id: deliveryId })
+          return owner.value.organisation_id
+        })
     })
   })
 )

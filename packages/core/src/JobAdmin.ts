@@ -58,6 +58,8 @@ export class JobAdmin extends Context.Tag("@tradeflow/core/JobAdmin")<JobAdmin, 
    * running now, if any), and it applies what it carries as if it were posted again.
    */
   readonly retry: (jobId: number) => Effect.Effect<void, JobNotFound | JobNotDead | StorageError>
+  /** The organisation of a job (what a permission check needs). */
+  readonly organisationOf: (jobId: number) => Effect.Effect<string, JobNotFound | StorageError>
 }>() {}
 
 /** The job administration over the {@link JobQueue} and {@link OrganisationStore} ports. */
@@ -90,7 +92,12 @@ export const layer: Layer.Layer<JobAdmin, never, JobQueue | OrganisationStore> =
         const outcome = yield* queue.retry(jobId)
         if (outcome === "not-found") return yield* new JobNotFound({ id: jobId })
         if (outcome === "not-dead") return yield* new JobNotDead({ id: jobId })
-      })
+      }),
+      organisationOf: (jobId) =>
+        Effect.flatMap(
+          queue.organisationOf(jobId),
+          Option.match({ onNone: () => Effect.fail(new JobNotFound({ id: jobId })), onSome: Effect.succeed })
+        )
     })
   })
 )

@@ -157,6 +157,8 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
    * pending. Signals `wakeups` when it retried a job.
    */
   readonly retry: (id: number) => Effect.Effect<RetryOutcome, StorageError>
+  /** The organisation of a job (pending, done or dead), if it is still stored. */
+  readonly organisationOf: (id: number) => Effect.Effect<Option.Option<string>, StorageError>
   /**
    * Signals that work may be waiting: an element after jobs were enqueued (by this process or,
    * where the adapter can tell, another one sharing the database). At most one element per

@@ -38,6 +38,8 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly revokeApiKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
   readonly insertWidgetKey: (key: WidgetKeyRecord) => Effect.Effect<void, StorageError>
   readonly findWidgetKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<WidgetKeyRecord>, StorageError>
+  /** The widget keys of one organisation, oldest first. */
+  readonly listWidgetKeys: (organisationId: string) => Effect.Effect<ReadonlyArray<WidgetKeyRecord>, StorageError>
   /** Marks a widget key revoked; false when there is no such key. Revoking twice keeps the first instant. */
   readonly revokeWidgetKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
   /**

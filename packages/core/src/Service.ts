@@ -22,6 +22,7 @@ import * as TrackingAdmin from "./TrackingAdmin.js"
 import * as TrackingConfig from "./TrackingConfig.js"
 import * as TrackingPush from "./TrackingPush.js"
 import * as Upstream from "./Upstream.js"
+import * as Users from "./Users.js"
 import * as WidgetSearch from "./WidgetSearch.js"
 import * as Worker from "./Worker.js"
 
@@ -43,10 +44,12 @@ export type Services =
   | Schemes.Schemes
   | WidgetSearch.WidgetSearch
   | Retention.Retention
+  | Users.Users
 
-/** Options of {@link layer}: the worker's, and the upstream feed's under `upstream`. */
+/** Options of {@link layer}: the worker's, the upstream feed's under `upstream`, the people's under `users`. */
 export interface ServiceOptions extends Worker.WorkerOptions {
   readonly upstream?: Upstream.UpstreamOptions
+  readonly users?: Users.UsersOptions
 }
 
 /**
@@ -81,7 +84,8 @@ export const layer = (
       Layer.provideMerge(Tracker.layer({ background: options.background, startAfter: options.startAfter, ...tracker }))
     ),
     Retention.layer({ background: options.background, startAfter: options.startAfter, ...retention }),
-    TrackingPush.layer
+    TrackingPush.layer,
+    Users.layer(options.users)
   ).pipe(
     Layer.provideMerge(Worker.layer(options))
   )

@@ -41,6 +41,7 @@ import * as TrackingTarget from "./TrackingTarget.js"
 import type { Tradeflow } from "./Tradeflow.js"
 import * as TradeflowKey from "./TradeflowKey.js"
 import { type Candidate, type Commit, TradeflowStore, withCommit } from "./TradeflowStore.js"
+import * as UserStore from "./UserStore.js"
 
 export {
   /** The `Settings` port, re-exported so adapter packages reach it through `Storage`. */
@@ -58,6 +59,7 @@ export type Storage =
   | DeliveryStore
   | RetentionStore
   | TrackingStore
+  | UserStore.UserStore
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -164,6 +166,7 @@ export const makeMemory = Effect.gen(function*() {
     { readonly request_hash: string; readonly response: string; readonly created_at: number }
   >()
   const receivedAt = new Map<number, number>()
+  const owners = new Map<number, string>()
   const tradeflows = new Map<string, Tradeflow>()
   const byKey = new Map<string, Map<string, Candidate>>()
   const targets = new Map<
@@ -308,6 +311,10 @@ export const makeMemory = Effect.gen(function*() {
       }),
     findWidgetKeyByHash: (h) =>
       Effect.sync(() => Option.fromNullable([...widgetKeys.values()].find((k) => k.key_hash === h))),
+    listWidgetKeys: (id) =>
+      Effect.sync(() =>
+        [...widgetKeys.values()].filter((k) => k.organisation_id === id).sort((a, b) => a.created_at - b.created_at)
+      ),
     revokeWidgetKey: (id, at) =>
       Effect.sync(() => {
         const k = widgetKeys.get(id)
@@ -337,6 +344,7 @@ export const makeMemory = Effect.gen(function*() {
       idempotency.set(key, { request_hash: idem.request_hash, response: idem.response, created_at: job.received_at })
     }
     const id = nextJob++
+    owners.set(id, job.organisation_id)
     receivedAt.set(id, job.received_at)
     jobs.set(id, { id, ...job })
     leases.set(id, { attempt: 0, leased_by: null, lease_until: null, error: null })
@@ -450,6 +458,7 @@ export const makeMemory = Effect.gen(function*() {
               .sort((a, b) => a.job.id - b.job.id).map((d) => summary(d.job, d.attempt, d.error))
           return mine.slice(0, Math.max(0, limit))
         }),
+      organisationOf: (id) => Effect.sync(() => Option.fromNullable(owners.get(id))),
       retry: (id) =>
         Effect.tap(
           Effect.sync(() => {
@@ -895,4 +904,4 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
       Context.add(RetentionStore, m.retention),
       Context.add(TrackingStore, m.tracking)
     ))
-)
+).pipe(Layer.merge(UserStore.layerMemory))

@@ -47,6 +47,13 @@ export const CreatedWidgetKey = Schema.Struct({
 }).annotations({ identifier: "CreatedWidgetKey" })
 export type CreatedWidgetKey = typeof CreatedWidgetKey.Type
 
+/** A widget key as listed (never the key); instants as epoch milliseconds. */
+export interface WidgetKeyInfo {
+  readonly id: string
+  readonly created_at: number
+  readonly revoked_at: number | null
+}
+
 /** Who a valid widget key belongs to. */
 export interface WidgetCaller {
   readonly organisation: Organisation
@@ -59,6 +66,8 @@ export const keyPrefix = "wk_"
 export class WidgetSearch extends Context.Tag("@tradeflow/core/WidgetSearch")<WidgetSearch, {
   /** Creates a key that reads this organisation (a live organisation or a `(UAT)` companion). */
   readonly createKey: (organisationId: string) => Effect.Effect<CreatedWidgetKey, OrganisationNotFound | StorageError>
+  /** The widget keys of an organisation, oldest first. */
+  readonly listKeys: (organisationId: string) => Effect.Effect<ReadonlyArray<WidgetKeyInfo>, StorageError>
   /** Revokes a key: this process refuses it at once, the others sharing the store within one second. */
   readonly revokeKey: (id: string) => Effect.Effect<void, WidgetKeyNotFound | StorageError>
   /** Resolves a raw widget key; missing, unknown and revoked keys are {@link Unauthenticated}. */
@@ -136,6 +145,11 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         })
         return { id, key }
       }),
+      listKeys: (organisationId) =>
+        Effect.map(
+          organisations.listWidgetKeys(organisationId),
+          (keys) => keys.map(({ created_at, id, revoked_at }) => ({ id, created_at, revoked_at }))
+        ),
       revokeKey: Effect.fn("WidgetSearch.revokeKey")(function*(id: string) {
         const revoked = yield* organisations.revokeWidgetKey(id, yield* Clock.currentTimeMillis).pipe(
           Effect.ensuring(cache.forget("widget", id))

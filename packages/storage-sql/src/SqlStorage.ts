@@ -16,7 +16,8 @@ import {
   RetentionStore,
   Storage,
   TrackingStore,
-  TradeflowStore
+  TradeflowStore,
+  UserStore
 } from "@tradeflow/core"
 import { Context, Effect, PubSub, Stream } from "effect"
 import * as automationStore from "./internal/automations.js"
@@ -29,6 +30,7 @@ import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
 import * as trackingStore from "./internal/tracking.js"
 import * as tradeflowStore from "./internal/tradeflows.js"
+import * as userStore from "./internal/users.js"
 
 export { advisoryNamespace } from "./internal/options.js"
 export type { SqlStorageOptions, Wakeup } from "./internal/options.js"
@@ -44,6 +46,7 @@ export interface SqlStorage {
   readonly deliveries: DeliveryStore.DeliveryStore["Type"]
   readonly retention: RetentionStore.RetentionStore["Type"]
   readonly tracking: TrackingStore.TrackingStore["Type"]
+  readonly users: UserStore.UserStore["Type"]
 }
 
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
@@ -79,7 +82,8 @@ export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, neve
     automations: automationStore.make,
     deliveries: deliveryStore.make(options),
     retention: retentionStore.make,
-    tracking: trackingStore.make(options)
+    tracking: trackingStore.make(options),
+    users: userStore.make
   })
 
 /** The storage ports as a context. */
@@ -92,5 +96,6 @@ export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage>
     Context.add(AutomationStore.AutomationStore, storage.automations),
     Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
     Context.add(RetentionStore.RetentionStore, storage.retention),
-    Context.add(TrackingStore.TrackingStore, storage.tracking)
+    Context.add(TrackingStore.TrackingStore, storage.tracking),
+    Context.add(UserStore.UserStore, storage.users)
   )

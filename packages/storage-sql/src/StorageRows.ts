@@ -16,7 +16,8 @@ import {
   type TrackingStore,
   TrackingTarget,
   Tradeflow,
-  TradeflowKey
+  TradeflowKey,
+  User
 } from "@tradeflow/core"
 import { Effect, Option, type ParseResult, Predicate, Schema } from "effect"
 
@@ -665,6 +666,17 @@ export const decodeSubscriptions = rows(Schema.Struct({
   secret: Schema.String,
   created_at: Schema.Number
 }))
+
+/** Rows of `users` (`operator` as a boolean or 0/1). */
+export const decodeUsers = rows(Schema.Struct({ ...User.User.fields, operator: bool }))
+/** Rows of `memberships`. */
+export const decodeMemberships = rows(User.Membership)
+/** Rows of `sessions`. */
+export const decodeSessions = rows(User.SessionRecord)
+/** Rows of `invitations` (`uat` as a boolean or 0/1). */
+export const decodeInvitations = rows(Schema.Struct({ ...User.Invitation.fields, uat: bool }))
+/** Rows of `audit_log` (`seq` as a number or, a PostgreSQL `bigint`, a numeric string). */
+export const decodeAuditEntries = rows(Schema.Struct({ ...User.AuditEntry.fields, seq: millis }))
 
 export const decodeAutomations = rows(AutomationRow)
 export const decodeDeliveries = rows(DeliveryRow)

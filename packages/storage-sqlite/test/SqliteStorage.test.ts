@@ -74,7 +74,8 @@ describe("SqliteStorage", () => {
           { migration_id: 14 },
           { migration_id: 15 },
           { migration_id: 16 },
-          { migration_id: 17 }
+          { migration_id: 17 },
+          { migration_id: 18 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -324,7 +325,8 @@ describe("SqliteStorage", () => {
           { migration_id: 14 },
           { migration_id: 15 },
           { migration_id: 16 },
-          { migration_id: 17 }
+          { migration_id: 17 },
+          { migration_id: 18 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

@@ -375,6 +375,70 @@ export const migrations = {
         WHERE bill_of_lading IS NOT NULL`
     ),
     backfillEscapedReferences
+  ),
+  /**
+   * The people of the web application (`UserStore`): users (one per lower-case e-mail,
+   * `users.email_key`), their memberships of organisations (found by user through the primary key,
+   * by organisation through `memberships_organisation`), their sessions and the invitations that
+   * bring them in (each found by the SHA-256 of its token), and the audit log, numbered by `seq`
+   * and read newest first per organisation (`audit_log_organisation`). `position` keeps the
+   * insertion order among rows of one instant. No foreign keys: the port keeps no such rule (a
+   * membership may name an organisation of no row), as the memory adapter does not.
+   */
+  "0016_users": statements(
+    `CREATE TABLE users (
+      id text COLLATE "C" PRIMARY KEY,
+      email text NOT NULL,
+      email_key text COLLATE "C" NOT NULL UNIQUE,
+      password_hash text NOT NULL,
+      operator boolean NOT NULL,
+      created_at double precision NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE TABLE memberships (
+      user_id text COLLATE "C" NOT NULL,
+      organisation_id text COLLATE "C" NOT NULL,
+      role text NOT NULL CHECK (role IN ('viewer', 'member', 'admin', 'owner')),
+      created_at double precision NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY,
+      PRIMARY KEY (user_id, organisation_id)
+    )`,
+    `CREATE INDEX memberships_organisation ON memberships (organisation_id)`,
+    `CREATE TABLE sessions (
+      id text COLLATE "C" PRIMARY KEY,
+      token_hash text COLLATE "C" NOT NULL UNIQUE,
+      user_id text COLLATE "C" NOT NULL,
+      created_at double precision NOT NULL,
+      last_seen_at double precision NOT NULL,
+      expires_at double precision NOT NULL,
+      user_agent text NOT NULL,
+      address text NOT NULL,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE INDEX sessions_user ON sessions (user_id)`,
+    `CREATE TABLE invitations (
+      id text COLLATE "C" PRIMARY KEY,
+      token_hash text COLLATE "C" NOT NULL UNIQUE,
+      organisation_id text COLLATE "C" NOT NULL,
+      email text NOT NULL,
+      role text NOT NULL CHECK (role IN ('viewer', 'member', 'admin', 'owner')),
+      uat boolean NOT NULL,
+      invited_by text NOT NULL,
+      created_at double precision NOT NULL,
+      expires_at double precision NOT NULL,
+      accepted_at double precision,
+      position bigint GENERATED ALWAYS AS IDENTITY
+    )`,
+    `CREATE INDEX invitations_organisation ON invitations (organisation_id)`,
+    `CREATE TABLE audit_log (
+      seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      organisation_id text COLLATE "C",
+      actor text NOT NULL,
+      action text NOT NULL,
+      target text NOT NULL,
+      at double precision NOT NULL
+    )`,
+    `CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq)`
   )
 }
 

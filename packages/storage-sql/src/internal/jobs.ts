@@ -388,6 +388,10 @@ export const make = (
           return "retried" as const
         }))
       }, storageError("JobQueue.retry")),
+      organisationOf: Effect.fn("JobQueue.organisationOf")(function*(id: number) {
+        const rows = yield* decodeValues(yield* sql`SELECT organisation_id AS value FROM jobs WHERE id = ${id}`)
+        return Option.fromNullable(rows[0]?.value)
+      }, storageError("JobQueue.organisationOf")),
       wakeups: wakeups.stream
     }))
   })

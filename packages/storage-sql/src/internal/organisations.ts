@@ -105,6 +105,11 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
         const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
         return Option.fromNullable(rows[0])
       }, storageError("OrganisationStore.findWidgetKeyByHash")),
+      listWidgetKeys: Effect.fn("OrganisationStore.listWidgetKeys")(function*(organisationId: string) {
+        return yield* decodeWidgetKeys(
+          yield* sql`${selectWidgetKey} WHERE organisation_id = ${organisationId} ORDER BY created_at, ${insertionOrder}`
+        )
+      }, storageError("OrganisationStore.listWidgetKeys")),
       revokeWidgetKey: Effect.fn("OrganisationStore.revokeWidgetKey")(function*(id: string, at: number) {
         const rows = yield* sql`UPDATE widget_keys SET revoked_at = COALESCE(revoked_at, ${at}),
           revocation_noticed_at = COALESCE(revocation_noticed_at, ${databaseNow}) WHERE id = ${id} RETURNING id`

@@ -387,6 +387,66 @@ export const migrations = {
     `CREATE INDEX tracking_targets_booking ON tracking_targets (source, booking) WHERE booking IS NOT NULL`,
     `CREATE INDEX tracking_targets_bill_of_lading ON tracking_targets (source, bill_of_lading)
       WHERE bill_of_lading IS NOT NULL`
+  ),
+  /**
+   * The people of the web application (`UserStore`): users (one per lower-case e-mail,
+   * `users.email_key`), their memberships of organisations (found by user through the primary key,
+   * by organisation through `memberships_organisation`), their sessions and the invitations that
+   * bring them in (each found by the SHA-256 of its token), and the audit log, numbered by `seq`
+   * and read newest first per organisation (`audit_log_organisation`). The rowid keeps the
+   * insertion order among rows of one instant. No foreign keys: the port keeps no such rule (a
+   * membership may name an organisation of no row), as the memory adapter does not.
+   */
+  "0018_users": statements(
+    `CREATE TABLE users (
+      id TEXT PRIMARY KEY,
+      email TEXT NOT NULL,
+      email_key TEXT NOT NULL UNIQUE,
+      password_hash TEXT NOT NULL,
+      operator INTEGER NOT NULL CHECK (operator IN (0, 1)),
+      created_at REAL NOT NULL
+    )`,
+    `CREATE TABLE memberships (
+      user_id TEXT NOT NULL,
+      organisation_id TEXT NOT NULL,
+      role TEXT NOT NULL CHECK (role IN ('viewer', 'member', 'admin', 'owner')),
+      created_at REAL NOT NULL,
+      PRIMARY KEY (user_id, organisation_id)
+    )`,
+    `CREATE INDEX memberships_organisation ON memberships (organisation_id)`,
+    `CREATE TABLE sessions (
+      id TEXT PRIMARY KEY,
+      token_hash TEXT NOT NULL UNIQUE,
+      user_id TEXT NOT NULL,
+      created_at REAL NOT NULL,
+      last_seen_at REAL NOT NULL,
+      expires_at REAL NOT NULL,
+      user_agent TEXT NOT NULL,
+      address TEXT NOT NULL
+    )`,
+    `CREATE INDEX sessions_user ON sessions (user_id)`,
+    `CREATE TABLE invitations (
+      id TEXT PRIMARY KEY,
+      token_hash TEXT NOT NULL UNIQUE,
+      organisation_id TEXT NOT NULL,
+      email TEXT NOT NULL,
+      role TEXT NOT NULL CHECK (role IN ('viewer', 'member', 'admin', 'owner')),
+      uat INTEGER NOT NULL CHECK (uat IN (0, 1)),
+      invited_by TEXT NOT NULL,
+      created_at REAL NOT NULL,
+      expires_at REAL NOT NULL,
+      accepted_at REAL
+    )`,
+    `CREATE INDEX invitations_organisation ON invitations (organisation_id)`,
+    `CREATE TABLE audit_log (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      organisation_id TEXT,
+      actor TEXT NOT NULL,
+      action TEXT NOT NULL,
+      target TEXT NOT NULL,
+      at REAL NOT NULL
+    )`,
+    `CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq)`
   )
 }
 

@@ -106,7 +106,8 @@ describe("PgStorage on PostgreSQL", () => {
         { migration_id: 13 },
         { migration_id: 14 },
         { migration_id: 15 },
-        { migration_id: 16 }
+        { migration_id: 16 },
+        { migration_id: 17 }
       ])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)

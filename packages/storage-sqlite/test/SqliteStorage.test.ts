@@ -75,7 +75,8 @@ describe("SqliteStorage", () => {
           { migration_id: 15 },
           { migration_id: 16 },
           { migration_id: 17 },
-          { migration_id: 18 }
+          { migration_id: 18 },
+          { migration_id: 19 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -326,7 +327,8 @@ describe("SqliteStorage", () => {
           { migration_id: 15 },
           { migration_id: 16 },
           { migration_id: 17 },
-          { migration_id: 18 }
+          { migration_id: 18 },
+          { migration_id: 19 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

@@ -439,6 +439,9 @@ export const migrations = {
       at double precision NOT NULL
     )`,
     `CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq)`
+  ),
+  "0017_widget_keys_organisation": statements(
+    `CREATE INDEX widget_keys_organisation ON widget_keys (organisation_id, created_at)`
   )
 }
 

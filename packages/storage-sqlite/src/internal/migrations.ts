@@ -447,6 +447,9 @@ export const migrations = {
       at REAL NOT NULL
     )`,
     `CREATE INDEX audit_log_organisation ON audit_log (organisation_id, seq)`
+  ),
+  "0019_widget_keys_organisation": statements(
+    `CREATE INDEX widget_keys_organisation ON widget_keys (organisation_id, created_at)`
   )
 }
 

@@ -49,6 +49,11 @@ export interface DeliveryWorkerOptions {
   readonly background?: boolean
   /** The background fiber starts only once this effect has completed (for example: the server listens). */
   readonly startAfter?: Effect.Effect<void>
+  /**
+   * How long after its first attempt a failing delivery is retried before it is dead (default
+   * {@link RetrySchedule.horizon}, 3 days, as DECISIONS.md §6 says).
+   */
+  readonly retryHorizon?: Duration.DurationInput
 }
 
 /**
@@ -139,6 +144,7 @@ export const layer = (
       const client = yield* WebhookClient
       const batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
       const leaseMillis = Math.max(options.leaseMillis ?? 60_000, minLeaseMillis)
+      const horizonMillis = Duration.toMillis(options.retryHorizon ?? RetrySchedule.horizon)
       const pollInterval = options.pollInterval ?? Duration.seconds(1)
       const worker = `webhook-${globalThis.crypto.randomUUID()}`
       const lock = yield* Effect.makeSemaphore(1)
@@ -212,7 +218,7 @@ export const layer = (
         Effect.gen(function*() {
           const at = base.at
           const started = d.schedule_started_at ?? at
-          const delay = yield* RetrySchedule.nextDelay(d.retries + 1, started, at, retryAfter)
+          const delay = yield* RetrySchedule.nextDelay(d.retries + 1, started, at, retryAfter, horizonMillis)
           const failingFor = automation.failing_since === null ? 0 : at - automation.failing_since
           const disable = gone ?? (!d.test && failingFor >= Duration.toMillis(failingLimit) ? failingReason : null)
           return {

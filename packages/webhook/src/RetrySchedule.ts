@@ -49,13 +49,15 @@ export const baseDelay = (attempt: number): Duration.Duration => {
  * The wait before the next attempt after `attempt` failed attempts, the first made at
  * `firstAttemptAt` and the last failing at `now` (epoch milliseconds): the jittered delay of the
  * schedule, or the receiver's `retryAfter` when that is longer (a `Retry-After` never shortens the
- * schedule). `None` when the next attempt would fall after {@link horizon}: the delivery is dead.
+ * schedule). `None` when the next attempt would fall after `horizonMillis` (default
+ * {@link horizon}): the delivery is dead.
  */
 export const nextDelay = (
   attempt: number,
   firstAttemptAt: number,
   now: number,
-  retryAfter: Option.Option<Duration.Duration> = Option.none()
+  retryAfter: Option.Option<Duration.Duration> = Option.none(),
+  horizonMillis: number = Duration.toMillis(horizon)
 ): Effect.Effect<Option.Option<Duration.Duration>> =>
   Effect.map(Random.nextRange(1 - jitter, 1 + jitter), (factor) => {
     const scheduled = Math.round(Duration.toMillis(baseDelay(attempt)) * factor)
@@ -63,7 +65,7 @@ export const nextDelay = (
       onNone: () => scheduled,
       onSome: (asked) => Math.max(scheduled, Duration.toMillis(asked))
     })
-    return now + delay > firstAttemptAt + Duration.toMillis(horizon)
+    return now + delay > firstAttemptAt + horizonMillis
       ? Option.none()
       : Option.some(Duration.millis(delay))
   })

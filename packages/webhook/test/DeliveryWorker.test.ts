@@ -40,9 +40,10 @@ const localDestinations = Ssrf.layer({ allowPrivate: true, allowHttp: true })
 const TestLayer = (
   destinations: Layer.Layer<WebhookDestination.WebhookDestination> = localDestinations,
   client: Partial<WebhookClient.Options> = {},
-  secretsKey: Option.Option<Uint8Array> = Option.none()
+  secretsKey: Option.Option<Uint8Array> = Option.none(),
+  worker: DeliveryWorker.DeliveryWorkerOptions = {}
 ) =>
-  DeliveryWorker.layer({ background: false }).pipe(
+  DeliveryWorker.layer({ background: false, ...worker }).pipe(
     Layer.provide(WebhookClient.layer({ allowPrivate: true, ...client })),
     Layer.provide(destinations),
     Layer.provideMerge(Service.layer({ background: false })),
@@ -461,6 +462,21 @@ describe("DeliveryWorker", () => {
       yield* drain
       assert.strictEqual(receiver.received.length, entries.length)
     }).pipe(Effect.provide(TestLayer())))
+
+  it.scoped("with a retry horizon of 1 minute, a failing delivery is dead after the attempts that fit in it", () =>
+    Effect.gen(function*() {
+      const t0 = yield* start
+      const receiver = yield* LocalReceiver.make(() => ({ status: 500 }))
+      const created = yield* automation(receiver.url(), { format: "tradeflow" })
+      yield* submit("TF-1")
+      yield* settle(created.id)
+      const entries = yield* log(created.id)
+      assert.deepStrictEqual(entries.map((e) => e.status), ["failed", "failed", "dead"])
+      assert.isAtMost(entries[2]!.at - t0, 60_000)
+      yield* TestClock.adjust(Duration.days(7))
+      yield* drain
+      assert.strictEqual(receiver.received.length, 3)
+    }).pipe(Effect.provide(TestLayer(localDestinations, {}, Option.none(), { retryHorizon: "1 minute" }))))
 
   it.scoped("an automation whose deliveries fail for 5 days is disabled, with the reason", () =>
     Effect.gen(function*() {

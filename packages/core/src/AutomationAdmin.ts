@@ -94,6 +94,14 @@ export class AutomationAdmin extends Context.Tag("@tradeflow/core/AutomationAdmi
     organisationId: string
   ) => Effect.Effect<ReadonlyArray<AutomationInfo>, OrganisationNotFound | StorageError>
   readonly get: (id: string) => Effect.Effect<AutomationInfo, AutomationNotFound | StorageError>
+  /**
+   * Changes an automation's URL, format and types (checked as {@link validate} checks a new one);
+   * its secrets, state and deliveries already queued are kept.
+   */
+  readonly update: (
+    id: string,
+    change: { readonly url: string; readonly format: AutomationFormat; readonly types: ReadonlyArray<string> }
+  ) => Effect.Effect<AutomationInfo, InvalidAutomation | AutomationNotFound | StorageError>
   /** Enables an automation; clears `disabled_reason` and `failing_since`. */
   readonly enable: (id: string) => Effect.Effect<AutomationInfo, AutomationNotFound | StorageError>
   /** Disables an automation by hand (`disabled_reason` null). */
@@ -253,6 +261,12 @@ export const layer: Layer.Layer<AutomationAdmin, never, AutomationStore | Organi
       get: Effect.fn("AutomationAdmin.get")(function*(id: string) {
         return info(yield* automation(id))
       }),
+      update: Effect.fn("AutomationAdmin.update")(
+        function*(id: string, change: { url: string; format: AutomationFormat; types: ReadonlyArray<string> }) {
+          const valid = yield* validate(change)
+          return info(yield* update(id, (a, now) => ({ ...a, ...valid, updated_at: now })))
+        }
+      ),
       enable: Effect.fn("AutomationAdmin.enable")(function*(id: string) {
         return info(
           yield* update(id, (a, now) => ({

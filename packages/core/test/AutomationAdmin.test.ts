@@ -36,6 +36,41 @@ layer(TestLayer)("AutomationAdmin", (it) => {
       assert.notStrictEqual(other.secret, created.secret)
     }))
 
+  it.effect("update changes URL, format and types as create checks them, keeping secrets and state", () =>
+    Effect.gen(function*() {
+      const automations = yield* AutomationAdmin.AutomationAdmin
+      const store = yield* AutomationStore.AutomationStore
+      const org = yield* newOrganisation
+      const created = yield* automations.create(org.id, { url: "https://hooks.example.com/in", enabled: true })
+      const updated = yield* automations.update(created.id, {
+        url: "https://hooks.example.com/v2",
+        format: "tradeflow",
+        types: ["LOCATION_UPDATE", "LOCATION_UPDATE"]
+      })
+      assert.deepStrictEqual([updated.url, updated.format, updated.types, updated.enabled], [
+        "https://hooks.example.com/v2",
+        "tradeflow",
+        ["LOCATION_UPDATE"],
+        true
+      ])
+      assert.deepStrictEqual(Option.getOrThrow(yield* store.get(created.id)).secrets, [
+        { secret: created.secret, expires_at: null }
+      ])
+      const refused = yield* automations.update(created.id, { url: "ftp://x", format: "message", types: [] })
+        .pipe(Effect.flip)
+      assert.deepStrictEqual(
+        refused._tag === "InvalidAutomation" ? refused.errors.map((e) => e.path) : [],
+        ["/url", "/types"]
+      )
+      assert.strictEqual((yield* automations.get(created.id)).url, "https://hooks.example.com/v2")
+      const missing = yield* automations.update("auto_none", {
+        url: "https://x.example",
+        format: "message",
+        types: ["SHIPMENT_CHANGE"]
+      }).pipe(Effect.flip)
+      assert.strictEqual(missing._tag, "AutomationNotFound")
+    }))
+
   it.effect("BASIC_STATUS, unknown types, an empty list, a bad format and bad URLs are refused with JSON pointers", () =>
     Effect.gen(function*() {
       const automations = yield* AutomationAdmin.AutomationAdmin

@@ -5,7 +5,7 @@
  * @module
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import type { Accounts, Environment, WidgetSearch } from "@tradeflow/core"
+import type { Accounts, Environment, Users, WidgetSearch } from "@tradeflow/core"
 import { Context, Schema } from "effect"
 import { Forbidden, MisdirectedRequest, Unauthorized } from "./Problem.js"
 
@@ -50,8 +50,22 @@ export class WidgetKeyAuth extends HttpApiMiddleware.Tag<WidgetKeyAuth>()("@trad
   }
 }) {}
 
-/** `Authorization: Bearer <console token>`, compared in constant time; 401 otherwise. */
+/** Who calls the console: the holder of the console token (every permission) or a signed-in user. */
+export class ConsoleActor extends Context.Tag("@tradeflow/http-node/ConsoleActor")<ConsoleActor, Users.Actor>() {}
+
+/**
+ * `Authorization: Bearer <console token>`, compared in constant time, or else the session cookie of
+ * the web application (`tf_session`), whose user's roles then decide each route (403 otherwise);
+ * a state-changing request on a session must come from the site itself (`Sec-Fetch-Site:
+ * same-origin` or a matching `Origin`), else 403. 401 without either.
+ */
 export class ConsoleAuth extends HttpApiMiddleware.Tag<ConsoleAuth>()("@tradeflow/http-node/ConsoleAuth", {
-  failure: Unauthorized,
-  security: { consoleToken: HttpApiSecurity.bearer }
+  failure: Schema.Union(Unauthorized, Forbidden),
+  provides: ConsoleActor,
+  security: {
+    consoleToken: HttpApiSecurity.bearer,
+    session: HttpApiSecurity.apiKey({ key: "tf_session", in: "cookie" }).pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "The session cookie of the web application (/app)")
+    )
+  }
 }) {}

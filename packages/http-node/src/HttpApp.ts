@@ -30,6 +30,7 @@ import {
   TrackingAdmin,
   TrackingPush,
   Upstream,
+  Users,
   WebhookDestination,
   WidgetSearch
 } from "@tradeflow/core"
@@ -40,6 +41,7 @@ import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
 import { routeGroups } from "./internal/routeGroups.js"
+import { isWebPath, makeWebApp } from "./internal/webApp.js"
 
 export { maxIdempotencyKeyLength } from "./Api.js"
 
@@ -75,6 +77,7 @@ export type Services =
   | Upstream.Upstream
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
+  | Users.Users
 
 /**
  * What the routes are built with: every handler and middleware captures its build context and
@@ -95,7 +98,8 @@ const serviceTags = [
   TrackingPush.TrackingPush,
   Upstream.Upstream,
   WidgetSearch.WidgetSearch,
-  WebhookDestination.WebhookDestination
+  WebhookDestination.WebhookDestination,
+  Users.Users
 ] as const
 
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */
@@ -127,7 +131,12 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
         Context.pick(...serviceTags)(context)
       )
     )
-    const app = yield* Effect.provide(HttpApiBuilder.httpApp, context)
+    const api = yield* Effect.provide(HttpApiBuilder.httpApp, context)
+    const web = yield* Effect.provide(makeWebApp, context)
+    const app: typeof api = Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => isWebPath(request.url) ? web : api
+    )
     if (prefix === "") return app
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const url = underPrefix(prefix, request.url)

@@ -35,6 +35,20 @@ export interface HttpSettings {
   readonly widgetSunset: Date | null
   /** Widget searches per key: `perSecond` on average, `burst` at once (429 beyond). */
   readonly widgetSearchLimit: { readonly perSecond: number; readonly burst: number }
+  /**
+   * Sessions of the web application over plain http on any host. Without it a session needs HTTPS
+   * (its own, or a trusted proxy's `X-Forwarded-Proto`), except on loopback hosts.
+   */
+  readonly allowHttpSessions: boolean
+  /**
+   * Failed sign-ins allowed per e-mail and per client address within `windowMillis`; beyond, 429
+   * until the window ends.
+   */
+  readonly signInFailures: {
+    readonly perEmail: number
+    readonly perAddress: number
+    readonly windowMillis: number
+  }
 }
 
 export class HttpConfig extends Context.Tag("@tradeflow/http-node/HttpConfig")<HttpConfig, HttpSettings>() {}
@@ -60,6 +74,9 @@ export const minConsoleTokenLength = 32
 /** Default limit of failed console authentications: 10 per client per minute. */
 export const defaultConsoleFailures = { failures: 10, windowMillis: 60_000 } as const
 
+/** Default limit of failed sign-ins: 5 per e-mail and 20 per address in 15 minutes. */
+export const defaultSignInFailures = { perEmail: 5, perAddress: 20, windowMillis: 15 * 60_000 } as const
+
 /** Options of {@link layer} and {@link layerConfig}; everything but the console token has a default. */
 export interface Options {
   readonly consoleToken: Redacted.Redacted<string> | string
@@ -75,6 +92,12 @@ export interface Options {
   readonly maxUpstreamInFlightPerKey?: number
   readonly widgetSunset?: Date | null
   readonly widgetSearchLimit?: { readonly perSecond: number; readonly burst: number }
+  readonly allowHttpSessions?: boolean
+  readonly signInFailures?: {
+    readonly perEmail: number
+    readonly perAddress: number
+    readonly windowMillis: number
+  }
 }
 
 /** Splits a comma-separated host list. */
@@ -97,7 +120,9 @@ export const make = (options: Options): HttpSettings => ({
   maxInFlightPerKey: options.maxInFlightPerKey ?? defaultMaxInFlightPerKey,
   maxUpstreamInFlightPerKey: options.maxUpstreamInFlightPerKey ?? defaultMaxUpstreamInFlightPerKey,
   widgetSunset: options.widgetSunset ?? null,
-  widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit
+  widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit,
+  allowHttpSessions: options.allowHttpSessions ?? false,
+  signInFailures: options.signInFailures ?? defaultSignInFailures
 })
 
 /**

@@ -17,10 +17,11 @@ import type {
   TrackingAdmin,
   TrackingPush,
   Upstream,
+  Users,
   WebhookDestination,
   WidgetSearch
 } from "@tradeflow/core"
-import type { Layer } from "effect"
+import type { Effect, Layer } from "effect"
 import { expectTypeOf } from "vitest"
 import { Api, ApiV3 } from "../src/Api.js"
 import type { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "../src/Authentication.js"
@@ -36,6 +37,7 @@ import { problemMiddleware } from "../src/internal/problemMiddleware.js"
 import type { routeGroups } from "../src/internal/routeGroups.js"
 import { trackingGroup } from "../src/internal/trackingGroup.js"
 import { upstreamGroup } from "../src/internal/upstreamGroup.js"
+import type { makeWebApp } from "../src/internal/webApp.js"
 import { widgetGroup } from "../src/internal/widgetGroup.js"
 
 type Group<Name extends string, R> = Layer.Layer<HttpApiGroup.ApiGroup<"tradeflow", Name>, never, R>
@@ -54,6 +56,7 @@ it("each route group requires only the services its handlers call, on the root a
   expectTypeOf(consoleGroup).toEqualTypeOf<
     Group<
       "console",
+      | Users.Users
       | Accounts.Accounts
       | AutomationAdmin.AutomationAdmin
       | DeliveryAdmin.DeliveryAdmin
@@ -73,12 +76,15 @@ it("the authentication layers and the problem middleware require only what they 
   expectTypeOf(widgetKeyAuthLayer).toEqualTypeOf<
     Layer.Layer<WidgetKeyAuth, never, WidgetSearch.WidgetSearch | HttpConfig>
   >()
-  expectTypeOf(consoleAuthLayer).toEqualTypeOf<Layer.Layer<ConsoleAuth, never, HttpConfig>>()
+  expectTypeOf(consoleAuthLayer).toEqualTypeOf<Layer.Layer<ConsoleAuth, never, HttpConfig | Users.Users>>()
   expectTypeOf(problemMiddleware).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
 })
 
-it("the API's services are exactly what its route groups and middleware require, less HttpConfig", () => {
+it("the API's services are exactly what its route groups, middleware and web application require, less HttpConfig", () => {
   expectTypeOf<HttpApp.Services>().toEqualTypeOf<
-    Exclude<Layer.Layer.Context<typeof routeGroups | typeof problemMiddleware>, HttpConfig>
+    Exclude<
+      Layer.Layer.Context<typeof routeGroups | typeof problemMiddleware> | Effect.Effect.Context<typeof makeWebApp>,
+      HttpConfig
+    >
   >()
 })

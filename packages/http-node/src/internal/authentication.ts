@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Accounts, WidgetSearch } from "@tradeflow/core"
+import { Accounts, Users, WidgetSearch } from "@tradeflow/core"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ApiKeyAuth, ConsoleAuth, WidgetKeyAuth } from "../Authentication.js"
@@ -7,6 +7,7 @@ import { HttpConfig } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 import { mapCoreErrors } from "./errors.js"
 import { hostEnvironment, requestHost } from "./hosts.js"
+import { sameOrigin } from "./webKit.js"
 import { widgetKeyOf } from "./widget.js"
 
 /** The environment the request's host selects: 421 for a host of neither list. */
@@ -68,11 +69,22 @@ export const widgetKeyAuthLayer = Layer.effect(
 
 const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest()
 
-/** {@link ConsoleAuth}: the configured console token, compared in constant time. */
+const consoleUnauthorized = Problem.make(
+  401,
+  "the console requires Authorization: Bearer <console token>, or a signed-in session of the web application"
+)
+
+const readOnly = new Set(["GET", "HEAD", "OPTIONS"])
+
+/**
+ * {@link ConsoleAuth}: the configured console token, compared in constant time (an operator), or
+ * else a running session of the web application (its user).
+ */
 export const consoleAuthLayer = Layer.effect(
   ConsoleAuth,
   Effect.gen(function*() {
     const settings = yield* HttpConfig
+    const users = yield* Users.Users
     const expected = digest(Redacted.value(settings.consoleToken))
     return ConsoleAuth.of({
       consoleToken: () =>
@@ -80,9 +92,24 @@ export const consoleAuthLayer = Layer.effect(
           const request = yield* HttpServerRequest.HttpServerRequest
           const match = /^bearer\s+(.+)$/i.exec((request.headers["authorization"] ?? "").trim())
           const token = match?.[1]?.trim() ?? ""
-          if (token === "" || !timingSafeEqual(digest(token), expected)) {
-            return yield* Problem.make(401, "the console requires Authorization: Bearer <console token>")
+          if (token === "" || !timingSafeEqual(digest(token), expected)) return yield* Effect.fail(consoleUnauthorized)
+          return Users.operatorToken
+        }),
+      session: (raw) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const token = Redacted.value(raw)
+          if (token === "") return yield* Effect.fail(consoleUnauthorized)
+          const signed = yield* mapCoreErrors(users.session(token)).pipe(
+            Effect.mapError((problem) => problem.status === 401 ? consoleUnauthorized : problem)
+          )
+          if (!readOnly.has(request.method) && !sameOrigin(settings, request)) {
+            return yield* Problem.make(
+              403,
+              "a request on a session must come from this site (Sec-Fetch-Site or Origin)"
+            )
           }
+          return Users.asActor(signed.user)
         })
     })
   })

@@ -9,6 +9,7 @@ import type {
   StorageError,
   TrackingAdmin,
   Upstream,
+  UserError,
   WidgetSearch
 } from "@tradeflow/core"
 import { Cause, Effect } from "effect"
@@ -42,6 +43,12 @@ export type CoreError =
   | Scheme.UnknownScheme
   | Scheme.SchemeError
   | StorageError.StorageError
+  | UserError.SignInFailed
+  | UserError.NotSignedIn
+  | UserError.NotPermitted
+  | UserError.InvitationUnusable
+  | UserError.InvalidUserRequest
+  | UserError.MemberNotFound
 
 /** The answer to an internal failure: the cause is logged, never sent. */
 export const internalError = (cause: Cause.Cause<unknown>): Effect.Effect<Problem.Problem> =>
@@ -138,6 +145,25 @@ export const toProblem = (error: CoreError): Effect.Effect<Problem.Problem> => {
       ))
     case "SchemeError":
       return Effect.succeed(Problem.make(schemeStatus[error.reason], schemeTitle[error.reason], error.errors))
+    case "SignInFailed":
+      return Effect.succeed(Problem.make(401, "the e-mail or the password is wrong"))
+    case "NotSignedIn":
+      return Effect.succeed(Problem.make(401, "sign in first: no session, or it ended"))
+    case "NotPermitted":
+      return Effect.succeed(Problem.make(
+        403,
+        error.role === null
+          ? "you are not a member of this organisation"
+          : `a ${error.role} may not ${error.action.replace("_", " ")} in this organisation`
+      ))
+    case "InvitationUnusable":
+      return Effect.succeed(Problem.make(410, "this invitation link is unknown, used already or expired"))
+    case "InvalidUserRequest":
+      return Effect.succeed(
+        Problem.make(422, error.detail, [{ path: `/${error.field}`, message: error.detail }])
+      )
+    case "MemberNotFound":
+      return Effect.succeed(noneWithId("member", error.id))
     case "StorageError":
       return Effect.logError("storage unavailable", Cause.fail(error)).pipe(
         Effect.as(Problem.make(503, "the database is unavailable or failed; retry (with the same Idempotency-Key)"))

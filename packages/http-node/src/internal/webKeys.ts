@@ -1,0 +1,205 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { type Environment, Permission } from "@tradeflow/core"
+import { Effect } from "effect"
+import * as Problem from "../Problem.js"
+import { type Html, html } from "./html.js"
+import type { Kit, WebRoute } from "./webApp.js"
+import * as WebKit from "./webKit.js"
+
+const notices: Record<string, string> = {
+  revoked: "The key was revoked: requests with it are refused from now on.",
+  "widget-revoked": "The widget key was revoked."
+}
+
+/** The fixed message of a `?notice=` code, if it is one. */
+const noticeOf = (code: string | null) =>
+  code !== null && Object.hasOwn(notices, code) ? { kind: "success" as const, text: notices[code]! } : undefined
+
+/** API keys and widget keys of an organisation. */
+export const webKeys = (kit: Kit): ReadonlyArray<WebRoute> => {
+  const { accounts, users, widgets } = kit.services
+  const base = (view: WebKit.OrgView) => `/app/o/${encodeURIComponent(view.organisation.id)}`
+
+  const apiKeysPage = (view: WebKit.OrgView, extra: Html | "" = "", notice?: WebKit.PageOptions["notice"]) =>
+    Effect.gen(function*() {
+      const keys = yield* accounts.listApiKeys(view.live.id)
+      const action = yield* WebKit.href(`${base(view)}/api-keys`)
+      const configure = Permission.permits(view.role, "configure")
+      const environments: ReadonlyArray<Environment.Environment> = view.organisation.environment === "uat"
+        ? ["uat"]
+        : ["production", "uat"]
+      return yield* kit.page({
+        title: "API keys",
+        view,
+        section: "/api-keys",
+        notice,
+        body: html`${extra}
+${
+          configure
+            ? html`<h2>New key</h2>
+<form class="stack" method="post" action="${action}">
+<div><label for="environment">Environment</label>
+<select id="environment" name="environment">${
+              environments.map((e) =>
+                html`<option value="${e}">${e === "production" ? "Production" : "UAT sandbox"}</option>`
+              )
+            }</select></div>
+<div><button type="submit">Create API key</button></div>
+</form>`
+            : ""
+        }
+<h2>Keys</h2>
+${
+          keys.length === 0
+            ? html`<p>No API key yet.</p>`
+            : html`<table>
+<thead><tr><th scope="col">Key</th><th scope="col">Environment</th><th scope="col">Organisation</th><th scope="col">Created</th><th scope="col">Status</th>${
+              configure ? html`<th scope="col">Action</th>` : ""
+            }</tr></thead>
+<tbody>${
+              keys.map((k) =>
+                html`<tr><td><code>${k.id}</code></td><td>${k.environment}</td><td>${k.organisation.name}</td><td>${k.created_at}</td><td>${
+                  k.revoked_at === null ? "active" : `revoked ${k.revoked_at}`
+                }</td>${
+                  configure
+                    ? html`<td>${
+                      k.revoked_at === null
+                        ? html`<form class="inline" method="post" action="${action}/${
+                          encodeURIComponent(k.id)
+                        }/revoke"><button type="submit" class="danger">Revoke</button></form>`
+                        : ""
+                    }</td>`
+                    : ""
+                }</tr>`
+              )
+            }</tbody></table>`
+        }`
+      })
+    })
+
+  const showApiKeys: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("read")
+    return yield* apiKeysPage(view, yield* kit.revealed(view.visitor), noticeOf((yield* WebKit.query).get("notice")))
+  })
+
+  const createApiKey: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("configure")
+    const form = yield* kit.form
+    const environment = form.get("environment")
+    if (environment !== "production" && environment !== "uat") {
+      return yield* Problem.make(422, "environment must be production or uat", [
+        { path: "/environment", message: "must be production or uat" }
+      ])
+    }
+    const created = yield* accounts.createApiKey(view.organisation.id, environment)
+    yield* users.record(
+      view.visitor.actor,
+      created.organisation.id,
+      "api_key.created",
+      `${created.id} (${environment})`
+    )
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const baseUrl = WebKit.baseUrlOf(kit.settings, request, environment)
+    return yield* kit.revealAt(view.visitor, `${base(view)}/api-keys`, {
+      label: `Your new ${environment === "uat" ? "UAT" : "production"} API key`,
+      note: `API key ${created.id} was created for ${created.organisation.name}.`,
+      secret: created.key,
+      copy: "Copy the key",
+      example: `curl -H 'Authorization: ${created.key}' ${baseUrl}/upstream`
+    })
+  })
+
+  const revokeApiKey: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("configure")
+    const id = (yield* HttpRouter.params)["id"] ?? ""
+    const keys = yield* accounts.listApiKeys(view.live.id)
+    const key = keys.find((k) => k.id === id)
+    if (key === undefined) return yield* Problem.make(404, `no API key with id ${JSON.stringify(id)} here`)
+    yield* accounts.revokeApiKey(id)
+    yield* users.record(view.visitor.actor, key.organisation.id, "api_key.revoked", id)
+    return yield* WebKit.seeOther(`${base(view)}/api-keys?notice=revoked`)
+  })
+
+  const widgetPage = (view: WebKit.OrgView, extra: Html | "" = "", notice?: WebKit.PageOptions["notice"]) =>
+    Effect.gen(function*() {
+      const keys = yield* widgets.listKeys(view.organisation.id)
+      const action = yield* WebKit.href(`${base(view)}/widget-keys`)
+      const configure = Permission.permits(view.role, "configure")
+      return yield* kit.page({
+        title: "Widget keys",
+        view,
+        section: "/widget-keys",
+        notice,
+        body: html`<div class="notice" role="note"><strong>Deprecated.</strong> The widget search
+(<code>GET /api/v2/widget-search</code>) is deprecated: new integrations should read <code>GET /upstream</code>
+with an API key. A widget key reads this organisation only.</div>
+${extra}
+${
+          configure
+            ? html`<form method="post" action="${action}"><button type="submit">Create widget key</button></form>`
+            : ""
+        }
+<h2>Keys</h2>
+${
+          keys.length === 0
+            ? html`<p>No widget key.</p>`
+            : html`<table><thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Status</th>${
+              configure ? html`<th scope="col">Action</th>` : ""
+            }</tr></thead><tbody>${
+              keys.map((k) =>
+                html`<tr><td><code>${k.id}</code></td><td>${WebKit.when(k.created_at)}</td><td>${
+                  k.revoked_at === null ? "active" : `revoked ${WebKit.when(k.revoked_at)}`
+                }</td>${
+                  configure
+                    ? html`<td>${
+                      k.revoked_at === null
+                        ? html`<form class="inline" method="post" action="${action}/${
+                          encodeURIComponent(k.id)
+                        }/revoke"><button type="submit" class="danger">Revoke</button></form>`
+                        : ""
+                    }</td>`
+                    : ""
+                }</tr>`
+              )
+            }</tbody></table>`
+        }`
+      })
+    })
+
+  const showWidgetKeys: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("read")
+    return yield* widgetPage(view, yield* kit.revealed(view.visitor), noticeOf((yield* WebKit.query).get("notice")))
+  })
+
+  const createWidgetKey: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("configure")
+    const created = yield* widgets.createKey(view.organisation.id)
+    yield* users.record(view.visitor.actor, view.organisation.id, "widget_key.created", created.id)
+    return yield* kit.revealAt(view.visitor, `${base(view)}/widget-keys`, {
+      label: "Your new widget key",
+      note: `Widget key ${created.id} was created.`,
+      secret: created.key,
+      copy: "Copy the key"
+    })
+  })
+
+  const revokeWidgetKey: WebKit.Route = Effect.gen(function*() {
+    const view = yield* kit.inOrganisation("configure")
+    const id = (yield* HttpRouter.params)["id"] ?? ""
+    if (!(yield* widgets.listKeys(view.organisation.id)).some((k) => k.id === id)) {
+      return yield* Problem.make(404, `no widget key with id ${JSON.stringify(id)} here`)
+    }
+    yield* widgets.revokeKey(id)
+    yield* users.record(view.visitor.actor, view.organisation.id, "widget_key.revoked", id)
+    return yield* WebKit.seeOther(`${base(view)}/widget-keys?notice=widget-revoked`)
+  })
+
+  return [
+    ["GET", "/app/o/:org/api-keys", showApiKeys],
+    ["POST", "/app/o/:org/api-keys", createApiKey],
+    ["POST", "/app/o/:org/api-keys/:id/revoke", revokeApiKey],
+    ["GET", "/app/o/:org/widget-keys", showWidgetKeys],
+    ["POST", "/app/o/:org/widget-keys", createWidgetKey],
+    ["POST", "/app/o/:org/widget-keys/:id/revoke", revokeWidgetKey]
+  ]
+}

@@ -1,0 +1,290 @@
+import { assert, layer } from "@effect/vitest"
+import { Accounts, AutomationAdmin, type User, Users } from "@tradeflow/core"
+import { Effect, Option, TestClock } from "effect"
+import { makeAppLayer, send } from "./Fixture.js"
+
+const password = "correct horse battery"
+const sameSite = { "sec-fetch-site": "same-origin" }
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString()
+
+/** The session token a response sets, if any. */
+const tokenOf = (headers: Readonly<Record<string, string>>): string | undefined =>
+  /tf_session=([^;]*)/.exec(headers["set-cookie"] ?? "")?.[1] || undefined
+
+const signIn = (email: string, secret = password) =>
+  Effect.gen(function*() {
+    const answer = yield* send("POST", "/app/sign-in", {
+      text: form({ email, password: secret, next: "" }),
+      contentType: "application/x-www-form-urlencoded",
+      headers: sameSite
+    })
+    return { answer, token: tokenOf(answer.headers) }
+  })
+
+const get = (path: string, token: string) => send("GET", path, { headers: { cookie: `tf_session=${token}` } })
+
+const post = (
+  path: string,
+  token: string,
+  fields: Record<string, string> = {},
+  headers: Record<string, string> = sameSite
+) =>
+  send("POST", path, {
+    text: form(fields),
+    contentType: "application/x-www-form-urlencoded",
+    headers: { cookie: `tf_session=${token}`, ...headers }
+  })
+
+/** The page a 303 leads to, as the same session. */
+const follow = (answer: { readonly headers: Readonly<Record<string, string>> }, token: string) =>
+  get(answer.headers["location"]!, token)
+
+/** An operator, an organisation, an automation in it, and a signed-in member of each role. */
+const world = Effect.gen(function*() {
+  const users = yield* Users.Users
+  const accounts = yield* Accounts.Accounts
+  const operator = yield* users.bootstrap("ops@example.com", password).pipe(
+    Effect.flatMap(Option.match({
+      onSome: Effect.succeed,
+      onNone: () =>
+        Effect.flatMap(
+          users.signIn("ops@example.com", password, { userAgent: "", address: "" }),
+          (s) => Effect.succeed(s.user)
+        )
+    }))
+  )
+  const ops = Users.asActor(operator)
+  const org = yield* accounts.createOrganisation(`Acme <script>alert(1)</script> ${Math.random()}`)
+  const automation = yield* Effect.flatMap(
+    AutomationAdmin.AutomationAdmin,
+    (a) => a.create(org.id, { url: "https://hooks.example.com/x" })
+  )
+  const tokens: Partial<Record<User.Role, string>> = {}
+  for (const role of ["viewer", "member", "admin", "owner"] as const) {
+    const email = `${role}-${org.id}@example.com`
+    const { token } = yield* users.invite(ops, org.id, { email, role, uat: false })
+    yield* users.accept(token, password, { userAgent: "", address: "" })
+    tokens[role] = (yield* signIn(email)).token!
+  }
+  const outsider = yield* accounts.createOrganisation(`Other ${Math.random()}`)
+  const { token: outsiderInvite } = yield* users.invite(ops, outsider.id, {
+    email: `outsider-${org.id}@example.com`,
+    role: "owner",
+    uat: false
+  })
+  yield* users.accept(outsiderInvite, password, { userAgent: "", address: "" })
+  const outsiderToken = (yield* signIn(`outsider-${org.id}@example.com`)).token!
+  return { org, automation, tokens: tokens as Record<User.Role, string>, outsiderToken }
+})
+
+layer(makeAppLayer())("web application", (it) => {
+  it.effect("sign-in sets an HttpOnly, SameSite=Lax session cookie, a new token each time; a failure reads the same", () =>
+    Effect.gen(function*() {
+      yield* world
+      const first = yield* signIn("ops@example.com")
+      const second = yield* signIn("OPS@example.com")
+      assert.strictEqual(first.answer.status, 303)
+      assert.match(first.answer.headers["set-cookie"]!, /HttpOnly; SameSite=Lax/)
+      assert.notMatch(first.answer.headers["set-cookie"]!, /Secure/)
+      assert.notStrictEqual(first.token, second.token)
+      const wrong = yield* signIn("ops@example.com", "not the password!")
+      const unknown = yield* signIn("nobody@example.com")
+      assert.deepStrictEqual([wrong.answer.status, unknown.answer.status], [401, 401])
+      assert.strictEqual(
+        wrong.answer.text.replace("ops@example.com", "X"),
+        unknown.answer.text.replace("nobody@example.com", "X")
+      )
+      assert.isUndefined(wrong.token)
+    }))
+
+  it.effect("a session over plain http is refused on a host that is not loopback", () =>
+    Effect.gen(function*() {
+      const answer = yield* send("GET", "/app/sign-in", { host: "tracking.example.com" })
+      assert.strictEqual(answer.status, 403)
+      assert.match(answer.text, /HTTPS/)
+    }))
+
+  it.effect("a form sent from another site, or without Sec-Fetch-Site and Origin, is refused and does nothing", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const path = `/app/o/${org.id}/api-keys`
+      const keys = Effect.flatMap(Accounts.Accounts, (a) => a.listApiKeys(org.id))
+      for (
+        const headers of [
+          {},
+          { "sec-fetch-site": "cross-site" },
+          { "sec-fetch-site": "same-site" },
+          { origin: "http://evil.example" },
+          { origin: "null" }
+        ]
+      ) {
+        const refused = yield* post(path, tokens.owner, { environment: "production" }, headers)
+        assert.strictEqual(refused.status, 403, JSON.stringify(headers))
+      }
+      assert.strictEqual((yield* keys).length, 0)
+      const allowed = yield* post(path, tokens.owner, { environment: "production" }, {
+        origin: "http://localhost:8080"
+      })
+      assert.strictEqual(allowed.status, 303)
+      assert.strictEqual((yield* keys).length, 1)
+    }))
+
+  it.effect("each role can do exactly what it may, 403 otherwise; another organisation's member nothing", () =>
+    Effect.gen(function*() {
+      const { automation, org, outsiderToken, tokens } = yield* world
+      const o = `/app/o/${org.id}`
+      const actions = {
+        "read overview": (t: string) => get(o, t),
+        "read API keys": (t: string) => get(`${o}/api-keys`, t),
+        "read automations": (t: string) => get(`${o}/automations`, t),
+        "read members": (t: string) => get(`${o}/members`, t),
+        "send test": (t: string) => post(`${o}/automations/${automation.id}/test`, t),
+        "create API key": (t: string) => post(`${o}/api-keys`, t, { environment: "production" }),
+        "create widget key": (t: string) => post(`${o}/widget-keys`, t),
+        "edit automation": (t: string) =>
+          post(`${o}/automations/${automation.id}/edit`, t, {
+            url: "https://hooks.example.com/edited",
+            format: "message",
+            types: "SHIPMENT_CHANGE"
+          }),
+        "invite a member": (t: string) =>
+          post(`${o}/members/invite`, t, { email: `x${Math.random()}@example.com`, role: "viewer" }),
+        "read the audit log": (t: string) => get(`${o}/audit`, t),
+        "invite an owner": (t: string) =>
+          post(`${o}/members/invite`, t, { email: `y${Math.random()}@example.com`, role: "owner" })
+      }
+      const may: Record<string, ReadonlyArray<keyof typeof actions>> = {
+        viewer: ["read overview", "read API keys", "read automations", "read members"],
+        member: ["read overview", "read API keys", "read automations", "read members", "send test"],
+        admin: [
+          "read overview",
+          "read API keys",
+          "read automations",
+          "read members",
+          "send test",
+          "create API key",
+          "create widget key",
+          "edit automation",
+          "invite a member",
+          "read the audit log"
+        ],
+        owner: Object.keys(actions) as Array<keyof typeof actions>,
+        outsider: []
+      }
+      for (const [role, token] of [...Object.entries(tokens), ["outsider", outsiderToken] as const]) {
+        for (const [name, act] of Object.entries(actions)) {
+          const answer = yield* act(token)
+          const allowed = may[role]!.includes(name as keyof typeof actions)
+          assert.strictEqual(answer.status >= 200 && answer.status < 400, allowed, `${role} ${name}: ${answer.status}`)
+          if (!allowed) assert.strictEqual(answer.status, 403, `${role} ${name}`)
+        }
+      }
+    }))
+
+  it.effect(
+    "a session ends after 30 minutes idle (TestClock); signing out ends it at once",
+    () =>
+      Effect.gen(function*() {
+        const { org, tokens } = yield* world
+        const overview = `/app/o/${org.id}`
+        yield* TestClock.adjust("29 minutes")
+        assert.strictEqual((yield* get(overview, tokens.viewer)).status, 200)
+        yield* TestClock.adjust("31 minutes")
+        const expired = yield* get(overview, tokens.viewer)
+        assert.strictEqual(expired.status, 303)
+        assert.match(expired.headers["location"]!, /^\/app\/sign-in\?next=/)
+        const out = yield* post("/app/sign-out", tokens.member)
+        assert.match(out.headers["set-cookie"]!, /tf_session=;.*Max-Age=0/)
+        assert.strictEqual((yield* get(overview, tokens.member)).status, 303)
+      }),
+    120_000
+  )
+
+  it.effect("an invitation link is shown to the inviter and works once (its expiry: core's Users test)", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const answer = yield* post(`/app/o/${org.id}/members/invite`, tokens.admin, {
+        email: "new@example.com",
+        role: "member"
+      })
+      assert.strictEqual(answer.status, 303)
+      const invited = yield* follow(answer, tokens.admin)
+      assert.strictEqual(invited.status, 200)
+      const link = /\/app\/invitations\/([A-Za-z0-9_-]{20,})/.exec(invited.text)![1]!
+      const accept = () =>
+        send("POST", `/app/invitations/${link}`, {
+          text: form({ password }),
+          contentType: "application/x-www-form-urlencoded",
+          headers: sameSite
+        })
+      const first = yield* accept()
+      assert.strictEqual(first.status, 303)
+      assert.isDefined(tokenOf(first.headers))
+      assert.strictEqual((yield* accept()).status, 410)
+      assert.strictEqual((yield* send("GET", `/app/invitations/${link}`)).status, 410)
+    }))
+
+  it.effect("a new API key is shown once, to its creator's session: neither a reload nor the list shows it again", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const answer = yield* post(`/app/o/${org.id}/api-keys`, tokens.admin, { environment: "uat" })
+      assert.strictEqual(answer.status, 303)
+      assert.match(answer.headers["location"]!, /\/api-keys\?reveal=[0-9a-f]{32}$/)
+      const stolen = yield* follow(answer, tokens.owner)
+      assert.notMatch(stolen.text, /uat_[A-Za-z0-9_-]{43}/)
+      const created = yield* follow(answer, tokens.admin)
+      const key = /uat_[A-Za-z0-9_-]{43}/.exec(created.text)![0]
+      assert.include(created.text, `curl -H &#39;Authorization: ${key}&#39;`)
+      const reloaded = yield* follow(answer, tokens.admin)
+      assert.strictEqual(reloaded.status, 200)
+      assert.notInclude(reloaded.text, key)
+      assert.include(reloaded.text, "shown already")
+      const listed = yield* get(`/app/o/${org.id}/api-keys`, tokens.admin)
+      assert.notInclude(listed.text, key)
+      assert.strictEqual(
+        (yield* Effect.flatMap(Accounts.Accounts, (a) => a.listApiKeys(org.id))).filter((k) => k.revoked_at === null)
+          .length,
+        1
+      )
+    }))
+
+  it.effect("editing an automation is checked as creating one: 422 naming the field, nothing changed; then saved", () =>
+    Effect.gen(function*() {
+      const { automation, org, tokens } = yield* world
+      const path = `/app/o/${org.id}/automations/${automation.id}`
+      const refused = yield* post(`${path}/edit`, tokens.admin, { url: "ftp://files.example.com", format: "message" })
+      assert.strictEqual(refused.status, 422)
+      assert.include(refused.text, "URL: ")
+      assert.include(refused.text, "Types: ")
+      const automations = yield* AutomationAdmin.AutomationAdmin
+      assert.strictEqual((yield* automations.get(automation.id)).url, "https://hooks.example.com/x")
+      const saved = yield* post(`${path}/edit`, tokens.admin, {
+        url: "https://hooks.example.com/v2",
+        format: "tradeflow",
+        types: "LOCATION_UPDATE"
+      })
+      assert.strictEqual(saved.status, 303)
+      const after = yield* automations.get(automation.id)
+      assert.deepStrictEqual([after.url, after.format, after.types], [
+        "https://hooks.example.com/v2",
+        "tradeflow",
+        ["LOCATION_UPDATE"]
+      ])
+    }))
+
+  it.effect("a <script> in an organisation's name or an automation's URL is rendered inert", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const automations = yield* AutomationAdmin.AutomationAdmin
+      yield* automations.create(org.id, { url: "https://hooks.example.com/<script>alert(2)</script>" }).pipe(
+        Effect.ignore
+      )
+      for (const path of ["", "/automations", "/members"]) {
+        const page = yield* get(`/app/o/${org.id}${path}`, tokens.owner)
+        assert.strictEqual(page.status, 200)
+        assert.notMatch(page.text, /<script>alert/)
+        assert.include(page.text, "Acme &lt;script&gt;alert(1)&lt;/script&gt;")
+        assert.match(page.headers["content-security-policy"]!, /script-src 'self'/)
+      }
+    }))
+})

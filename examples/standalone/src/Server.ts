@@ -22,9 +22,10 @@ import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { AisNmeaTcp } from "@tradeflow/tracking-ais"
 import { DcsaSource } from "@tradeflow/tracking-dcsa"
-import { DeliveryWorker, Ssrf, WebhookClient } from "@tradeflow/webhook"
+import { DeliveryWorker, RetrySchedule, Ssrf, WebhookClient } from "@tradeflow/webhook"
 import { Config, ConfigError, Deferred, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import * as AdminBootstrap from "./AdminBootstrap.js"
 import * as ConsoleToken from "./ConsoleToken.js"
 import * as TrackingSourcesFile from "./TrackingSourcesFile.js"
 
@@ -149,7 +150,9 @@ export const destinationConfig = Config.all({
  * `WEBHOOK_LEASE_MILLIS` (default 60000, at least 20000) is how long an attempt stays leased to
  * this process (after a crash, other processes retry its deliveries once it runs out);
  * `WEBHOOK_BATCH_SIZE` (default 256, the batch that meets the throughput goal of BENCHMARKS.md) how
- * many deliveries one round attempts at once. The worker starts once `startAfter` has completed.
+ * many deliveries one round attempts at once; `WEBHOOK_RETRY_HORIZON_SECONDS` (default 259200, 3 days)
+ * how long a failing delivery is retried before it is dead. The worker starts once `startAfter`
+ * has completed.
  */
 export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void) =>
   Layer.unwrapEffect(Effect.gen(function*() {
@@ -157,7 +160,10 @@ export const webhookLayerConfig = (startAfter: Effect.Effect<void> = Effect.void
     const destinations = yield* destinationConfig
     const leaseMillis = yield* Config.integer("WEBHOOK_LEASE_MILLIS").pipe(Config.withDefault(60_000))
     const batchSize = yield* Config.integer("WEBHOOK_BATCH_SIZE").pipe(Config.withDefault(256))
-    return DeliveryWorker.layer({ background, leaseMillis, batchSize, startAfter }).pipe(
+    const retryHorizon = Duration.seconds(
+      yield* positive("WEBHOOK_RETRY_HORIZON_SECONDS", Duration.toSeconds(RetrySchedule.horizon))
+    )
+    return DeliveryWorker.layer({ background, leaseMillis, batchSize, startAfter, retryHorizon }).pipe(
       Layer.provide(WebhookClient.layer({ allowPrivate: destinations.allowPrivate })),
       Layer.provideMerge(Ssrf.layer(destinations))
     )
@@ -186,7 +192,7 @@ const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
  * `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`, `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`,
  * `WIDGET_SUNSET` (an invalid date-time is a
  * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
- * second, and at once).
+ * second, and at once), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host).
  */
 export const httpLayerConfig = Layer.unwrapEffect(
   Effect.map(ConsoleToken.load, (consoleToken) =>
@@ -212,7 +218,8 @@ export const httpLayerConfig = Layer.unwrapEffect(
       widgetSearchLimit: {
         perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
         burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
-      }
+      },
+      allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false))
     }))
 )
 
@@ -450,6 +457,7 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   )
   return Layer.effectDiscard(Deferred.succeed(listening, undefined)).pipe(
     Layer.provide(http),
+    Layer.provide(Layer.effectDiscard(AdminBootstrap.bootstrap)),
     Layer.provide(servicesLayerConfig(Deferred.await(listening)))
   )
 }))

@@ -40,6 +40,8 @@ export const freePort = () =>
 export interface Server {
   readonly base: string
   readonly child: ChildProcess
+  /** What the server wrote to stdout and stderr so far (its last 256 KiB). */
+  readonly output: () => string
 }
 
 /**
@@ -64,14 +66,21 @@ export const start = async (
       UAT_HOSTS: "127.0.0.1",
       ...env
     },
-    stdio: ["ignore", "ignore", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"]
   })
+  let written = ""
+  const keep = (chunk: Buffer) => {
+    written = (written + chunk.toString("utf8")).slice(-256 * 1024)
+  }
+  child.stdout?.on("data", keep)
+  child.stderr?.on("data", keep)
+  const output = () => written
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
     // a request that reaches the listening socket before the app is built may never be answered
     const up = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
-    if (up) return { base, child }
+    if (up) return { base, child, output }
     await new Promise((r) => setTimeout(r, 100))
   }
   throw new Error("server did not start")

@@ -49,12 +49,41 @@ export type CreatedApiKey = typeof CreatedApiKey.Type
 /** An API key as listed (never the key); instants as ISO 8601. */
 export const ApiKeyInfo = Schema.Struct({
   id: Schema.String,
+  name: Schema.String.annotations({ description: "A name for people; empty when none was given" }),
   environment: Environment,
   organisation: KeyOrganisation,
+  created_by: Schema.NullOr(Schema.String).annotations({
+    description: "Who created it (a user's e-mail, or operator token); null for keys older than this field"
+  }),
   created_at: Schema.String,
+  last_used_at: Schema.NullOr(Schema.String).annotations({
+    description: "When it was last used, to the minute (ISO 8601); null when never"
+  }),
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKeyInfo" })
 export type ApiKeyInfo = typeof ApiKeyInfo.Type
+
+/** What a new key is called, and who creates it. */
+export interface KeyDetails {
+  /** A name for people (trimmed; at most {@link maxKeyNameLength} characters). */
+  readonly name?: string | undefined
+  /** Who creates it: a user's e-mail or `operator token`. */
+  readonly createdBy?: string | null | undefined
+}
+
+/** The longest key name. */
+export const maxKeyNameLength = 100
+
+/** A key's use is written at most this often (its `last_used_at` is to the minute). */
+export const keyUseEveryMillis = 60_000
+
+/** The trimmed name of a new key, or why it is refused. */
+export const keyName = (details: KeyDetails): Effect.Effect<string, InvalidOrganisationRequest> => {
+  const name = (details.name ?? "").trim()
+  return name.length > maxKeyNameLength
+    ? Effect.fail(new InvalidOrganisationRequest({ detail: `name must be at most ${maxKeyNameLength} characters` }))
+    : Effect.succeed(name)
+}
 
 /** Who a valid API key belongs to. */
 export interface Caller {
@@ -71,7 +100,7 @@ export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, 
    * either environment) creates its companion `<name> (UAT)`; a `uat` key reads and writes that
    * companion.
    */
-  readonly createApiKey: (organisationId: string, environment: Environment) => Effect.Effect<
+  readonly createApiKey: (organisationId: string, environment: Environment, details?: KeyDetails) => Effect.Effect<
     CreatedApiKey,
     OrganisationNotFound | InvalidOrganisationRequest | StorageError
   >
@@ -91,12 +120,17 @@ export class Accounts extends Context.Tag("@tradeflow/core/Accounts")<Accounts, 
 
 const keyPrefix: Record<Environment, string> = { production: "prod_", uat: "uat_" }
 
+const iso = (millis: number | null): string | null => millis === null ? null : new Date(millis).toISOString()
+
 const info = (key: ApiKeyRecord, organisation: Organisation): ApiKeyInfo => ({
   id: key.id,
+  name: key.name,
   environment: key.environment,
   organisation: { id: organisation.id, name: organisation.name },
+  created_by: key.created_by,
   created_at: new Date(key.created_at).toISOString(),
-  revoked_at: key.revoked_at === null ? null : new Date(key.revoked_at).toISOString()
+  last_used_at: iso(key.last_used_at),
+  revoked_at: iso(key.revoked_at)
 })
 
 /**
@@ -134,6 +168,9 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
         if (record.value.revoked_at !== null) return yield* new KeyRevoked()
         const organisation = yield* store.get(record.value.organisation_id)
         if (Option.isNone(organisation)) return yield* new Unauthenticated({ detail: "unknown API key" })
+        const now = yield* Clock.currentTimeMillis
+        const used = record.value.last_used_at
+        if (used === null || now - used >= keyUseEveryMillis) yield* store.touchKey("api", record.value.id, now)
         const caller: Caller = {
           organisation: organisation.value,
           environment: record.value.environment,
@@ -162,38 +199,44 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
         return organisation
       }),
       listOrganisations: store.list,
-      createApiKey: Effect.fn("Accounts.createApiKey")(function*(organisationId: string, environment: Environment) {
-        const organisation = yield* liveOrganisation(organisationId)
-        const now = yield* Clock.currentTimeMillis
-        let owner = organisation
-        if (organisation.environment === "uat") {
-          if (environment !== "uat") {
-            return yield* new InvalidOrganisationRequest({
-              detail: "a UAT organisation takes uat keys only; create production keys on its live organisation"
+      createApiKey: Effect.fn("Accounts.createApiKey")(
+        function*(organisationId: string, environment: Environment, details: KeyDetails = {}) {
+          const name = yield* keyName(details)
+          const organisation = yield* liveOrganisation(organisationId)
+          const now = yield* Clock.currentTimeMillis
+          let owner = organisation
+          if (organisation.environment === "uat") {
+            if (environment !== "uat") {
+              return yield* new InvalidOrganisationRequest({
+                detail: "a UAT organisation takes uat keys only; create production keys on its live organisation"
+              })
+            }
+          } else {
+            const companion = yield* store.ensureCompanion({
+              id: randomId("org"),
+              name: `${organisation.name} (UAT)`,
+              environment: "uat",
+              live_organisation_id: organisation.id,
+              created_at: now
             })
+            if (environment === "uat") owner = companion
           }
-        } else {
-          const companion = yield* store.ensureCompanion({
-            id: randomId("org"),
-            name: `${organisation.name} (UAT)`,
-            environment: "uat",
-            live_organisation_id: organisation.id,
-            created_at: now
+          const key = `${keyPrefix[environment]}${randomToken(32)}`
+          const id = randomId("key")
+          yield* store.insertApiKey({
+            id,
+            organisation_id: owner.id,
+            environment,
+            key_hash: yield* sha256Hex(key),
+            name,
+            created_by: details.createdBy ?? null,
+            last_used_at: null,
+            created_at: now,
+            revoked_at: null
           })
-          if (environment === "uat") owner = companion
+          return { id, key, environment, organisation: { id: owner.id, name: owner.name } }
         }
-        const key = `${keyPrefix[environment]}${randomToken(32)}`
-        const id = randomId("key")
-        yield* store.insertApiKey({
-          id,
-          organisation_id: owner.id,
-          environment,
-          key_hash: yield* sha256Hex(key),
-          created_at: now,
-          revoked_at: null
-        })
-        return { id, key, environment, organisation: { id: owner.id, name: owner.name } }
-      }),
+      ),
       listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(organisationId: string) {
         const organisation = yield* liveOrganisation(organisationId)
         const owners = organisation.environment === "production"

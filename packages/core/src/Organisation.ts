@@ -28,6 +28,12 @@ export const ApiKeyRecord = Schema.Struct({
   organisation_id: Schema.String,
   environment: Environment,
   key_hash: Schema.String,
+  /** A name for people; empty when none was given. */
+  name: Schema.String,
+  /** Who created it: a user's e-mail or `operator token`; null for keys made before this was kept. */
+  created_by: Schema.NullOr(Schema.String),
+  /** When it was last used, to the minute; null when never (or not since this was kept). */
+  last_used_at: Schema.NullOr(Schema.Number),
   created_at: Schema.Number,
   revoked_at: Schema.NullOr(Schema.Number)
 })
@@ -42,6 +48,12 @@ export const WidgetKeyRecord = Schema.Struct({
   id: Schema.String,
   organisation_id: Schema.String,
   key_hash: Schema.String,
+  /** A name for people; empty when none was given. */
+  name: Schema.String,
+  /** Who created it: a user's e-mail or `operator token`; null for keys made before this was kept. */
+  created_by: Schema.NullOr(Schema.String),
+  /** When it was last used, to the minute; null when never (or not since this was kept). */
+  last_used_at: Schema.NullOr(Schema.Number),
   created_at: Schema.Number,
   revoked_at: Schema.NullOr(Schema.Number)
 })

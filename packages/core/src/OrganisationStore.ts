@@ -40,6 +40,8 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly findWidgetKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<WidgetKeyRecord>, StorageError>
   /** The widget keys of one organisation, oldest first. */
   readonly listWidgetKeys: (organisationId: string) => Effect.Effect<ReadonlyArray<WidgetKeyRecord>, StorageError>
+  /** Records the use of a key at `at` (its `last_used_at`, which never moves back). */
+  readonly touchKey: (kind: "api" | "widget", id: string, at: number) => Effect.Effect<void, StorageError>
   /** Marks a widget key revoked; false when there is no such key. Revoking twice keeps the first instant. */
   readonly revokeWidgetKey: (id: string, at: number) => Effect.Effect<boolean, StorageError>
   /**

@@ -311,6 +311,14 @@ export const makeMemory = Effect.gen(function*() {
       }),
     findWidgetKeyByHash: (h) =>
       Effect.sync(() => Option.fromNullable([...widgetKeys.values()].find((k) => k.key_hash === h))),
+    touchKey: (kind, id, at) =>
+      Effect.sync(() => {
+        const keys: Map<string, ApiKeyRecord | WidgetKeyRecord> = kind === "api" ? apiKeys : widgetKeys
+        const key = keys.get(id)
+        if (key !== undefined && (key.last_used_at === null || key.last_used_at < at)) {
+          keys.set(id, { ...key, last_used_at: at })
+        }
+      }),
     listWidgetKeys: (id) =>
       Effect.sync(() =>
         [...widgetKeys.values()].filter((k) => k.organisation_id === id).sort((a, b) => a.created_at - b.created_at)

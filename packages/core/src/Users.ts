@@ -135,7 +135,8 @@ const checkPassword = (password: string, field = "password") =>
     )
     : Effect.void
 
-const actorName = (actor: Actor) => actor._tag === "User" ? actor.user.email : "operator token"
+/** How the audit log and key records name an actor: the user's e-mail, or `operator token`. */
+export const actorName = (actor: Actor): string => actor._tag === "User" ? actor.user.email : "operator token"
 
 export class Users extends Context.Tag("@tradeflow/core/Users")<Users, {
   /**

@@ -16,7 +16,8 @@
  * @module
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { OrganisationNotFound, Unauthenticated } from "./AccountError.js"
+import { type InvalidOrganisationRequest, OrganisationNotFound, Unauthenticated } from "./AccountError.js"
+import { type KeyDetails, keyName, keyUseEveryMillis } from "./Accounts.js"
 import type { WidgetSearchResult } from "./ApiMessage.js"
 import { constantTimeEqual, randomId, randomToken, sha256Hex } from "./internal/crypto.js"
 import * as KeyCache from "./internal/keyCache.js"
@@ -50,7 +51,10 @@ export type CreatedWidgetKey = typeof CreatedWidgetKey.Type
 /** A widget key as listed (never the key); instants as epoch milliseconds. */
 export interface WidgetKeyInfo {
   readonly id: string
+  readonly name: string
+  readonly created_by: string | null
   readonly created_at: number
+  readonly last_used_at: number | null
   readonly revoked_at: number | null
 }
 
@@ -65,7 +69,10 @@ export const keyPrefix = "wk_"
 
 export class WidgetSearch extends Context.Tag("@tradeflow/core/WidgetSearch")<WidgetSearch, {
   /** Creates a key that reads this organisation (a live organisation or a `(UAT)` companion). */
-  readonly createKey: (organisationId: string) => Effect.Effect<CreatedWidgetKey, OrganisationNotFound | StorageError>
+  readonly createKey: (
+    organisationId: string,
+    details?: KeyDetails
+  ) => Effect.Effect<CreatedWidgetKey, OrganisationNotFound | InvalidOrganisationRequest | StorageError>
   /** The widget keys of an organisation, oldest first. */
   readonly listKeys: (organisationId: string) => Effect.Effect<ReadonlyArray<WidgetKeyInfo>, StorageError>
   /** Revokes a key: this process refuses it at once, the others sharing the store within one second. */
@@ -126,12 +133,18 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
         }
         const organisation = yield* organisations.get(record.value.organisation_id)
         if (Option.isNone(organisation)) return yield* unknown
+        const now = yield* Clock.currentTimeMillis
+        const used = record.value.last_used_at
+        if (used === null || now - used >= keyUseEveryMillis) {
+          yield* organisations.touchKey("widget", record.value.id, now)
+        }
         const caller: WidgetCaller = { organisation: organisation.value, key_id: record.value.id }
         return caller
       })
 
     return WidgetSearch.of({
-      createKey: Effect.fn("WidgetSearch.createKey")(function*(organisationId: string) {
+      createKey: Effect.fn("WidgetSearch.createKey")(function*(organisationId: string, details: KeyDetails = {}) {
+        const name = yield* keyName(details)
         const organisation = yield* organisations.get(organisationId)
         if (Option.isNone(organisation)) return yield* new OrganisationNotFound({ id: organisationId })
         const key = `${keyPrefix}${randomToken(32)}`
@@ -140,6 +153,9 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
           id,
           organisation_id: organisation.value.id,
           key_hash: yield* sha256Hex(key),
+          name,
+          created_by: details.createdBy ?? null,
+          last_used_at: null,
           created_at: yield* Clock.currentTimeMillis,
           revoked_at: null
         })
@@ -148,7 +164,15 @@ export const layer: Layer.Layer<WidgetSearch, never, OrganisationStore | Tradefl
       listKeys: (organisationId) =>
         Effect.map(
           organisations.listWidgetKeys(organisationId),
-          (keys) => keys.map(({ created_at, id, revoked_at }) => ({ id, created_at, revoked_at }))
+          (keys) =>
+            keys.map(({ created_at, created_by, id, last_used_at, name, revoked_at }) => ({
+              id,
+              name,
+              created_by,
+              created_at,
+              last_used_at,
+              revoked_at
+            }))
         ),
       revokeKey: Effect.fn("WidgetSearch.revokeKey")(function*(id: string) {
         const revoked = yield* organisations.revokeWidgetKey(id, yield* Clock.currentTimeMillis).pipe(

@@ -461,6 +461,9 @@ const apiKey = (organisation_id: string, created_at: number): ApiKeyRecord => ({
   organisation_id,
   environment: "production",
   key_hash: freshId("hash"),
+  name: "a key's <name> 😀",
+  created_by: "ops@example.com",
+  last_used_at: null,
   created_at,
   revoked_at: null
 })
@@ -469,6 +472,9 @@ const widgetKey = (organisation_id: string, created_at: number): WidgetKeyRecord
   id: freshId("wkey"),
   organisation_id,
   key_hash: freshId("hash"),
+  name: "",
+  created_by: null,
+  last_used_at: null,
   created_at,
   revoked_at: null
 })
@@ -581,6 +587,25 @@ export const storageContract = (
         expect(yield* orgs.listApiKeys([org])).toEqual([api])
         expect(yield* orgs.revokeApiKey(k1.id, 1)).toBe(false)
         expect(yield* orgs.revokeWidgetKey(api.id, 1)).toBe(false)
+      }))
+
+    it.effect("touchKey records a key's last use, never moving it back, for its own kind only", () =>
+      Effect.gen(function*() {
+        const { orgs } = yield* ports
+        const api = apiKey(freshId("org"), 1)
+        const widget = { ...widgetKey(api.organisation_id, 2), id: api.id.replace("key", "wkey") }
+        yield* orgs.insertApiKey(api)
+        yield* orgs.insertWidgetKey(widget)
+        yield* orgs.touchKey("api", api.id, 1_700_000_060_000)
+        yield* orgs.touchKey("api", api.id, 1_700_000_000_000)
+        yield* orgs.touchKey("widget", widget.id, 1_700_000_120_000)
+        yield* orgs.touchKey("api", freshId("key"), 5)
+        expect(yield* orgs.findApiKeyByHash(api.key_hash)).toEqual(
+          Option.some({ ...api, last_used_at: 1_700_000_060_000 })
+        )
+        expect(yield* orgs.findWidgetKeyByHash(widget.key_hash)).toEqual(
+          Option.some({ ...widget, last_used_at: 1_700_000_120_000 })
+        )
       }))
 
     it.effect("widget keys: revoking keeps the first instant; unknown keys answer false", () =>

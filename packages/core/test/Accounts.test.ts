@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import * as OrganisationStore from "../src/OrganisationStore.js"
 import * as Storage from "../src/Storage.js"
@@ -53,6 +53,30 @@ layer(TestLayer)("Accounts", (it) => {
       assert.strictEqual(caller.environment, "uat")
       const listed = yield* accounts.listApiKeys(org.id)
       assert.deepStrictEqual(listed.map((k) => k.id), [uat.id])
+    }))
+
+  it.effect("a key keeps its name and creator; its first use is recorded; a name over 100 characters is refused", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts.Accounts
+      const org = yield* accounts.createOrganisation("Delta")
+      yield* TestClock.setTime(Date.UTC(2026, 10, 28, 12))
+      const created = yield* accounts.createApiKey(org.id, "production", {
+        name: "  ERP <export>  ",
+        createdBy: "ana@example.com"
+      })
+      const before = (yield* accounts.listApiKeys(org.id))[0]!
+      assert.deepStrictEqual([before.name, before.created_by, before.last_used_at], [
+        "ERP <export>",
+        "ana@example.com",
+        null
+      ])
+      yield* TestClock.adjust("90 seconds")
+      yield* accounts.authenticate(created.key)
+      const after = (yield* accounts.listApiKeys(org.id))[0]!
+      assert.strictEqual(after.last_used_at, new Date(Date.UTC(2026, 10, 28, 12, 1, 30)).toISOString())
+      const long = yield* accounts.createApiKey(org.id, "production", { name: "x".repeat(101) }).pipe(Effect.flip)
+      assert.strictEqual(long._tag, "InvalidOrganisationRequest")
+      assert.strictEqual((yield* accounts.listApiKeys(org.id)).length, 1)
     }))
 
   it.effect("missing, malformed, unknown and revoked keys are refused", () =>

@@ -372,7 +372,12 @@ export class TrackingGroup extends HttpApiGroup.make("tracking")
 /** The body of `POST /console/organisations`. */
 export const NewOrganisation = Schema.Struct({ name: Schema.String })
 /** The body of `POST /console/organisations/:id/api-keys`. */
-export const NewApiKey = Schema.Struct({ environment: Environment.Environment })
+export const NewApiKey = Schema.Struct({
+  environment: Environment.Environment,
+  name: Schema.optional(Schema.String.annotations({
+    description: `A name for people, at most ${Accounts.maxKeyNameLength} characters (default: none)`
+  }))
+})
 
 const pathId = (description: string) => Schema.Struct({ id: Schema.String.annotations({ description }) })
 const OrganisationId = pathId("The organisation's id (a live organisation or its (UAT) companion)")

@@ -76,7 +76,8 @@ describe("SqliteStorage", () => {
           { migration_id: 16 },
           { migration_id: 17 },
           { migration_id: 18 },
-          { migration_id: 19 }
+          { migration_id: 19 },
+          { migration_id: 20 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -328,7 +329,8 @@ describe("SqliteStorage", () => {
           { migration_id: 16 },
           { migration_id: 17 },
           { migration_id: 18 },
-          { migration_id: 19 }
+          { migration_id: 19 },
+          { migration_id: 20 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

@@ -175,8 +175,9 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handleRaw("createApiKey", ({ path }) =>
         Effect.gen(function*() {
           yield* allowed(path.id, "configure")
-          const { environment } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewApiKey, body))
-          const created = yield* mapCoreErrors(accounts.createApiKey(path.id, environment))
+          const { environment, name } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewApiKey, body))
+          const createdBy = Users.actorName(yield* ConsoleActor)
+          const created = yield* mapCoreErrors(accounts.createApiKey(path.id, environment, { name, createdBy }))
           yield* audit(created.organisation.id, "api_key.created", `${created.id} (${environment})`)
           return created
         }))
@@ -202,7 +203,9 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
       .handle("createWidgetKey", ({ path }) =>
         Effect.gen(function*() {
           yield* allowed(path.id, "configure")
-          const created = yield* mapCoreErrors(widgets.createKey(path.id))
+          const created = yield* mapCoreErrors(
+            widgets.createKey(path.id, { createdBy: Users.actorName(yield* ConsoleActor) })
+          )
           yield* audit(path.id, "widget_key.created", created.id)
           return created
         }))

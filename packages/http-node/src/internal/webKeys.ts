@@ -1,5 +1,5 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { type Environment, Permission } from "@tradeflow/core"
+import { Accounts, type Environment, Permission } from "@tradeflow/core"
 import { Effect } from "effect"
 import * as Problem from "../Problem.js"
 import { type Html, html } from "./html.js"
@@ -38,6 +38,9 @@ ${
           configure
             ? html`<h2>New key</h2>
 <form class="stack" method="post" action="${action}">
+<div><label for="key-name">Name</label>
+<input id="key-name" name="name" type="text" maxlength="${Accounts.maxKeyNameLength}" autocomplete="off" aria-describedby="key-name-hint">
+<p id="key-name-hint" class="muted">Optional: what the key is for, such as the system that uses it.</p></div>
 <div><label for="environment">Environment</label>
 <select id="environment" name="environment">${
               environments.map((e) =>
@@ -53,13 +56,17 @@ ${
           keys.length === 0
             ? html`<p>No API key yet.</p>`
             : html`<table>
-<thead><tr><th scope="col">Key</th><th scope="col">Environment</th><th scope="col">Organisation</th><th scope="col">Created</th><th scope="col">Status</th>${
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Environment</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${
               configure ? html`<th scope="col">Action</th>` : ""
             }</tr></thead>
 <tbody>${
               keys.map((k) =>
-                html`<tr><td><code>${k.id}</code></td><td>${k.environment}</td><td>${k.organisation.name}</td><td>${k.created_at}</td><td>${
-                  k.revoked_at === null ? "active" : `revoked ${k.revoked_at}`
+                html`<tr><td>${k.name === "" ? "—" : k.name}</td><td><code>${k.id}</code></td><td>${
+                  k.environment === "uat" ? "UAT sandbox" : "Production"
+                }</td><td>${k.created_by ?? "—"}</td><td>${WebKit.when(Date.parse(k.created_at))}</td><td>${
+                  k.last_used_at === null ? "never" : WebKit.when(Date.parse(k.last_used_at))
+                }</td><td>${
+                  k.revoked_at === null ? "active" : `revoked ${WebKit.when(Date.parse(k.revoked_at))}`
                 }</td>${
                   configure
                     ? html`<td>${
@@ -91,7 +98,10 @@ ${
         { path: "/environment", message: "must be production or uat" }
       ])
     }
-    const created = yield* accounts.createApiKey(view.organisation.id, environment)
+    const created = yield* accounts.createApiKey(view.organisation.id, environment, {
+      name: form.get("name"),
+      createdBy: view.visitor.user.email
+    })
     yield* users.record(
       view.visitor.actor,
       created.organisation.id,
@@ -136,20 +146,26 @@ with an API key. A widget key reads this organisation only.</div>
 ${extra}
 ${
           configure
-            ? html`<form method="post" action="${action}"><button type="submit">Create widget key</button></form>`
+            ? html`<form class="stack" method="post" action="${action}">
+<div><label for="widget-key-name">Name</label>
+<input id="widget-key-name" name="name" type="text" maxlength="${Accounts.maxKeyNameLength}" autocomplete="off"></div>
+<div><button type="submit">Create widget key</button></div>
+</form>`
             : ""
         }
 <h2>Keys</h2>
 ${
           keys.length === 0
             ? html`<p>No widget key.</p>`
-            : html`<table><thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Status</th>${
+            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${
               configure ? html`<th scope="col">Action</th>` : ""
             }</tr></thead><tbody>${
               keys.map((k) =>
-                html`<tr><td><code>${k.id}</code></td><td>${WebKit.when(k.created_at)}</td><td>${
-                  k.revoked_at === null ? "active" : `revoked ${WebKit.when(k.revoked_at)}`
-                }</td>${
+                html`<tr><td>${k.name === "" ? "—" : k.name}</td><td><code>${k.id}</code></td><td>${
+                  k.created_by ?? "—"
+                }</td><td>${WebKit.when(k.created_at)}</td><td>${
+                  k.last_used_at === null ? "never" : WebKit.when(k.last_used_at)
+                }</td><td>${k.revoked_at === null ? "active" : `revoked ${WebKit.when(k.revoked_at)}`}</td>${
                   configure
                     ? html`<td>${
                       k.revoked_at === null
@@ -173,7 +189,10 @@ ${
 
   const createWidgetKey: WebKit.Route = Effect.gen(function*() {
     const view = yield* kit.inOrganisation("configure")
-    const created = yield* widgets.createKey(view.organisation.id)
+    const created = yield* widgets.createKey(view.organisation.id, {
+      name: (yield* kit.form).get("name"),
+      createdBy: view.visitor.user.email
+    })
     yield* users.record(view.visitor.actor, view.organisation.id, "widget_key.created", created.id)
     return yield* kit.revealAt(view.visitor, `${base(view)}/widget-keys`, {
       label: "Your new widget key",

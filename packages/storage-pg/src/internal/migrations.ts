@@ -442,6 +442,14 @@ export const migrations = {
   ),
   "0017_widget_keys_organisation": statements(
     `CREATE INDEX widget_keys_organisation ON widget_keys (organisation_id, created_at)`
+  ),
+  "0018_key_details": statements(
+    `ALTER TABLE api_keys ADD COLUMN name text COLLATE "C" NOT NULL DEFAULT ''`,
+    `ALTER TABLE api_keys ADD COLUMN created_by text COLLATE "C"`,
+    `ALTER TABLE api_keys ADD COLUMN last_used_at double precision`,
+    `ALTER TABLE widget_keys ADD COLUMN name text COLLATE "C" NOT NULL DEFAULT ''`,
+    `ALTER TABLE widget_keys ADD COLUMN created_by text COLLATE "C"`,
+    `ALTER TABLE widget_keys ADD COLUMN last_used_at double precision`
   )
 }
 

@@ -26,8 +26,10 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
       : sql.literal("CAST(unixepoch('subsec') * 1000 AS INTEGER)")
     const noticedIfRevoked = (revokedAt: number | null) => revokedAt === null ? sql.literal("NULL") : databaseNow
     const selectOrganisation = sql`SELECT id, name, environment, live_organisation_id, created_at FROM organisations`
-    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, created_at, revoked_at FROM api_keys`
-    const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, created_at, revoked_at FROM widget_keys`
+    const selectApiKey = sql`SELECT id, organisation_id, environment, key_hash, name, created_by, last_used_at,
+      created_at, revoked_at FROM api_keys`
+    const selectWidgetKey = sql`SELECT id, organisation_id, key_hash, name, created_by, last_used_at, created_at,
+      revoked_at FROM widget_keys`
     const upsertOrganisation = (o: Organisation.Organisation) =>
       sql`INSERT INTO organisations (id, name, environment, live_organisation_id, created_at)
       VALUES (${o.id}, ${o.name}, ${o.environment}, ${o.live_organisation_id}, ${o.created_at})
@@ -64,11 +66,14 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
       }, storageError("OrganisationStore.ensureCompanion")),
       insertApiKey: Effect.fn("OrganisationStore.insertApiKey")(function*(key: Organisation.ApiKeyRecord) {
         yield* sql`INSERT INTO api_keys
-          (id, organisation_id, environment, key_hash, created_at, revoked_at, revocation_noticed_at)
-        VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.created_at},
-          ${key.revoked_at}, ${noticedIfRevoked(key.revoked_at)})
+          (id, organisation_id, environment, key_hash, name, created_by, last_used_at, created_at, revoked_at,
+            revocation_noticed_at)
+        VALUES (${key.id}, ${key.organisation_id}, ${key.environment}, ${key.key_hash}, ${key.name},
+          ${key.created_by}, ${key.last_used_at}, ${key.created_at}, ${key.revoked_at},
+          ${noticedIfRevoked(key.revoked_at)})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, environment = excluded.environment,
-          key_hash = excluded.key_hash, created_at = excluded.created_at, revoked_at = excluded.revoked_at,
+          key_hash = excluded.key_hash, name = excluded.name, created_by = excluded.created_by,
+          last_used_at = excluded.last_used_at, created_at = excluded.created_at, revoked_at = excluded.revoked_at,
           revocation_noticed_at = excluded.revocation_noticed_at`
       }, storageError("OrganisationStore.insertApiKey")),
       findApiKeyByHash: Effect.fn("OrganisationStore.findApiKeyByHash")(function*(keyHash: string) {
@@ -94,10 +99,12 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
         return rows.length > 0
       }, storageError("OrganisationStore.revokeApiKey")),
       insertWidgetKey: Effect.fn("OrganisationStore.insertWidgetKey")(function*(key: Organisation.WidgetKeyRecord) {
-        yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, created_at, revoked_at, revocation_noticed_at)
-        VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.created_at}, ${key.revoked_at},
-          ${noticedIfRevoked(key.revoked_at)})
+        yield* sql`INSERT INTO widget_keys (id, organisation_id, key_hash, name, created_by, last_used_at, created_at,
+          revoked_at, revocation_noticed_at)
+        VALUES (${key.id}, ${key.organisation_id}, ${key.key_hash}, ${key.name}, ${key.created_by},
+          ${key.last_used_at}, ${key.created_at}, ${key.revoked_at}, ${noticedIfRevoked(key.revoked_at)})
         ON CONFLICT (id) DO UPDATE SET organisation_id = excluded.organisation_id, key_hash = excluded.key_hash,
+          name = excluded.name, created_by = excluded.created_by, last_used_at = excluded.last_used_at,
           created_at = excluded.created_at, revoked_at = excluded.revoked_at,
           revocation_noticed_at = excluded.revocation_noticed_at`
       }, storageError("OrganisationStore.insertWidgetKey")),
@@ -105,6 +112,11 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
         const rows = yield* decodeWidgetKeys(yield* sql`${selectWidgetKey} WHERE key_hash = ${keyHash}`)
         return Option.fromNullable(rows[0])
       }, storageError("OrganisationStore.findWidgetKeyByHash")),
+      touchKey: Effect.fn("OrganisationStore.touchKey")(function*(kind: "api" | "widget", id: string, at: number) {
+        const table = sql(kind === "api" ? "api_keys" : "widget_keys")
+        yield* sql`UPDATE ${table} SET last_used_at = ${at}
+          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`
+      }, storageError("OrganisationStore.touchKey")),
       listWidgetKeys: Effect.fn("OrganisationStore.listWidgetKeys")(function*(organisationId: string) {
         return yield* decodeWidgetKeys(
           yield* sql`${selectWidgetKey} WHERE organisation_id = ${organisationId} ORDER BY created_at, ${insertionOrder}`

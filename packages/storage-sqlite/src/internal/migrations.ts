@@ -450,6 +450,14 @@ export const migrations = {
   ),
   "0019_widget_keys_organisation": statements(
     `CREATE INDEX widget_keys_organisation ON widget_keys (organisation_id, created_at)`
+  ),
+  "0020_key_details": statements(
+    `ALTER TABLE api_keys ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+    `ALTER TABLE api_keys ADD COLUMN created_by TEXT`,
+    `ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER`,
+    `ALTER TABLE widget_keys ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+    `ALTER TABLE widget_keys ADD COLUMN created_by TEXT`,
+    `ALTER TABLE widget_keys ADD COLUMN last_used_at INTEGER`
   )
 }
 

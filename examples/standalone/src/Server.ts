@@ -17,7 +17,7 @@ import {
   VesselPositions,
   Worker
 } from "@tradeflow/core"
-import { HttpApp, HttpConfig } from "@tradeflow/http-node"
+import { HttpApp, HttpConfig, SmtpMailer } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { AisNmeaTcp } from "@tradeflow/tracking-ais"
@@ -425,7 +425,8 @@ export const gracefulServer = (options: {
   })
 
 /**
- * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080), with at most
+ * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080), e-mailing invitations
+ * through the SMTP server of `SMTP_URL` (from `MAIL_FROM`, then required) when it is set, with at most
  * `MAX_CONNECTIONS` (default 1024) connections and `SOCKET_IDLE_TIMEOUT_MILLIS` (default 60000) of
  * inactivity per connection (see {@link gracefulServer}). Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
@@ -444,7 +445,15 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const maxConnections = yield* Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(1024))
   const idleTimeoutMillis = yield* Config.integer("SOCKET_IDLE_TIMEOUT_MILLIS").pipe(Config.withDefault(60_000))
   const listening = yield* Deferred.make<void>()
+  const smtp = yield* Config.option(Config.redacted("SMTP_URL"))
+  const mail = Option.isNone(smtp) ? Layer.empty : SmtpMailer.layer({
+    url: smtp.value,
+    from: yield* Config.string("MAIL_FROM").pipe(
+      Config.validate({ message: "expected a sender such as Tradeflow <no-reply@tracking.example>", validation: (v) => v.includes("@") })
+    )
+  })
   const http = HttpApp.layer.pipe(
+    Layer.provide(mail),
     HttpServer.withLogAddress,
     Layer.provide(Layer.merge(
       Layer.scoped(

@@ -5,6 +5,7 @@ import {
   DeliveryAdmin,
   Documents,
   JobAdmin,
+  Mailer,
   Permission,
   TrackingAdmin,
   Upstream,
@@ -47,6 +48,8 @@ export const isWebPath = (url: string): boolean => url === "/app" || url.startsW
 /** What every screen module is given: the services, the settings and the helpers bound to them. */
 export interface Kit {
   readonly services: WebKit.WebServices
+  /** The host's mailer, when it has one: invitations are then e-mailed too. */
+  readonly mailer: Option.Option<Mailer.Mailer["Type"]>
   readonly settings: HttpConfig["Type"]
   /** The signed-in person of the request. */
   readonly visitor: Effect.Effect<WebKit.Visitor, WebKit.WebFailure, HttpServerRequest.HttpServerRequest>
@@ -141,6 +144,7 @@ const sameSite = (kit: Kit, route: WebKit.Route): WebKit.Route =>
 /**
  * The web application at `/app`: server-rendered pages over the core services, signed-in people
  * only (but the sign-in and invitation pages). Served on console hosts alone, like the console.
+ * With a `Mailer` in its context, invitations are e-mailed too.
  */
 export const makeWebApp = Effect.gen(function*() {
   const settings = yield* HttpConfig
@@ -176,6 +180,7 @@ export const makeWebApp = Effect.gen(function*() {
   const reveals = WebKit.makeReveals()
   const kit: Kit = {
     services,
+    mailer: yield* Effect.serviceOption(Mailer.Mailer),
     reveals,
     revealAt: (visitor, path, reveal) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {

@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Permission, User, type Users } from "@tradeflow/core"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Problem from "../Problem.js"
 import { requestHost } from "./hosts.js"
 import { type Html, html, trusted } from "./html.js"
@@ -238,12 +238,30 @@ ${manages ? invitationsTable(base, invitations) : ""}`
       return yield* invalidInvite(view, state, error.field, error.detail)
     }
     const invitation = made.right.invitation
+    const link = yield* invitationLink(made.right.token)
+    const expiry = `${daysText(invitation.expires_at - invitation.created_at)} (${WebKit.when(invitation.expires_at)})`
+    const mailed = Option.isNone(kit.mailer) ? Option.none<string>() : Option.some(
+      yield* kit.mailer.value.send({
+        to: invitation.email,
+        subject: `You are invited to ${view.live.name}`,
+        text: `${view.visitor.user.email} invites you to ${view.live.name} on Tradeflow, as ${
+          roleNames[role]
+        }.\n\nOpen this link to accept (it works once, and expires in ${expiry}):\n\n${link}\n`
+      }).pipe(
+        Effect.as("An e-mail with this link was sent to them."),
+        Effect.catchTag("MailFailed", (error) =>
+          Effect.as(
+            Effect.logWarning("the invitation e-mail could not be sent", error.detail),
+            `The e-mail to them could not be sent (${error.detail}): send them this link yourself.`
+          ))
+      )
+    )
     return yield* kit.revealAt(view.visitor, `${orgPath(view.organisation.id)}/members`, {
       label: `Invitation link for ${invitation.email}`,
-      note: `${invitation.email} was invited as ${roleNames[role]}. Send them this link: it works once and expires in ${
-        daysText(invitation.expires_at - invitation.created_at)
-      } (${WebKit.when(invitation.expires_at)}).`,
-      secret: yield* invitationLink(made.right.token),
+      note: `${invitation.email} was invited as ${roleNames[role]}. ${
+        Option.getOrElse(mailed, () => "Send them this link:")
+      } It works once and expires in ${expiry}.`,
+      secret: link,
       copy: "Copy link"
     })
   })

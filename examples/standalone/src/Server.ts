@@ -449,7 +449,10 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const mail = Option.isNone(smtp) ? Layer.empty : SmtpMailer.layer({
     url: smtp.value,
     from: yield* Config.string("MAIL_FROM").pipe(
-      Config.validate({ message: "expected a sender such as Tradeflow <no-reply@tracking.example>", validation: (v) => v.includes("@") })
+      Config.validate({
+        message: "expected a sender such as Tradeflow <no-reply@tracking.example>",
+        validation: (v) => v.includes("@")
+      })
     )
   })
   const http = HttpApp.layer.pipe(

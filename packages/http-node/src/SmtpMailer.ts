@@ -64,5 +64,4 @@ export const layer = (options: Options): Layer.Layer<Mailer.Mailer> =>
 /** {@link layer} with its options read from `config`. */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<Mailer.Mailer, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<Mailer.Mailer, ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -4,7 +4,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Schemes, Service, TrackingSource } from "@tradeflow/core"
+import { Locations, Schemes, Service, Storage, TrackingConfig, TrackingSource } from "@tradeflow/core"
 import { Ssrf } from "@tradeflow/webhook"
 import { Effect, Layer } from "effect"
 import { HttpApp, HttpConfig } from "../src/index.js"
@@ -25,14 +25,25 @@ export interface DestinationOptions {
 export const destinationLayer = ({ webhookAllowPrivate = false, webhookHttpHosts = [] }: DestinationOptions = {}) =>
   Ssrf.layer({ allowPrivate: webhookAllowPrivate, allowHttp: webhookAllowPrivate, httpHosts: webhookHttpHosts })
 
+/** The in-memory service; with `background: false` no worker, scheduler, tracker or retention runs by itself. */
+const memoryService = (background: boolean) =>
+  background ? Service.layerMemory : Service.layer({ background: false }).pipe(
+    Layer.provideMerge(Layer.mergeAll(Storage.layerMemory, Locations.layerBuiltin, TrackingConfig.layer()))
+  )
+
 /**
  * The app, the in-memory service (exposed, for `Worker.drain`) and an `HttpClient` pointed at it.
  * Every test client shares one address, so failed console authentications are not limited unless
- * a test asks for it (`consoleFailures`). `schemes` are added to (or replace) the built-in schemes;
+ * a test asks for it (`consoleFailures`). With `background: false` no worker, scheduler, tracker or
+ * retention loop runs by itself (a test moves the `TestClock` by days without them).
+ * `schemes` are added to (or replace) the built-in schemes;
  * `trackingSources`, when given, are the service's tracking sources.
  */
 export const makeAppLayer = (
-  { webhookAllowPrivate, webhookHttpHosts, ...options }: Partial<HttpConfig.Options> & DestinationOptions = {},
+  { background = true, webhookAllowPrivate, webhookHttpHosts, ...options }:
+    & Partial<HttpConfig.Options>
+    & DestinationOptions
+    & { readonly background?: boolean } = {},
   schemes: Readonly<Record<string, Schemes.Scheme>> = {},
   trackingSources?: ReadonlyArray<TrackingSource.TrackingSource>
 ) =>
@@ -47,8 +58,8 @@ export const makeAppLayer = (
     ),
     Layer.provideMerge(
       trackingSources === undefined
-        ? Service.layerMemory
-        : Service.layerMemory.pipe(Layer.provide(Layer.orDie(TrackingSource.layer(trackingSources))))
+        ? memoryService(background)
+        : memoryService(background).pipe(Layer.provide(Layer.orDie(TrackingSource.layer(trackingSources))))
     ),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )

@@ -77,7 +77,7 @@ const world = Effect.gen(function*() {
   return { org, automation, tokens: tokens as Record<User.Role, string>, outsiderToken }
 })
 
-layer(makeAppLayer())("web application", (it) => {
+layer(makeAppLayer({ background: false }))("web application", (it) => {
   it.effect("sign-in sets an HttpOnly, SameSite=Lax session cookie, a new token each time; a failure reads the same", () =>
     Effect.gen(function*() {
       yield* world
@@ -200,7 +200,7 @@ layer(makeAppLayer())("web application", (it) => {
     120_000
   )
 
-  it.effect("an invitation link is shown to the inviter and works once (its expiry: core's Users test)", () =>
+  it.effect("an invitation link is shown to the inviter, works once, and not after 7 days", () =>
     Effect.gen(function*() {
       const { org, tokens } = yield* world
       const answer = yield* post(`/app/o/${org.id}/members/invite`, tokens.admin, {
@@ -222,6 +222,15 @@ layer(makeAppLayer())("web application", (it) => {
       assert.isDefined(tokenOf(first.headers))
       assert.strictEqual((yield* accept()).status, 410)
       assert.strictEqual((yield* send("GET", `/app/invitations/${link}`)).status, 410)
+      const late = yield* follow(
+        yield* post(`/app/o/${org.id}/members/invite`, tokens.admin, { email: "late@example.com", role: "viewer" }),
+        tokens.admin
+      )
+      const lateLink = /\/app\/invitations\/([A-Za-z0-9_-]{20,})/.exec(late.text)![1]!
+      yield* TestClock.adjust("167 hours")
+      assert.strictEqual((yield* send("GET", `/app/invitations/${lateLink}`)).status, 200)
+      yield* TestClock.adjust("1 hour")
+      assert.strictEqual((yield* send("GET", `/app/invitations/${lateLink}`)).status, 410)
     }))
 
   it.effect("a new API key is shown once, to its creator's session: neither a reload nor the list shows it again", () =>
@@ -286,5 +295,29 @@ layer(makeAppLayer())("web application", (it) => {
         assert.include(page.text, "Acme &lt;script&gt;alert(1)&lt;/script&gt;")
         assert.match(page.headers["content-security-policy"]!, /script-src 'self'/)
       }
+    }))
+})
+
+layer(
+  makeAppLayer({ background: false, signInFailures: { perEmail: 3, perAddress: 5, windowMillis: 60_000 } })
+)("sign-in limits", (it) => {
+  it.effect("failures are limited per e-mail, then per address, with 429 and Retry-After until the window ends", () =>
+    Effect.gen(function*() {
+      yield* world
+      for (let i = 0; i < 3; i++) {
+        assert.strictEqual((yield* signIn("ops@example.com", "wrong password!")).answer.status, 401)
+      }
+      const limited = yield* signIn("ops@example.com")
+      assert.strictEqual(limited.answer.status, 429)
+      assert.strictEqual(limited.answer.headers["retry-after"], "60")
+      assert.isUndefined(limited.token)
+      assert.strictEqual((yield* signIn("OPS@example.com")).answer.status, 429)
+      assert.strictEqual((yield* signIn("nobody@example.com", "wrong password!")).answer.status, 401)
+      assert.strictEqual((yield* signIn("nobody-2@example.com", "wrong password!")).answer.status, 401)
+      const byAddress = yield* signIn("viewer@example.com")
+      assert.strictEqual(byAddress.answer.status, 429)
+      yield* TestClock.adjust("60 seconds")
+      const again = yield* signIn("ops@example.com")
+      assert.strictEqual(again.answer.status, 303)
     }))
 })

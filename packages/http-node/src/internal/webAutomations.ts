@@ -303,10 +303,12 @@ ${form}`
           const retry = operate && latest.get(e.id) === e && retryable(e)
             ? html`<form class="inline" method="post" action="${yield* retryAction(e.id)}">
 <input type="hidden" name="automation" value="${automation.id}">
-<button type="submit" class="secondary" aria-label="Retry delivery ${e.id}">Retry</button></form>`
+<button type="submit" class="secondary" aria-describedby="delivery-${e.id}">Retry</button></form>`
             : ""
           return html`<tr>
-<td>${e.id}${e.test ? html` <span class="muted">(test)</span>` : ""}</td>
+<td${latest.get(e.id) === e ? html` id="delivery-${e.id}"` : ""}>${e.id}${
+            e.test ? html` <span class="muted">(test)</span>` : ""
+          }</td>
 <td>${e.attempt}</td>
 <td>${e.status}</td>
 <td>${WebKit.when(Date.parse(e.at))}</td>
@@ -636,9 +638,8 @@ ${redeliver}`
     const raw = yield* idParam
     if (!digits.test(raw)) return yield* noneWithId("delivery", raw)
     const id = Number(raw)
+    if ((yield* deliveries.organisationOf(id)) !== view.organisation.id) return yield* noneWithId("delivery", id)
     const automation = yield* owned(view, (yield* kit.form).get("automation"))
-    const log = yield* deliveries.log(automation.id, DeliveryAdmin.maxLogEntries)
-    if (!log.some((e) => e.id === id)) return yield* noneWithId("delivery", id)
     yield* deliveries.retry(id)
     yield* record(view, "delivery.retried", `delivery ${id} to ${automation.url}`)
     return yield* WebKit.seeOther(`${automationPath(view, automation.id)}?notice=retried&delivery=${id}`)

@@ -172,7 +172,13 @@ export const DeliveryLogEntry = Schema.Struct({
   response_body: Schema.NullOr(Schema.String).annotations({
     description: "The receiver's answer, at most 4 KiB of it"
   }),
-  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" })
+  test: Schema.Boolean.annotations({ description: "Whether the delivery was a Send test" }),
+  tradeflow_reference: Schema.String.annotations({
+    description: "The tradeflow the message is about (TEST_… for a Send test)"
+  }),
+  type: Schema.NullOr(Schema.String).annotations({
+    description: "The message's type; null for a Send test, or once retention removed the message"
+  })
 })
 export type DeliveryLogEntry = typeof DeliveryLogEntry.Type
 

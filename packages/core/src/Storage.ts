@@ -178,7 +178,9 @@ export const makeMemory = Effect.gen(function*() {
   const logs = new Map<string, OrgMessages>()
   const automationsById = new Map<string, Automation>()
   const deliveries = new Map<number, StoredDelivery>()
-  let attempts: Array<Delivery.DeliveryLogEntry & { readonly automation_id: string }> = []
+  let attempts: Array<
+    Omit<Delivery.DeliveryLogEntry, "type"> & { readonly automation_id: string; readonly seq: number | null }
+  > = []
   const deliveryWakeups = yield* PubSub.sliding<void>(1)
   let nextJob = 1
   let nextDelivery = 1
@@ -714,7 +716,14 @@ export const makeMemory = Effect.gen(function*() {
       }
       for (const { delivery_id, ...attempt } of writes.attempts) {
         const d = deliveries.get(delivery_id) as StoredDelivery
-        attempts.push({ id: delivery_id, ...attempt, message_hash: d.message_hash, test: d.test })
+        attempts.push({
+          id: delivery_id,
+          ...attempt,
+          message_hash: d.message_hash,
+          test: d.test,
+          tradeflow_reference: d.tradeflow_reference,
+          seq: d.seq
+        })
       }
       for (const a of writes.automations) automationsById.set(a.id, a)
       return writes.answers
@@ -749,12 +758,27 @@ export const makeMemory = Effect.gen(function*() {
         (outcome) => outcome === "retried" ? PubSub.publish(deliveryWakeups, undefined) : Effect.void
       ),
     log: (automationId, limit) =>
-      Effect.sync(() =>
-        attempts.filter((a) => a.automation_id === automationId)
+      Effect.sync(() => {
+        const organisationId = automationsById.get(automationId)?.organisation_id
+        const typeOf = (seq: number | null): string | null => {
+          const log = organisationId === undefined || seq === null ? undefined : logs.get(organisationId)?.messages
+          if (log === undefined) return null
+          let low = 0
+          let high = log.length - 1
+          while (low <= high) {
+            const middle = (low + high) >> 1
+            const m = log[middle]!
+            if (m.seq === seq) return m.type
+            if (m.seq < seq!) low = middle + 1
+            else high = middle - 1
+          }
+          return null
+        }
+        return attempts.filter((a) => a.automation_id === automationId)
           .sort((a, b) => b.at - a.at || b.id - a.id || b.attempt - a.attempt)
           .slice(0, Math.max(0, limit))
-          .map(({ automation_id: _automation, ...entry }) => entry)
-      ),
+          .map(({ automation_id: _automation, seq, ...entry }) => ({ ...entry, type: typeOf(seq) }))
+      }),
     wakeups: Stream.fromPubSub(deliveryWakeups)
   })
 

@@ -443,7 +443,9 @@ export const deliveryContract = (
             error: "gave up",
             response_body: null,
             at: at + 9_000,
-            test: false
+            test: false,
+            tradeflow_reference: "TF-1",
+            type: "CONTAINER_MILESTONE"
           },
           {
             id: x1.id,
@@ -454,7 +456,9 @@ export const deliveryContract = (
             error: null,
             response_body: null,
             at: at + 8_000,
-            test: false
+            test: false,
+            tradeflow_reference: "TF-1",
+            type: "CONTAINER_MILESTONE"
           },
           {
             id: x1.id,
@@ -465,7 +469,9 @@ export const deliveryContract = (
             error: "HTTP 500",
             response_body: "oops",
             at: at + 2_000,
-            test: false
+            test: false,
+            tradeflow_reference: "TF-1",
+            type: "CONTAINER_MILESTONE"
           }
         ])
         expect((yield* deliveries.log(a.id, 2)).map((e) => e.attempt)).toEqual([1, 2])
@@ -628,7 +634,11 @@ export const deliveryContract = (
           true
         )
         expect(Option.getOrThrow(yield* store.get(a.id))).toMatchObject({ failing_since: null, disabled_reason: null })
-        expect((yield* deliveries.log(a.id, 10)).map((e) => [e.status, e.test])).toEqual([["failed", true]])
+        expect((yield* deliveries.log(a.id, 10)).map((e) => [e.status, e.test, e.type])).toEqual([[
+          "failed",
+          true,
+          null
+        ]])
         yield* teardown(automations)
       }))
 

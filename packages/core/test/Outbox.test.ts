@@ -146,7 +146,9 @@ layer(TestLayer)("Outbox", (it) => {
         error: "HTTP 500",
         response_body: "no",
         at: "1970-01-01T00:00:00.000Z",
-        test: true
+        test: true,
+        tradeflow_reference: sent.tradeflow_reference,
+        type: null
       }])
       yield* deliveries.retry(claimed.id)
       assert.strictEqual(Option.getOrThrow(yield* store.get(claimed.id)).status, "pending")

@@ -189,7 +189,9 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
           error: "the receiver answered 500",
           at: new Date(now + 1_000).toISOString(),
           response_body: "upstream exploded",
-          test: true
+          test: true,
+          tradeflow_reference: sent.tradeflow_reference,
+          type: null
         }])
 
         const store = yield* DeliveryStore.DeliveryStore
@@ -210,7 +212,9 @@ layer(makeAppLayer(), { excludeTestServices: true })("console deliveries", (it) 
           "error",
           "at",
           "response_body",
-          "test"
+          "test",
+          "tradeflow_reference",
+          "type"
         ])
         assert.deepStrictEqual(
           entries.map((e) => [e.id, e.attempt, e.status, e.response_status, e.error, e.response_body, e.at, e.test]),

@@ -383,7 +383,9 @@ export const DeliveryLogRow = Schema.Struct({
   error: Schema.NullOr(Schema.String),
   response_body: Schema.NullOr(Schema.String),
   at: millis,
-  test: bool
+  test: bool,
+  tradeflow_reference: Schema.String,
+  type: Schema.NullOr(Schema.String)
 })
 
 const rows = <A, I>(row: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(row))

@@ -253,7 +253,9 @@ describe("SqliteStorage deliveries", () => {
         error: "gone",
         response_body: "bye",
         at: at + 1,
-        test: false
+        test: false,
+        tradeflow_reference: "TF-1",
+        type: "SHIPMENT_CHANGE"
       }])
       expect(Option.map(seen.stored, (a) => [a.enabled, a.disabled_reason, a.failing_since])).toEqual(
         Option.some([false, "410 Gone", at + 1])

@@ -1,5 +1,5 @@
 import { HttpRouter } from "@effect/platform"
-import { AutomationAdmin, DeliveryAdmin, Permission, type Upstream } from "@tradeflow/core"
+import { AutomationAdmin, DeliveryAdmin, Permission } from "@tradeflow/core"
 import { Effect, Either } from "effect"
 import { noneWithId } from "./errors.js"
 import { type Html, html, trusted } from "./html.js"
@@ -11,15 +11,6 @@ type Attempt = DeliveryAdmin.DeliveryLogInfo
 
 /** The statuses of an attempt the delivery log can be filtered by. */
 const attemptStatuses: ReadonlyArray<Attempt["status"]> = ["delivered", "failed", "dead"]
-
-/** Messages a page of the upstream feed holds while the log's type and tradeflow filters look up message hashes. */
-const filterPageSize = 500
-
-/** Pages of the upstream feed the type and tradeflow filters read at most. */
-const filterPages = 4
-
-/** How long before the oldest attempt of the log the filters start looking for its messages: 7 days. */
-const filterLeadMillis = 7 * 24 * 60 * 60 * 1000
 
 /** The path of an organisation (without the mount prefix). */
 const orgPath = (view: WebKit.OrgView): string => `/app/o/${encodeURIComponent(view.organisation.id)}`
@@ -155,7 +146,7 @@ const retryable = (entry: Attempt): boolean => entry.status === "failed" || entr
 
 /** Automations: list, create, settings, enable/disable, Send test, secret rotation, delete, the delivery log and retries. */
 export const webAutomations = (kit: Kit): ReadonlyArray<WebRoute> => {
-  const { automations, deliveries, destinations, upstream, users } = kit.services
+  const { automations, deliveries, destinations, users } = kit.services
 
   /** The automation of the route when it belongs to the organisation of the route; otherwise a 404. */
   const owned = (view: WebKit.OrgView, id: string) =>
@@ -254,38 +245,13 @@ ${form}`
       }, options.status ?? 200)
     })
 
-  /**
-   * The log entries that pass the filters. The log's entries name their message by hash only, so
-   * the type and tradeflow filters read the hashes of the matching messages from the upstream feed:
-   * from a week before the oldest attempt, at most {@link filterPages} pages. `complete` is false
-   * when that was cut short (some matching attempts may be missing).
-   */
-  const applyFilter = (view: WebKit.OrgView, automation: Automation, filter: LogFilter, log: ReadonlyArray<Attempt>) =>
-    Effect.gen(function*() {
-      const byStatus = filter.status === "" ? log : log.filter((e) => e.status === filter.status)
-      if ((filter.type === "" && filter.tradeflow === "") || byStatus.length === 0) {
-        return { entries: byStatus, complete: true }
-      }
-      const since = Math.min(...byStatus.map((e) => Date.parse(e.at))) - filterLeadMillis
-      const scope = {
-        organisation_id: view.organisation.id,
-        per_page: filterPageSize,
-        types: filter.type === "" ? automation.types : [filter.type],
-        ...(filter.tradeflow === "" ? {} : { tradeflow: filter.tradeflow })
-      }
-      const hashes = new Set<string>()
-      let cursor: string | undefined = undefined
-      let complete = false
-      for (let i = 0; i < filterPages && !complete; i++) {
-        const page: Upstream.Page = yield* upstream.page(
-          cursor === undefined ? { ...scope, since } : { ...scope, cursor }
-        )
-        for (const m of page.data) hashes.add(m.hash)
-        complete = !page.has_more
-        cursor = page.next_cursor
-      }
-      return { entries: byStatus.filter((e) => !e.test && hashes.has(e.message_hash)), complete }
-    })
+  /** The log entries that pass the filters (a Send test has no type: a type filter leaves it out). */
+  const applyFilter = (filter: LogFilter, log: ReadonlyArray<Attempt>) =>
+    log.filter((e) =>
+      (filter.status === "" || e.status === filter.status) &&
+      (filter.type === "" || e.type === filter.type) &&
+      (filter.tradeflow === "" || e.tradeflow_reference === filter.tradeflow)
+    )
 
   /** The delivery log: the filter form, then the attempts (refreshed by the page's script). */
   const logSection = (view: WebKit.OrgView, automation: Automation) =>
@@ -294,7 +260,7 @@ ${form}`
       const filter = filterOf(params)
       const log = yield* deliveries.log(automation.id, DeliveryAdmin.maxLogEntries)
       const latest = latestAttempts(log)
-      const { complete, entries } = yield* applyFilter(view, automation, filter, log)
+      const entries = applyFilter(filter, log)
       const self = yield* WebKit.href(automationPath(view, automation.id))
       const retryAction = (id: number) => WebKit.href(`${orgPath(view)}/deliveries/${id}/retry`)
       const operate = can(view, "operate")
@@ -354,13 +320,6 @@ ${operate ? html`<td>${retry}</td>` : ""}
       }</div>
 </form>
 <div data-live>
-${
-        complete
-          ? ""
-          : html`<p class="muted">The type and tradeflow filters looked at the first ${
-            (filterPages * filterPageSize).toLocaleString("en")
-          } matching messages only: some attempts may be missing.</p>`
-      }
 ${table}
 </div>`
     })

@@ -256,8 +256,9 @@ export const make = (
       log: Effect.fn("DeliveryStore.log")(function*(automationId: string, limit: number) {
         return yield* decodeDeliveryLog(
           yield* sql`SELECT a.delivery_id AS id, d.message_hash, a.attempt, a.status, a.response_status,
-            a.error, a.response_body, a.at, d.test
+            a.error, a.response_body, a.at, d.test, d.tradeflow_reference, m.type
           FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+          LEFT JOIN messages m ON m.organisation_id = d.organisation_id AND m.seq = d.seq
           WHERE a.automation_id = ${automationId}
           ORDER BY a.at DESC, a.delivery_id DESC, a.attempt DESC LIMIT ${Math.max(0, Math.floor(limit))}`
         )

@@ -252,6 +252,11 @@ export class Users extends Context.Tag("@tradeflow/core/Users")<Users, {
   ) => Effect.Effect<void, NotPermitted | OrganisationNotFound | MemberNotFound | InvalidUserRequest | StorageError>
   /** Every user (the operator area). */
   readonly users: (actor: Actor) => Effect.Effect<ReadonlyArray<User>, NotPermitted | StorageError>
+  /** The newest changes outside organisations (accounts, the operator), for the operator area. */
+  readonly accountAudit: (
+    actor: Actor,
+    options?: { readonly limit?: number; readonly before?: number }
+  ) => Effect.Effect<ReadonlyArray<AuditEntry>, NotPermitted | StorageError>
 }>() {}
 
 /**
@@ -652,6 +657,14 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
         users: (actor) =>
           actor._tag === "OperatorToken" || actor.user.operator
             ? store.listUsers
+            : Effect.fail(new NotPermitted({ action: "operate the service", role: null })),
+        accountAudit: (actor, options = {}) =>
+          actor._tag === "OperatorToken" || actor.user.operator
+            ? store.auditOf({
+              organisationIds: [null],
+              limit: Math.min(Math.max(1, options.limit ?? 100), 500),
+              before: options.before
+            })
             : Effect.fail(new NotPermitted({ action: "operate the service", role: null }))
       })
     })

@@ -107,6 +107,10 @@ describe("Users", () => {
       yield* users.session(here.token)
       assert.isTrue(Exit.isFailure(yield* Effect.exit(users.signIn("ops@example.com", password, client))))
       yield* users.signIn("ops@example.com", "a brand new password", client)
+      assert.deepStrictEqual(
+        (yield* users.accountAudit(Users.asActor(operator))).map((e) => [e.actor, e.action]),
+        [["Ops@Example.com", "password.changed"], ["Ops@Example.com", "operator.created"]]
+      )
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("an invitation is single-use and expires after 7 days", () =>
@@ -225,5 +229,6 @@ describe("Users", () => {
       )
       const viewerAudit = yield* users.audit(Users.asActor(viewer.user), org.id).pipe(Effect.flip)
       assert.strictEqual(viewerAudit._tag, "NotPermitted")
+      assert.strictEqual((yield* users.accountAudit(Users.asActor(owner.user)).pipe(Effect.flip))._tag, "NotPermitted")
     }).pipe(Effect.provide(TestLayer)))
 })

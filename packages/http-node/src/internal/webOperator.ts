@@ -49,6 +49,7 @@ ${state?.error === undefined ? "" : html`<p class="notice error" id="organisatio
     Effect.gen(function*() {
       const organisations = yield* accounts.listOrganisations
       const everyone = yield* users.users(visitor.actor)
+      const changes = yield* users.accountAudit(visitor.actor, { limit: 50 })
       const names = new Map(organisations.map((o) => [o.id, o.name]))
       const app = yield* WebKit.href("/app")
       const body = html`${createForm(`${app}/operator/organisations`, options.create)}
@@ -82,6 +83,20 @@ ${
               html`<tr><th scope="row">${user.email}</th><td>${user.operator ? "Yes" : "No"}</td><td>${
                 WebKit.when(user.created_at)
               }</td></tr>`
+            )
+          }</tbody>
+</table>`
+      }
+<h2>Account and operator changes</h2>
+${
+        changes.length === 0
+          ? html`<p>None yet.</p>`
+          : html`<table>
+<caption class="muted">The newest 50; changes inside an organisation are in its audit log</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th></tr></thead>
+<tbody>${
+            changes.map((e) =>
+              html`<tr><td>${WebKit.when(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target}</td></tr>`
             )
           }</tbody>
 </table>`

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { consoleToken, freePort, kill, main, root, start } from "./Process.js"
+import { kill, refusedStart, start } from "./Process.js"
 
 const email = "Ops@Example.com"
 const password = "an operator's long password"
@@ -17,29 +16,6 @@ const signIn = async (base: string, secret: string) => {
     body: new URLSearchParams({ email: "ops@example.com", password: secret, next: "" }).toString()
   })
   return answer.status
-}
-
-/** Starts the server expecting it to stop before it serves: its exit code and what it wrote. */
-const refusedStart = async (file: string, env: Record<string, string>) => {
-  const port = await freePort()
-  return new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", main], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: `sqlite:${file}`,
-        CONSOLE_TOKEN: consoleToken,
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.once("exit", (code) => resolve({ code, output }))
-  })
 }
 
 describe("ADMIN_EMAIL and ADMIN_PASSWORD", () => {

@@ -107,3 +107,26 @@ export const call = async (
   })
   return { status: res.status, body: await res.json().catch(() => undefined) as any }
 }
+
+/** Starts the server expecting it to stop before it serves: its exit code and what it wrote. */
+export const refusedStart = async (file: string, env: Record<string, string>) => {
+  const port = await freePort()
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", main], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: `sqlite:${file}`,
+        CONSOLE_TOKEN: consoleToken,
+        ...env
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.once("exit", (code) => resolve({ code, output }))
+  })
+}

@@ -3,7 +3,6 @@ import { AutomationStore, Cursor, Settings } from "@tradeflow/core"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Signing } from "@tradeflow/webhook"
 import { Effect, Option } from "effect"
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders } from "node:http"
@@ -11,7 +10,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { uatKey } from "./Fixtures.js"
-import { call, consoleToken, freePort, kill, main, root, type Server, start } from "./Process.js"
+import { call, consoleToken, kill, refusedStart, type Server, start } from "./Process.js"
 
 const consoleAuth = { authorization: `Bearer ${consoleToken}` }
 
@@ -22,29 +21,6 @@ const stored = (file: string, automationId: string) =>
     const cursor = Option.getOrThrow(yield* (yield* Settings.Settings).get(Cursor.settingName))
     return { secrets: automation.secrets.map((s) => s.secret), cursor }
   }).pipe(Effect.provide(SqliteStorage.layer({ filename: file })), Effect.scoped, Effect.runPromise)
-
-/** Starts the server expecting it to stop before it serves: its exit code and what it wrote. */
-const refusedStart = async (file: string, env: Record<string, string>) => {
-  const port = await freePort()
-  return new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", main], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: `sqlite:${file}`,
-        CONSOLE_TOKEN: consoleToken,
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.once("exit", (code) => resolve({ code, output }))
-  })
-}
 
 describe("SECRETS_KEY", () => {
   it(

@@ -15,6 +15,47 @@ const notices: Record<string, string> = {
 const noticeOf = (code: string | null) =>
   code !== null && Object.hasOwn(notices, code) ? { kind: "success" as const, text: notices[code]! } : undefined
 
+/** A key as its table shows it: instants as epoch milliseconds, the environment of an API key. */
+interface KeyRow {
+  readonly id: string
+  readonly name: string
+  readonly environment?: string
+  readonly created_by: string | null
+  readonly created_at: number
+  readonly last_used_at: number | null
+  readonly revoked_at: number | null
+}
+
+/** The table of API or widget keys; with `configure`, a Revoke button on each active one. */
+const keyTable = (keys: ReadonlyArray<KeyRow>, action: string, configure: boolean) => {
+  const environments = keys.some((k) => k.environment !== undefined)
+  return html`<table>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th>${
+    environments ? html`<th scope="col">Environment</th>` : ""
+  }<th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${
+    configure ? html`<th scope="col">Action</th>` : ""
+  }</tr></thead>
+<tbody>${
+    keys.map((k) =>
+      html`<tr><td>${k.name === "" ? "—" : k.name}</td><td><code>${k.id}</code></td>${
+        environments ? html`<td>${k.environment}</td>` : ""
+      }<td>${k.created_by ?? "—"}</td><td>${WebKit.when(k.created_at)}</td><td>${
+        k.last_used_at === null ? "never" : WebKit.when(k.last_used_at)
+      }</td><td>${k.revoked_at === null ? "active" : `revoked ${WebKit.when(k.revoked_at)}`}</td>${
+        configure
+          ? html`<td>${
+            k.revoked_at === null
+              ? html`<form class="inline" method="post" action="${action}/${
+                encodeURIComponent(k.id)
+              }/revoke"><button type="submit" class="danger">Revoke</button></form>`
+              : ""
+          }</td>`
+          : ""
+      }</tr>`
+    )
+  }</tbody></table>`
+}
+
 /** API keys and widget keys of an organisation. */
 export const webKeys = (kit: Kit): ReadonlyArray<WebRoute> => {
   const { accounts, users, widgets } = kit.services
@@ -55,31 +96,19 @@ ${
 ${
           keys.length === 0
             ? html`<p>No API key yet.</p>`
-            : html`<table>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Environment</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${
-              configure ? html`<th scope="col">Action</th>` : ""
-            }</tr></thead>
-<tbody>${
-              keys.map((k) =>
-                html`<tr><td>${k.name === "" ? "—" : k.name}</td><td><code>${k.id}</code></td><td>${
-                  k.environment === "uat" ? "UAT sandbox" : "Production"
-                }</td><td>${k.created_by ?? "—"}</td><td>${WebKit.when(Date.parse(k.created_at))}</td><td>${
-                  k.last_used_at === null ? "never" : WebKit.when(Date.parse(k.last_used_at))
-                }</td><td>${
-                  k.revoked_at === null ? "active" : `revoked ${WebKit.when(Date.parse(k.revoked_at))}`
-                }</td>${
-                  configure
-                    ? html`<td>${
-                      k.revoked_at === null
-                        ? html`<form class="inline" method="post" action="${action}/${
-                          encodeURIComponent(k.id)
-                        }/revoke"><button type="submit" class="danger">Revoke</button></form>`
-                        : ""
-                    }</td>`
-                    : ""
-                }</tr>`
-              )
-            }</tbody></table>`
+            : keyTable(
+              keys.map((k) => ({
+                id: k.id,
+                name: k.name,
+                environment: k.environment === "uat" ? "UAT sandbox" : "Production",
+                created_by: k.created_by,
+                created_at: Date.parse(k.created_at),
+                last_used_at: k.last_used_at === null ? null : Date.parse(k.last_used_at),
+                revoked_at: k.revoked_at === null ? null : Date.parse(k.revoked_at)
+              })),
+              action,
+              configure
+            )
         }`
       })
     })
@@ -157,27 +186,7 @@ ${
 ${
           keys.length === 0
             ? html`<p>No widget key.</p>`
-            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${
-              configure ? html`<th scope="col">Action</th>` : ""
-            }</tr></thead><tbody>${
-              keys.map((k) =>
-                html`<tr><td>${k.name === "" ? "—" : k.name}</td><td><code>${k.id}</code></td><td>${
-                  k.created_by ?? "—"
-                }</td><td>${WebKit.when(k.created_at)}</td><td>${
-                  k.last_used_at === null ? "never" : WebKit.when(k.last_used_at)
-                }</td><td>${k.revoked_at === null ? "active" : `revoked ${WebKit.when(k.revoked_at)}`}</td>${
-                  configure
-                    ? html`<td>${
-                      k.revoked_at === null
-                        ? html`<form class="inline" method="post" action="${action}/${
-                          encodeURIComponent(k.id)
-                        }/revoke"><button type="submit" class="danger">Revoke</button></form>`
-                        : ""
-                    }</td>`
-                    : ""
-                }</tr>`
-              )
-            }</tbody></table>`
+            : keyTable(keys, action, configure)
         }`
       })
     })

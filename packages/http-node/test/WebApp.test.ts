@@ -205,6 +205,26 @@ layer(makeAppLayer({ background: false }))("web application", (it) => {
       )
     }))
 
+  it.effect("the (UAT) companion's API keys page lists its own keys only; the live one lists both", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const accounts = yield* Accounts.Accounts
+      const users = yield* Users.Users
+      const production = yield* accounts.createApiKey(org.id, "production")
+      const uat = yield* accounts.createApiKey(org.id, "uat")
+      const owner = (yield* users.members(Users.operatorToken, org.id)).find((m) => m.role === "owner")!
+      yield* users.setUatAccess(Users.operatorToken, org.id, owner.user_id, true)
+      const live = yield* get(`/app/o/${org.id}/api-keys`, tokens.owner)
+      assert.include(live.text, production.id)
+      assert.include(live.text, uat.id)
+      const companion = yield* get(`/app/o/${uat.organisation.id}/api-keys`, tokens.owner)
+      assert.strictEqual(companion.status, 200)
+      assert.include(companion.text, uat.id)
+      assert.notInclude(companion.text, production.id)
+      const revoke = yield* post(`/app/o/${uat.organisation.id}/api-keys/${production.id}/revoke`, tokens.owner)
+      assert.strictEqual(revoke.status, 404)
+    }))
+
   it.effect("editing an automation is checked as creating one: 422 naming the field, nothing changed; then saved", () =>
     Effect.gen(function*() {
       const { automation, org, tokens } = yield* world

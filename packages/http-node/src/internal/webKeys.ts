@@ -60,10 +60,20 @@ const keyTable = (keys: ReadonlyArray<KeyRow>, action: string, configure: boolea
 export const webKeys = (kit: Kit): ReadonlyArray<WebRoute> => {
   const { accounts, users, widgets } = kit.services
   const base = (view: WebKit.OrgView) => `/app/o/${encodeURIComponent(view.organisation.id)}`
+  /**
+   * The API keys a page shows: on a live organisation its own and its companion's (UAT keys are
+   * created there too), on a `(UAT)` companion only its own.
+   */
+  const apiKeysOf = (view: WebKit.OrgView) =>
+    Effect.map(
+      accounts.listApiKeys(view.live.id),
+      (keys) =>
+        view.organisation.id === view.live.id ? keys : keys.filter((k) => k.organisation.id === view.organisation.id)
+    )
 
   const apiKeysPage = (view: WebKit.OrgView, extra: Html | "" = "", notice?: WebKit.PageOptions["notice"]) =>
     Effect.gen(function*() {
-      const keys = yield* accounts.listApiKeys(view.live.id)
+      const keys = yield* apiKeysOf(view)
       const action = yield* WebKit.href(`${base(view)}/api-keys`)
       const configure = Permission.permits(view.role, "configure")
       const environments: ReadonlyArray<Environment.Environment> = view.organisation.environment === "uat"
@@ -151,7 +161,7 @@ ${
   const revokeApiKey: WebKit.Route = Effect.gen(function*() {
     const view = yield* kit.inOrganisation("configure")
     const id = (yield* HttpRouter.params)["id"] ?? ""
-    const keys = yield* accounts.listApiKeys(view.live.id)
+    const keys = yield* apiKeysOf(view)
     const key = keys.find((k) => k.id === id)
     if (key === undefined) return yield* Problem.make(404, `no API key with id ${JSON.stringify(id)} here`)
     yield* accounts.revokeApiKey(id)

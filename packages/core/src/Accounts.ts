@@ -179,9 +179,6 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
         return caller
       })
 
-    const companionOf = (live: Organisation) =>
-      store.list.pipe(Effect.map((all) => Option.fromNullable(all.find((o) => o.live_organisation_id === live.id))))
-
     return Accounts.of({
       createOrganisation: Effect.fn("Accounts.createOrganisation")(function*(name: string) {
         const trimmed = name.trim()
@@ -240,7 +237,7 @@ export const layer: Layer.Layer<Accounts, never, OrganisationStore> = Layer.effe
       listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(organisationId: string) {
         const organisation = yield* liveOrganisation(organisationId)
         const owners = organisation.environment === "production"
-          ? [organisation, ...Option.toArray(yield* companionOf(organisation))]
+          ? [organisation, ...Option.toArray(yield* store.companionOf(organisation.id))]
           : [organisation]
         const keys = yield* store.listApiKeys(owners.map((o) => o.id))
         return keys.map((k) => info(k, owners.find((o) => o.id === k.organisation_id)!))

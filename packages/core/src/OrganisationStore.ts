@@ -23,6 +23,8 @@ export class OrganisationStore extends Context.Tag("@tradeflow/core/Organisation
   readonly get: (id: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
   /** Every organisation, oldest first. */
   readonly list: Effect.Effect<ReadonlyArray<Organisation>, StorageError>
+  /** The `(UAT)` companion of a live organisation, if it has one: one indexed lookup. */
+  readonly companionOf: (liveOrganisationId: string) => Effect.Effect<Option.Option<Organisation>, StorageError>
   /**
    * Inserts `companion` unless its live organisation (`companion.live_organisation_id`) has a
    * companion already; either way answers the companion that is stored. Atomic.

@@ -276,6 +276,10 @@ export const makeMemory = Effect.gen(function*() {
     insert: (o) => Effect.sync(() => void organisations.set(o.id, o)),
     get: (id) => Effect.sync(() => Option.fromNullable(organisations.get(id))),
     list: Effect.sync(() => [...organisations.values()].sort((a, b) => a.created_at - b.created_at)),
+    companionOf: (liveId) =>
+      Effect.sync(() =>
+        Option.fromNullable([...organisations.values()].find((o) => o.live_organisation_id === liveId))
+      ),
     ensureCompanion: (c) =>
       Effect.sync(() => {
         const existing = c.live_organisation_id === null

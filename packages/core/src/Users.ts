@@ -102,6 +102,23 @@ export interface UsersOptions {
   readonly hashConcurrency?: number
 }
 
+/**
+ * Organisations as a switcher lists them: live ones oldest first (ties in the order given), each
+ * followed by its `(UAT)` companion (a companion whose live organisation is not among them takes
+ * its own place).
+ */
+const inOrder = (all: ReadonlyArray<Organisation>): ReadonlyArray<Organisation> => {
+  const place = new Map(all.map((o, i) => [o.id, { age: o.created_at, index: i }]))
+  const groupOf = (o: Organisation) =>
+    (o.live_organisation_id === null ? undefined : place.get(o.live_organisation_id)) ?? place.get(o.id)!
+  return [...all].sort((a, b) => {
+    const ga = groupOf(a)
+    const gb = groupOf(b)
+    return ga.age - gb.age || ga.index - gb.index ||
+      (a.live_organisation_id === null ? 0 : 1) - (b.live_organisation_id === null ? 0 : 1)
+  })
+}
+
 /** The shortest password accepted. */
 export const minPasswordLength = 12
 /** The longest password accepted (it bounds the cost of hashing one). */
@@ -284,8 +301,7 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
           organisations.get(id),
           Option.match({ onNone: () => Effect.fail(new OrganisationNotFound({ id })), onSome: Effect.succeed })
         )
-      const companionOf = (live: Organisation) =>
-        Effect.map(organisations.list, (all) => all.find((o) => o.live_organisation_id === live.id))
+      const companionOf = (live: Organisation) => Effect.map(organisations.companionOf(live.id), Option.getOrUndefined)
 
       const openSession = (user: User, client: Client) =>
         Effect.gen(function*() {
@@ -442,21 +458,19 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
         ),
         accessOf: (actor) =>
           Effect.gen(function*() {
-            const all = yield* organisations.list
-            const ordered = all.filter((o) => o.live_organisation_id === null).flatMap((o) => [
-              o,
-              ...all.filter((c) => c.live_organisation_id === o.id)
-            ])
             if (actor._tag === "OperatorToken" || actor.user.operator) {
-              return ordered.map((organisation) => ({ organisation, role: "owner" as const }))
+              return inOrder(yield* organisations.list).map((organisation) => ({
+                organisation,
+                role: "owner" as const
+              }))
             }
-            const memberships = new Map(
-              (yield* store.membershipsOfUser(actor.user.id)).map((m) => [m.organisation_id, m.role])
-            )
-            return ordered.flatMap((organisation) => {
-              const role = memberships.get(organisation.id)
-              return role === undefined ? [] : [{ organisation, role }]
-            })
+            const memberships = yield* store.membershipsOfUser(actor.user.id)
+            const roles = new Map(memberships.map((m) => [m.organisation_id, m.role]))
+            const found = yield* Effect.forEach(memberships, (m) => organisations.get(m.organisation_id))
+            return inOrder(found.flatMap(Option.toArray)).map((organisation) => ({
+              organisation,
+              role: roles.get(organisation.id)!
+            }))
           }),
         authorize,
         record,

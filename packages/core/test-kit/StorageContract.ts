@@ -524,6 +524,9 @@ export const storageContract = (
         )
         expect(racing.map((c) => c.id)).toEqual(racing.map(() => first.id))
         expect((yield* orgs.list).filter((o) => o.live_organisation_id === live.id)).toEqual([first])
+        expect(yield* orgs.companionOf(live.id)).toEqual(Option.some(first))
+        expect(yield* orgs.companionOf(first.id)).toEqual(Option.none())
+        expect(yield* orgs.companionOf(freshId("org"))).toEqual(Option.none())
       }))
 
     it.effect("organisations: concurrent ensureCompanion on a new live organisation agrees", () =>

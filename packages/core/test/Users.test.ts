@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, TestClock } from "effect"
+import { Effect, Exit, FastCheck as fc, Layer, Option, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import * as Permission from "../src/Permission.js"
 import * as Storage from "../src/Storage.js"
@@ -13,13 +13,14 @@ const TestLayer = Layer.mergeAll(Users.layer({ passwordCost: cheap }), Accounts.
 const client = { userAgent: "test", address: "127.0.0.1" }
 const password = "correct horse battery"
 const minute = 60_000
+const setupOrgName = "Acme Freight"
 
 /** An operator, a live organisation with its companion, and the operator as actor. */
 const setup = Effect.gen(function*() {
   const users = yield* Users.Users
   const accounts = yield* Accounts.Accounts
   const operator = Option.getOrThrow(yield* users.bootstrap("Ops@Example.com", password))
-  const org = yield* accounts.createOrganisation("Acme Freight")
+  const org = yield* accounts.createOrganisation(setupOrgName)
   return { users, accounts, operator, org, ops: Users.asActor(operator) }
 })
 
@@ -32,6 +33,28 @@ const join = (ops: Users.Actor, organisationId: string, email: string, role: Rol
   })
 
 describe("Users", () => {
+  it.effect.prop(
+    "an operator's organisations: live ones oldest first, each followed at once by its (UAT) companion",
+    [fc.array(fc.tuple(fc.boolean(), fc.nat(3)), { minLength: 1, maxLength: 8 })],
+    ([plan]) =>
+      Effect.gen(function*() {
+        const { accounts, ops, users } = yield* setup
+        const lives = [setupOrgName]
+        for (const [withCompanion, wait] of plan) {
+          yield* TestClock.adjust(wait * minute)
+          const org = yield* accounts.createOrganisation(`org ${lives.length}`)
+          lives.push(org.name)
+          if (withCompanion) yield* accounts.createApiKey(org.id, "uat")
+        }
+        const names = (yield* users.accessOf(ops)).map((a) => a.organisation.name)
+        assert.deepStrictEqual(names.filter((n) => !n.endsWith(" (UAT)")), lives)
+        names.forEach((n, i) => {
+          if (n.endsWith(" (UAT)")) assert.strictEqual(`${names[i - 1]} (UAT)`, n)
+        })
+      }).pipe(Effect.provide(TestLayer)),
+    { fastCheck: { numRuns: 20 } }
+  )
+
   it.effect("the first operator is created once, only when no user exists", () =>
     Effect.gen(function*() {
       const users = yield* Users.Users

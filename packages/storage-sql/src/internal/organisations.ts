@@ -49,6 +49,12 @@ export const make: Effect.Effect<OrganisationStore.OrganisationStore["Type"], ne
         storageError("OrganisationStore.list"),
         Effect.withSpan("OrganisationStore.list")
       ),
+      companionOf: Effect.fn("OrganisationStore.companionOf")(function*(liveId: string) {
+        const rows = yield* decodeOrganisations(
+          yield* sql`${selectOrganisation} WHERE live_organisation_id = ${liveId}`
+        )
+        return Option.fromNullable(rows[0])
+      }, storageError("OrganisationStore.companionOf")),
       ensureCompanion: Effect.fn("OrganisationStore.ensureCompanion")(function*(companion: Organisation.Organisation) {
         const live = companion.live_organisation_id
         if (live === null) {

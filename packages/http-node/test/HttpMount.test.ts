@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Accounts, Ingest, Service, Worker } from "@tradeflow/core"
+import { Accounts, Ingest, Service, Users, Worker } from "@tradeflow/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -84,6 +84,22 @@ describe("HttpMount", () => {
         json: { name: "Effect Ltd" }
       })
       assert.deepStrictEqual([organisation.status, (organisation.body as { name: string }).name], [201, "Effect Ltd"])
+
+      const users = yield* Users.Users
+      yield* users.bootstrap("ops@example.com", "correct horse battery")
+      const signIn = yield* send("GET", "/tracking/app/sign-in")
+      assert.strictEqual(signIn.status, 200)
+      assert.include(signIn.text, `action="/tracking/app/sign-in"`)
+      assert.include(signIn.text, `href="/tracking/app/assets/app.css"`)
+      const signedIn = yield* send("POST", "/tracking/app/sign-in", {
+        text: "email=ops%40example.com&password=correct+horse+battery&next=%2Ftracking%2Fapp%2Foperator",
+        contentType: "application/x-www-form-urlencoded",
+        headers: { "sec-fetch-site": "same-origin" }
+      })
+      assert.strictEqual(signedIn.status, 303)
+      assert.strictEqual(signedIn.headers["location"], "/tracking/app/operator")
+      assert.match(signedIn.headers["set-cookie"]!, /; Path=\/tracking\/;/)
+      assert.strictEqual((yield* send("GET", "/app/sign-in")).status, 404)
     }).pipe(
       Effect.provide(Layer.mergeAll(NodeHttpServer.layerTest, config, Service.layerMemory)),
       Effect.scoped

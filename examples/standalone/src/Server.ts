@@ -426,7 +426,8 @@ export const gracefulServer = (options: {
 
 /**
  * The standalone server listening on `HOST`:`PORT` (default 0.0.0.0:8080), e-mailing invitations
- * through the SMTP server of `SMTP_URL` (from `MAIL_FROM`, then required) when it is set, with at most
+ * through the SMTP server of `SMTP_URL` (from `MAIL_FROM`, then required; `SMTP_REQUIRE_TLS=false`
+ * lets an `smtp://` server that offers no STARTTLS be used) when it is set, with at most
  * `MAX_CONNECTIONS` (default 1024) connections and `SOCKET_IDLE_TIMEOUT_MILLIS` (default 60000) of
  * inactivity per connection (see {@link gracefulServer}). Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
@@ -448,6 +449,10 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
   const smtp = yield* Config.option(Config.redacted("SMTP_URL"))
   const mail = Option.isNone(smtp) ? Layer.empty : SmtpMailer.layer({
     url: smtp.value,
+    ...Option.match(yield* Config.option(Config.boolean("SMTP_REQUIRE_TLS")), {
+      onNone: () => ({}),
+      onSome: (requireTls) => ({ requireTls })
+    }),
     from: yield* Config.string("MAIL_FROM").pipe(
       Config.validate({
         message: "expected a sender such as Tradeflow <no-reply@tracking.example>",

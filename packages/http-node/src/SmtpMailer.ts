@@ -10,14 +10,19 @@ import { createTransport } from "nodemailer"
 /** Options of {@link layer}. */
 export interface Options {
   /**
-   * The SMTP server as a URL: `smtp://user:password@host:587` (STARTTLS when the server offers
-   * it) or `smtps://…:465` (TLS from the start). It may carry credentials: keep it redacted.
+   * The SMTP server as a URL: `smtp://user:password@host:587` (STARTTLS, see `requireTls`) or
+   * `smtps://…:465` (TLS from the start). It may carry credentials: keep it redacted.
    */
   readonly url: Redacted.Redacted<string> | string
   /** The sender, e.g. `Tradeflow <no-reply@tracking.example>`. */
   readonly from: string
   /** How long one message may take to hand over (default 15 seconds). */
   readonly timeoutMillis?: number
+  /**
+   * On `smtp://`, refuse to send unless the server upgrades the connection with STARTTLS (default:
+   * true, but false for a loopback host such as a local relay).
+   */
+  readonly requireTls?: boolean
 }
 
 /**
@@ -36,6 +41,8 @@ export const layer = (options: Options): Layer.Layer<Mailer.Mailer> =>
             host: url.hostname,
             port: url.port === "" ? (url.protocol === "smtps:" ? 465 : 587) : Number(url.port),
             secure: url.protocol === "smtps:",
+            requireTLS: url.protocol === "smtp:" &&
+              (options.requireTls ?? !/^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(url.hostname)),
             ...(url.username === ""
               ? {}
               : { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }),

@@ -102,6 +102,25 @@ layer(TestLayer, { excludeTestServices: true })("invitations by e-mail", (it) =>
 })
 
 describe("SmtpMailer", () => {
+  it.scoped("with requireTls, a server that offers no STARTTLS gets nothing", () =>
+    Effect.gen(function*() {
+      const mailbox = yield* receiver
+      const failed = yield* Effect.flatMap(
+        Mailer.Mailer,
+        (m) => m.send({ to: "x@example.com", subject: "s", text: "t" })
+      )
+        .pipe(
+          Effect.flip,
+          Effect.provide(SmtpMailer.layer({
+            url: `smtp://127.0.0.1:${mailbox.port}`,
+            from: "a@example.com",
+            requireTls: true
+          }))
+        )
+      assert.strictEqual(failed._tag, "MailFailed")
+      assert.deepStrictEqual(mailbox.received, [])
+    }))
+
   it.effect("a server that cannot be reached is a MailFailed that never shows the URL's password", () =>
     Effect.gen(function*() {
       const closed = yield* Effect.promise(() =>

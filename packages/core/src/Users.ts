@@ -170,8 +170,14 @@ export class Users extends Context.Tag("@tradeflow/core/Users")<Users, {
     password: string,
     client: Client
   ) => Effect.Effect<NewSession, SignInFailed | StorageError>
-  /** The session of a token, its use recorded; {@link NotSignedIn} when unknown or ended. */
-  readonly session: (token: string) => Effect.Effect<SignedIn, NotSignedIn | StorageError>
+  /**
+   * The session of a token, its use recorded (unless `touch` is false: a page refreshing itself
+   * does not keep its session alive); {@link NotSignedIn} when unknown or ended.
+   */
+  readonly session: (
+    token: string,
+    options?: { readonly touch?: boolean }
+  ) => Effect.Effect<SignedIn, NotSignedIn | StorageError>
   /** Ends the session of a token (nothing when there is none). */
   readonly signOut: (token: string) => Effect.Effect<void, StorageError>
   /** The user's sessions still running, newest first. */
@@ -201,6 +207,16 @@ export class Users extends Context.Tag("@tradeflow/core/Users")<Users, {
     { readonly organisation: Organisation; readonly role: Role },
     NotPermitted | OrganisationNotFound | StorageError
   >
+  /**
+   * Checks that the actor may do `action` in the `(UAT)` companion of a live organisation: an
+   * operator always may; anyone else needs a membership of the companion permitting it (UAT
+   * access is granted per user). A companion not created yet permits operators only.
+   */
+  readonly authorizeUat: (
+    actor: Actor,
+    liveOrganisationId: string,
+    action: Action
+  ) => Effect.Effect<void, NotPermitted | OrganisationNotFound | StorageError>
   /** Appends a change to the audit log. */
   readonly record: (
     actor: Actor,
@@ -239,14 +255,24 @@ export class Users extends Context.Tag("@tradeflow/core/Users")<Users, {
   /** What an invitation link offers; {@link InvitationUnusable} when unknown, used or expired. */
   readonly offer: (token: string) => Effect.Effect<InvitationOffer, InvitationUnusable | StorageError>
   /**
-   * Accepts an invitation: creates the account with `password` (or, when the e-mail has one,
-   * checks it), grants the memberships, and signs in. Single use.
+   * Accepts an invitation for an e-mail that has no account yet: creates the account with
+   * `password`, grants the memberships and signs in. Single use. For an e-mail that has an account
+   * it fails (that person signs in and accepts with {@link Users} `acceptAs`): a link never checks
+   * a password, so it cannot be used to guess one.
    */
   readonly accept: (
     token: string,
     password: string,
     client: Client
-  ) => Effect.Effect<NewSession, InvitationUnusable | InvalidUserRequest | SignInFailed | StorageError>
+  ) => Effect.Effect<NewSession, InvitationUnusable | InvalidUserRequest | StorageError>
+  /**
+   * Accepts an invitation as the signed-in `user`, whose e-mail must be the invited one: grants
+   * the memberships the user does not have yet (a membership held already keeps its role).
+   */
+  readonly acceptAs: (
+    token: string,
+    user: User
+  ) => Effect.Effect<void, InvitationUnusable | InvalidUserRequest | StorageError>
   /** Changes a member's role (in the companion too, where the member has access to it). */
   readonly changeRole: (
     actor: Actor,
@@ -380,6 +406,67 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
           }
         })
 
+      /** The invitation of a link while it can be accepted (unknown, used and expired alike fail). */
+      const usable = (token: string) =>
+        Effect.gen(function*() {
+          const found = yield* store.findInvitationByHash(yield* sha256Hex(token))
+          const now = yield* Clock.currentTimeMillis
+          if (Option.isNone(found) || found.value.accepted_at !== null || now >= found.value.expires_at) {
+            return yield* new InvitationUnusable()
+          }
+          return found.value
+        })
+
+      const hasAccount = (invitation: Invitation) =>
+        new InvalidUserRequest({
+          field: "email",
+          detail: `${invitation.email} has an account: sign in with it, then open the invitation link again`
+        })
+
+      /**
+       * Marks the invitation accepted and grants its memberships to `user` (inserted when `isNew`):
+       * a membership the user holds already keeps its role.
+       */
+      const grant = (invitation: Invitation, user: User, isNew: boolean) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const org = yield* Effect.catchTag(
+            organisation(invitation.organisation_id),
+            "OrganisationNotFound",
+            () => new InvitationUnusable()
+          )
+          const companion = invitation.uat
+            ? yield* organisations.ensureCompanion({
+              id: randomId("org"),
+              name: `${org.name} (UAT)`,
+              environment: "uat",
+              live_organisation_id: org.id,
+              created_at: now
+            })
+            : undefined
+          const held = new Set(isNew ? [] : (yield* store.membershipsOfUser(user.id)).map((m) => m.organisation_id))
+          const memberships: Array<Membership> = [org, ...(companion === undefined ? [] : [companion])]
+            .filter((o) => !held.has(o.id))
+            .map((o) => ({ user_id: user.id, organisation_id: o.id, role: invitation.role, created_at: now }))
+          const outcome = yield* store.acceptInvitation({
+            invitationId: invitation.id,
+            at: now,
+            user: isNew ? user : null,
+            memberships,
+            audit: [{
+              organisation_id: org.id,
+              actor: user.email,
+              action: "invitation.accepted",
+              target: `${user.email} as ${invitation.role}${invitation.uat ? " with UAT" : ""}${
+                memberships.length === 0 ? " (a member already: nothing changed)" : ""
+              }`,
+              at: now
+            }]
+          })
+          if (outcome === "unusable") return yield* new InvitationUnusable()
+          if (outcome === "email_taken") return yield* hasAccount(invitation)
+        })
+
       return Users.of({
         bootstrap: Effect.fn("Users.bootstrap")(function*(email: string, password: string) {
           if (yield* store.hasUsers) return Option.none()
@@ -411,7 +498,7 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
           }
           return yield* openSession(user, client)
         }),
-        session: (token) =>
+        session: (token, options = {}) =>
           Effect.gen(function*() {
             if (token === "") return yield* new NotSignedIn()
             const found = yield* store.findSessionByHash(yield* sha256Hex(token))
@@ -420,7 +507,7 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
             const user = yield* store.getUser(found.value.user_id)
             if (Option.isNone(user)) return yield* new NotSignedIn()
             let session = found.value
-            if (now - session.last_seen_at >= touchEveryMillis) {
+            if (options.touch !== false && now - session.last_seen_at >= touchEveryMillis) {
               yield* store.touchSession(session.id, now)
               session = { ...session, last_seen_at: now }
             }
@@ -437,6 +524,7 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
           }),
         endSession: Effect.fn("Users.endSession")(function*(user: User, sessionId: string) {
           if (!(yield* store.deleteSession(user.id, sessionId))) return yield* new MemberNotFound({ id: sessionId })
+          yield* record(asActor(user), null, "session.ended", sessionId)
         }),
         signOutEverywhere: Effect.fn("Users.signOutEverywhere")(function*(user: User, keep: string | null) {
           yield* store.deleteSessionsOfUser(user.id, keep)
@@ -473,6 +561,13 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
             }))
           }),
         authorize,
+        authorizeUat: (actor, liveOrganisationId, action) =>
+          Effect.gen(function*() {
+            if (actor._tag === "OperatorToken" || actor.user.operator) return
+            const companion = yield* organisations.companionOf(liveOrganisationId)
+            if (Option.isNone(companion)) return yield* new NotPermitted({ action, role: null })
+            yield* authorize(actor, companion.value.id, action)
+          }),
         record,
         audit: (actor, organisationId, options = {}) =>
           Effect.gen(function*() {
@@ -538,6 +633,9 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
         withdrawInvitation: Effect.fn("Users.withdrawInvitation")(
           function*(actor: Actor, organisationId: string, invitationId: string) {
             const org = yield* live(actor, organisationId, "manage_members")
+            const invitation = (yield* store.pendingInvitations(org.id)).find((i) => i.id === invitationId)
+            if (invitation === undefined) return yield* new MemberNotFound({ id: invitationId })
+            yield* authorize(actor, org.id, toManage(invitation.role))
             if (!(yield* store.deleteInvitation(org.id, invitationId))) {
               return yield* new MemberNotFound({ id: invitationId })
             }
@@ -560,71 +658,26 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
             return { organisation: org, email: found.value.email, role: found.value.role, existing }
           }),
         accept: Effect.fn("Users.accept")(function*(token: string, password: string, client: Client) {
-          const found = yield* store.findInvitationByHash(yield* sha256Hex(token))
-          const now = yield* Clock.currentTimeMillis
-          if (Option.isNone(found) || found.value.accepted_at !== null || now >= found.value.expires_at) {
-            return yield* new InvitationUnusable()
+          const invitation = yield* usable(token)
+          if (Option.isSome(yield* store.findUserByEmail(emailKey(invitation.email)))) {
+            return yield* hasAccount(invitation)
           }
-          const invitation = found.value
-          const org = yield* Effect.catchTag(
-            organisation(invitation.organisation_id),
-            "OrganisationNotFound",
-            () => new InvitationUnusable()
-          )
-          const existing = yield* store.findUserByEmail(emailKey(invitation.email))
-          let user: User
-          if (Option.isSome(existing)) {
-            if (
-              password.length > maxPasswordLength || !(yield* verify(password, existing.value.password_hash))
-            ) return yield* new SignInFailed()
-            user = existing.value
-          } else {
-            yield* checkPassword(password)
-            user = {
-              id: randomId("usr"),
-              email: invitation.email,
-              email_key: emailKey(invitation.email),
-              password_hash: yield* hash(password),
-              operator: false,
-              created_at: now
-            }
+          yield* checkPassword(password)
+          const user: User = {
+            id: randomId("usr"),
+            email: invitation.email,
+            email_key: emailKey(invitation.email),
+            password_hash: yield* hash(password),
+            operator: false,
+            created_at: yield* Clock.currentTimeMillis
           }
-          const companion = invitation.uat
-            ? yield* organisations.ensureCompanion({
-              id: randomId("org"),
-              name: `${org.name} (UAT)`,
-              environment: "uat",
-              live_organisation_id: org.id,
-              created_at: now
-            })
-            : undefined
-          const memberships: Array<Membership> = [org, ...(companion === undefined ? [] : [companion])].map((o) => ({
-            user_id: user.id,
-            organisation_id: o.id,
-            role: invitation.role,
-            created_at: now
-          }))
-          const outcome = yield* store.acceptInvitation({
-            invitationId: invitation.id,
-            at: now,
-            user: Option.isSome(existing) ? null : user,
-            memberships,
-            audit: [{
-              organisation_id: org.id,
-              actor: user.email,
-              action: "invitation.accepted",
-              target: `${user.email} as ${invitation.role}${invitation.uat ? " with UAT" : ""}`,
-              at: now
-            }]
-          })
-          if (outcome === "unusable") return yield* new InvitationUnusable()
-          if (outcome === "email_taken") {
-            return yield* new InvalidUserRequest({
-              field: "email",
-              detail: "an account with this e-mail was created meanwhile: open the link again and sign in with it"
-            })
-          }
+          yield* grant(invitation, user, true)
           return yield* openSession(user, client)
+        }),
+        acceptAs: Effect.fn("Users.acceptAs")(function*(token: string, user: User) {
+          const invitation = yield* usable(token)
+          if (emailKey(invitation.email) !== user.email_key) return yield* hasAccount(invitation)
+          yield* grant(invitation, user, false)
         }),
         changeRole: Effect.fn("Users.changeRole")(
           function*(actor: Actor, organisationId: string, userId: string, role: Role) {

@@ -166,23 +166,48 @@ describe("Users", () => {
       assert.strictEqual((yield* users.offer("no such token").pipe(Effect.flip))._tag, "InvitationUnusable")
     }).pipe(Effect.provide(TestLayer)))
 
-  it.effect("an invitation for an existing account asks for its password and adds the membership", () =>
+  it.effect("an invitation for an existing account never checks a password: its holder, signed in, accepts it", () =>
     Effect.gen(function*() {
       const { accounts, ops, org, users } = yield* setup
       const ana = yield* join(ops, org.id, "ana@example.com", "viewer")
+      const ben = yield* join(ops, org.id, "ben@example.com", "viewer")
       const other = yield* accounts.createOrganisation("Other Co")
       const second = yield* users.invite(ops, other.id, { email: "ANA@example.com", role: "admin", uat: false })
       assert.isTrue((yield* users.offer(second.token)).existing)
-      assert.strictEqual(
-        (yield* users.accept(second.token, "a wrong password!!", client).pipe(Effect.flip))._tag,
-        "SignInFailed"
-      )
-      yield* users.accept(second.token, password, client)
+      for (const guess of [password, "a wrong password!!"]) {
+        const refused = yield* users.accept(second.token, guess, client).pipe(Effect.flip)
+        assert.deepStrictEqual([refused._tag, refused._tag === "InvalidUserRequest" && refused.field], [
+          "InvalidUserRequest",
+          "email"
+        ])
+      }
+      const wrongPerson = yield* users.acceptAs(second.token, ben.user).pipe(Effect.flip)
+      assert.strictEqual(wrongPerson._tag, "InvalidUserRequest")
+      yield* users.acceptAs(second.token, ana.user)
+      assert.strictEqual((yield* users.acceptAs(second.token, ana.user).pipe(Effect.flip))._tag, "InvitationUnusable")
       const access = yield* users.accessOf(Users.asActor(ana.user))
       assert.deepStrictEqual(access.map((a) => [a.organisation.name, a.role]), [
         ["Acme Freight", "viewer"],
         ["Other Co", "admin"]
       ])
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("accepting an invitation keeps a membership held already: an owner invited as viewer stays owner", () =>
+    Effect.gen(function*() {
+      const { ops, org, users } = yield* setup
+      const owner = yield* join(ops, org.id, "owner@example.com", "owner")
+      const admin = Users.asActor((yield* join(ops, org.id, "admin@example.com", "admin")).user)
+      const demotion = yield* users.invite(admin, org.id, { email: "owner@example.com", role: "viewer", uat: true })
+      yield* users.acceptAs(demotion.token, owner.user)
+      assert.deepStrictEqual(
+        (yield* users.accessOf(Users.asActor(owner.user))).map((a) => [a.organisation.name, a.role]),
+        [["Acme Freight", "owner"], ["Acme Freight (UAT)", "viewer"]]
+      )
+      const withdraw = yield* users.invite(ops, org.id, { email: "x@example.com", role: "owner", uat: false })
+      assert.strictEqual(
+        (yield* users.withdrawInvitation(admin, org.id, withdraw.invitation.id).pipe(Effect.flip))._tag,
+        "NotPermitted"
+      )
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("access to the (UAT) companion is granted and withdrawn per user", () =>

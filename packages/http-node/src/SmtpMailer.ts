@@ -35,6 +35,9 @@ export const layer = (options: Options): Layer.Layer<Mailer.Mailer> =>
     Effect.gen(function*() {
       const url = new URL(Redacted.value(Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url)))
       const timeout = options.timeoutMillis ?? 15_000
+      const secrets = [url.username, url.password, decodeURIComponent(url.username), decodeURIComponent(url.password)]
+        .filter((secret) => secret !== "")
+      const redact = (text: string) => secrets.reduce((out, secret) => out.replaceAll(secret, "***"), text)
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() =>
           createTransport({
@@ -59,9 +62,7 @@ export const layer = (options: Options): Layer.Layer<Mailer.Mailer> =>
             try: () => transport.sendMail({ from: options.from, to: mail.to, subject: mail.subject, text: mail.text }),
             catch: (error) =>
               new Mailer.MailFailed({
-                detail: error instanceof Error
-                  ? (url.password === "" ? error.message : error.message.replaceAll(url.password, "***"))
-                  : "the mail server failed"
+                detail: error instanceof Error ? redact(error.message) : "the mail server failed"
               })
           }).pipe(Effect.asVoid, Effect.withSpan("Mailer.send"))
       })

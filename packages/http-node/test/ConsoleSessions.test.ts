@@ -56,6 +56,29 @@ layer(makeAppLayer(), { excludeTestServices: true })("the console on a session",
       assert.strictEqual((yield* create(cookies.admin, {})).status, 403)
       assert.strictEqual((yield* create(cookies.admin, { origin: "https://evil.example" })).status, 403)
       assert.strictEqual((yield* create(cookies.admin)).status, 201)
+      const uatKey = (cookie: string) =>
+        send("POST", `/console/organisations/${org.id}/api-keys`, {
+          json: { environment: "uat" },
+          headers: { cookie, ...same }
+        })
+      assert.strictEqual((yield* uatKey(cookies.admin)).status, 403, "a UAT key needs UAT access")
+      const operatorUat = yield* send("POST", `/console/organisations/${org.id}/api-keys`, {
+        auth: consoleAuth,
+        json: { environment: "uat" }
+      })
+      assert.strictEqual(operatorUat.status, 201)
+      const adminKeys = yield* send("GET", `/console/organisations/${org.id}/api-keys`, {
+        headers: { cookie: cookies.admin }
+      })
+      assert.deepStrictEqual(
+        (adminKeys.body as Array<{ environment: string }>).map((k) => k.environment),
+        ["production"],
+        "without UAT access the companion's keys are not listed"
+      )
+      const revokeUat = yield* send("DELETE", `/console/api-keys/${(operatorUat.body as { id: string }).id}`, {
+        headers: { cookie: cookies.admin, ...same }
+      })
+      assert.strictEqual(revokeUat.status, 404)
       const test = (cookie: string, id: string) =>
         send("POST", `/console/automations/${id}/test`, { headers: { cookie, ...same } })
       assert.strictEqual((yield* test(cookies.viewer, mine.id)).status, 403)

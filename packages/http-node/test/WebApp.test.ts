@@ -181,9 +181,14 @@ layer(makeAppLayer({ background: false }))("web application", (it) => {
       assert.strictEqual((yield* send("GET", `/app/invitations/${lateLink}`)).status, 410)
     }))
 
-  it.effect("a new API key is shown once, to its creator's session: neither a reload nor the list shows it again", () =>
+  it.effect("a UAT key needs UAT access; a new key is shown once, to its creator's session, never again", () =>
     Effect.gen(function*() {
       const { org, tokens } = yield* world
+      const users = yield* Users.Users
+      const withoutUat = yield* post(`/app/o/${org.id}/api-keys`, tokens.admin, { environment: "uat" })
+      assert.strictEqual(withoutUat.status, 403, "a UAT key needs UAT access")
+      const admin = (yield* users.members(Users.operatorToken, org.id)).find((m) => m.role === "admin")!
+      yield* users.setUatAccess(Users.operatorToken, org.id, admin.user_id, true)
       const answer = yield* post(`/app/o/${org.id}/api-keys`, tokens.admin, { environment: "uat" })
       assert.strictEqual(answer.status, 303)
       assert.match(answer.headers["location"]!, /\/api-keys\?reveal=[0-9a-f]{32}$/)
@@ -203,6 +208,36 @@ layer(makeAppLayer({ background: false }))("web application", (it) => {
           .length,
         1
       )
+    }))
+
+  it.effect("an invitation for an existing account asks its holder to sign in; a password is never checked there", () =>
+    Effect.gen(function*() {
+      const { org, tokens } = yield* world
+      const users = yield* Users.Users
+      const { token } = yield* users.invite(Users.operatorToken, org.id, {
+        email: "ops@example.com",
+        role: "viewer",
+        uat: false
+      })
+      const page = yield* send("GET", `/app/invitations/${token}`)
+      assert.strictEqual(page.status, 200)
+      assert.include(page.text, "sign in as ops@example.com")
+      assert.notInclude(page.text, `name="password"`)
+      const guess = yield* send("POST", `/app/invitations/${token}`, {
+        text: form({ password }),
+        contentType: "application/x-www-form-urlencoded",
+        headers: { "sec-fetch-site": "same-origin" }
+      })
+      assert.strictEqual(guess.status, 303)
+      assert.match(guess.headers["location"]!, /^\/app\/sign-in/)
+      assert.isUndefined(tokenOf(guess.headers))
+      const other = yield* post(`/app/invitations/${token}`, tokens.viewer)
+      assert.strictEqual(other.status, 403)
+      const ops = (yield* signIn("ops@example.com")).token!
+      const accepted = yield* post(`/app/invitations/${token}`, ops)
+      assert.strictEqual(accepted.status, 303)
+      assert.strictEqual(accepted.headers["location"], `/app/o/${org.id}`)
+      assert.strictEqual((yield* post(`/app/invitations/${token}`, ops)).status, 410)
     }))
 
   it.effect("the (UAT) companion's API keys page lists its own keys only; the live one lists both", () =>

@@ -91,7 +91,7 @@ const actions: ReadonlyArray<readonly [string, Exclude<Role, "outsider">, (w: Wo
     "member",
     (w) => call(w, "POST", `/automations/${w.automation.id}/redeliver`, { since: "2020-01-01T00:00" })
   ],
-  ["create an API key", "admin", (w) => call(w, "POST", "/api-keys", { environment: "uat" })],
+  ["create an API key", "admin", (w) => call(w, "POST", "/api-keys", { environment: "production" })],
   ["revoke an API key", "admin", (w) => call(w, "POST", `/api-keys/${w.key.id}/revoke`)],
   ["create a widget key", "admin", (w) => call(w, "POST", "/widget-keys")],
   ["revoke a widget key", "admin", (w) => call(w, "POST", `/widget-keys/${w.widget.id}/revoke`)],

@@ -153,6 +153,15 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
           mapCoreErrors(users.accessOf(actor)),
           (access) => access.filter((a) => Permission.permits(a.role, action)).map((a) => a.organisation)
         ))
+    /** Whether an organisation is a live one (not a `(UAT)` companion); an unknown one is a 404. */
+    const isLive = (id: string) =>
+      Effect.map(
+        mapCoreErrors(inOrganisation(id, accounts.organisation(id))),
+        (found) => Option.isSome(found) && found.value.live_organisation_id === null
+      )
+    /** Checks that a user has UAT access permitting `action` to a live organisation's companion (403 otherwise). */
+    const uatAllowed = (actor: Users.Actor, liveId: string, action: Permission.Action) =>
+      actor._tag === "OperatorToken" ? Effect.void : mapCoreErrors(users.authorizeUat(actor, liveId, action))
     const automationOwner = (id: string) => mapCoreErrors(Effect.map(automations.get(id), (a) => a.organisation_id))
     const noAutomation = (id: string) => noneWithId("automation", id)
     return handlers
@@ -176,27 +185,34 @@ export const consoleGroup = HttpApiBuilder.group(Api, "console", (handlers) =>
         Effect.gen(function*() {
           yield* allowed(path.id, "configure")
           const { environment, name } = yield* Effect.flatMap(bodies.readJson, (body) => decodeBody(NewApiKey, body))
-          const createdBy = Users.actorName(yield* ConsoleActor)
-          const created = yield* mapCoreErrors(accounts.createApiKey(path.id, environment, { name, createdBy }))
+          const actor = yield* ConsoleActor
+          if (environment === "uat" && (yield* isLive(path.id))) yield* uatAllowed(actor, path.id, "configure")
+          const created = yield* mapCoreErrors(
+            accounts.createApiKey(path.id, environment, { name, createdBy: Users.actorName(actor) })
+          )
           yield* audit(created.organisation.id, "api_key.created", `${created.id} (${environment})`)
           return created
         }))
       .handle("listApiKeys", ({ path }) =>
-        Effect.zipRight(allowed(path.id, "read"), mapCoreErrors(accounts.listApiKeys(path.id))))
+        Effect.gen(function*() {
+          yield* allowed(path.id, "read")
+          const keys = yield* mapCoreErrors(accounts.listApiKeys(path.id))
+          const uat = yield* Effect.either(uatAllowed(yield* ConsoleActor, path.id, "read"))
+          return Either.isRight(uat) ? keys : keys.filter((k) => k.organisation.id === path.id)
+        }))
       .handle("revokeApiKey", ({ path }) =>
         Effect.gen(function*() {
           const actor = yield* ConsoleActor
           let owner: string | null = null
-          for (const organisation of yield* organisationsFor("configure")) {
-            if (actor._tag === "OperatorToken" || organisation.live_organisation_id !== null) {
-              continue
+          if (actor._tag === "User") {
+            for (const organisation of yield* organisationsFor("read")) {
+              if (organisation.live_organisation_id !== null) continue
+              const key = (yield* mapCoreErrors(accounts.listApiKeys(organisation.id))).find((k) => k.id === path.id)
+              if (key !== undefined) owner = key.organisation.id
             }
-            const key = (yield* mapCoreErrors(accounts.listApiKeys(organisation.id))).find((k) =>
-              k.id === path.id
-            )
-            if (key !== undefined) owner = key.organisation.id
+            if (owner === null) return yield* noneWithId("API key", path.id)
+            yield* allowedOn(Effect.succeed(owner), "configure", noneWithId("API key", path.id))
           }
-          if (actor._tag === "User" && owner === null) return yield* noneWithId("API key", path.id)
           yield* mapCoreErrors(accounts.revokeApiKey(path.id))
           yield* audit(owner, "api_key.revoked", path.id)
         }))

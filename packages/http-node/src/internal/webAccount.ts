@@ -1,6 +1,6 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Users } from "@tradeflow/core"
-import { Effect, Either } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { type Html, html, trusted } from "./html.js"
 import type { Kit, WebRoute } from "./webApp.js"
 import * as WebKit from "./webKit.js"
@@ -107,15 +107,35 @@ ${passwordForm(`${base}/password`, options.error)}
     return yield* render(visitor, { notice: text === undefined ? undefined : { kind: "success", text } })
   })
 
+  /**
+   * Changes the password. A wrong current password counts as a failed sign-in of the account
+   * (the same limit, and one check at a time), so a session left open cannot be used to guess it.
+   */
   const changePassword: WebKit.Route = Effect.gen(function*() {
     const visitor = yield* kit.visitor
     const form = yield* kit.form
-    const changed = yield* Effect.either(
-      users.changePassword(visitor.user, form.get("current_password"), form.get("new_password"), visitor.session.id)
-    )
-    if (Either.isLeft(changed)) {
+    const address = WebKit.addressOf(kit.settings, yield* HttpServerRequest.HttpServerRequest)
+    const now = yield* Clock.currentTimeMillis
+    const limited = (text: string, wait: number) =>
+      Effect.map(
+        render(visitor, { notice: { kind: "error", text } }, 429),
+        (response) => HttpServerResponse.setHeader(response, "retry-after", String(wait))
+      )
+    const wait = kit.signInLimit.retryAfter(visitor.user.email, address, now)
+    if (wait !== undefined) {
+      return yield* limited(
+        `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? "s" : ""}.`,
+        wait
+      )
+    }
+    const attempt = Effect.gen(function*() {
+      const changed = yield* Effect.either(
+        users.changePassword(visitor.user, form.get("current_password"), form.get("new_password"), visitor.session.id)
+      )
+      if (Either.isRight(changed)) return yield* WebKit.seeOther("/app/account?notice=password")
       const error = changed.left
       if (error._tag !== "InvalidUserRequest") return yield* error
+      if (error.field === "current_password") kit.signInLimit.fail(visitor.user.email, address, now)
       return yield* render(visitor, {
         error: { field: error.field, detail: error.detail },
         notice: {
@@ -123,8 +143,13 @@ ${passwordForm(`${base}/password`, options.error)}
           text: `Your password was not changed. ${fieldLabels[error.field] ?? error.field}: ${error.detail}`
         }
       }, 422)
-    }
-    return yield* WebKit.seeOther("/app/account?notice=password")
+    })
+    return yield* kit.signInLimit.guard(
+      visitor.user.email,
+      address,
+      attempt,
+      limited("Another password check for you is under way. Try again in a moment.", 1)
+    )
   })
 
   const endSession: WebKit.Route = Effect.gen(function*() {

@@ -82,6 +82,17 @@ export interface Kit {
   readonly signInLimit: {
     readonly retryAfter: (email: string, address: string, now: number) => number | undefined
     readonly fail: (email: string, address: string, now: number) => void
+    /**
+     * Runs a password check of `email` from `address` unless one of that e-mail, or 4 from that
+     * address, are under way (then `busy`): checks run one after another, so the failure limit
+     * holds against requests sent all at once.
+     */
+    readonly guard: <A, E, R>(
+      email: string,
+      address: string,
+      check: Effect.Effect<A, E, R>,
+      busy: Effect.Effect<A, E, R>
+    ) => Effect.Effect<A, E, R>
   }
 }
 
@@ -174,10 +185,12 @@ export const makeWebApp = Effect.gen(function*() {
   const visitor = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const token = request.cookies[WebKit.sessionCookie] ?? ""
-    const signed = yield* users.session(token)
+    const signed = yield* users.session(token, { touch: request.headers[WebKit.refreshHeader] === undefined })
     return { ...signed, token, actor: Users.asActor(signed.user) }
   })
   const reveals = WebKit.makeReveals()
+  /** Password checks under way, by `email:<key>` and by address. */
+  const checking = new Map<string, number>()
   const kit: Kit = {
     services,
     mailer: yield* Effect.serviceOption(Mailer.Mailer),
@@ -224,7 +237,24 @@ export const makeWebApp = Effect.gen(function*() {
       fail: (email, address, now) => {
         byEmail.fail(Users.emailKey(email), now)
         byAddress.fail(address, now)
-      }
+      },
+      guard: (email, address, check, busy) =>
+        Effect.suspend(() => {
+          const key = Users.emailKey(email)
+          const fromAddress = checking.get(address) ?? 0
+          if (checking.has(`email:${key}`) || fromAddress >= 4) return busy
+          checking.set(`email:${key}`, 1)
+          checking.set(address, fromAddress + 1)
+          return Effect.ensuring(
+            check,
+            Effect.sync(() => {
+              checking.delete(`email:${key}`)
+              const left = (checking.get(address) ?? 1) - 1
+              if (left <= 0) checking.delete(address)
+              else checking.set(address, left)
+            })
+          )
+        })
     }
   }
   const asset = (body: string, contentType: string): WebKit.Route =>

@@ -47,8 +47,8 @@ td code { word-break: break-all; }
 
 /**
  * The little script of the web application, served from `/app/assets/app.js`: copy buttons and the
- * live delivery log (left alone while focus or an open answer is inside it). Every form works
- * without it.
+ * live delivery log (left alone while focus or an open answer is inside it, or the tab is hidden;
+ * its refreshes do not keep the session alive). Every form works without it.
  */
 export const js = `
 document.addEventListener("click", (event) => {
@@ -63,9 +63,10 @@ document.addEventListener("click", (event) => {
 })
 const live = document.querySelector("[data-live]")
 if (live !== null) {
-  const refresh = () => live.contains(document.activeElement) || live.querySelector("details[open]") !== null
-    ? undefined
-    : fetch(location.href, { headers: { accept: "text/html" } })
+  const refresh = () =>
+    document.hidden || live.contains(document.activeElement) || live.querySelector("details[open]") !== null
+      ? undefined
+      : fetch(location.href, { headers: { accept: "text/html", "x-tradeflow-refresh": "1" } })
     .then((r) => r.ok ? r.text() : Promise.reject(r.status))
     .then((text) => {
       const next = new DOMParser().parseFromString(text, "text/html").querySelector("[data-live]")

@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Accounts, type Environment, Permission } from "@tradeflow/core"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as Problem from "../Problem.js"
 import { type Html, html } from "./html.js"
 import type { Kit, WebRoute } from "./webApp.js"
@@ -61,24 +61,29 @@ export const webKeys = (kit: Kit): ReadonlyArray<WebRoute> => {
   const { accounts, users, widgets } = kit.services
   const base = (view: WebKit.OrgView) => `/app/o/${encodeURIComponent(view.organisation.id)}`
   /**
-   * The API keys a page shows: on a live organisation its own and its companion's (UAT keys are
-   * created there too), on a `(UAT)` companion only its own.
+   * The API keys a page shows: on a `(UAT)` companion its own; on a live organisation its own,
+   * and its companion's to those with UAT access (UAT keys are created there too).
    */
   const apiKeysOf = (view: WebKit.OrgView) =>
-    Effect.map(
-      accounts.listApiKeys(view.live.id),
-      (keys) =>
-        view.organisation.id === view.live.id ? keys : keys.filter((k) => k.organisation.id === view.organisation.id)
-    )
+    Effect.gen(function*() {
+      const keys = yield* accounts.listApiKeys(view.live.id)
+      if (view.organisation.id !== view.live.id) return keys.filter((k) => k.organisation.id === view.organisation.id)
+      const uat = Either.isRight(yield* Effect.either(users.authorizeUat(view.visitor.actor, view.live.id, "read")))
+      return uat ? keys : keys.filter((k) => k.organisation.id === view.organisation.id)
+    })
 
   const apiKeysPage = (view: WebKit.OrgView, extra: Html | "" = "", notice?: WebKit.PageOptions["notice"]) =>
     Effect.gen(function*() {
       const keys = yield* apiKeysOf(view)
       const action = yield* WebKit.href(`${base(view)}/api-keys`)
       const configure = Permission.permits(view.role, "configure")
+      const uatAllowed = view.organisation.environment === "uat" ||
+        Either.isRight(yield* Effect.either(users.authorizeUat(view.visitor.actor, view.live.id, "configure")))
       const environments: ReadonlyArray<Environment.Environment> = view.organisation.environment === "uat"
         ? ["uat"]
-        : ["production", "uat"]
+        : uatAllowed
+        ? ["production", "uat"]
+        : ["production"]
       return yield* kit.page({
         title: "API keys",
         view,
@@ -98,6 +103,11 @@ ${
                 html`<option value="${e}">${e === "production" ? "Production" : "UAT sandbox"}</option>`
               )
             }</select></div>
+${
+              uatAllowed
+                ? ""
+                : html`<p class="muted">UAT keys need UAT access: an admin grants it on Members.</p>`
+            }
 <div><button type="submit">Create API key</button></div>
 </form>`
             : ""
@@ -137,6 +147,9 @@ ${
         { path: "/environment", message: "must be production or uat" }
       ])
     }
+    if (environment === "uat" && view.organisation.id === view.live.id) {
+      yield* users.authorizeUat(view.visitor.actor, view.live.id, "configure")
+    }
     const created = yield* accounts.createApiKey(view.organisation.id, environment, {
       name: form.get("name"),
       createdBy: view.visitor.user.email
@@ -164,6 +177,7 @@ ${
     const keys = yield* apiKeysOf(view)
     const key = keys.find((k) => k.id === id)
     if (key === undefined) return yield* Problem.make(404, `no API key with id ${JSON.stringify(id)} here`)
+    yield* users.authorize(view.visitor.actor, key.organisation.id, "configure")
     yield* accounts.revokeApiKey(id)
     yield* users.record(view.visitor.actor, key.organisation.id, "api_key.revoked", id)
     return yield* WebKit.seeOther(`${base(view)}/api-keys?notice=revoked`)

@@ -76,6 +76,9 @@ export type Route = Effect.Effect<
   HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext
 >
 
+/** The header of the page script's own refreshes: they do not keep a session alive. */
+export const refreshHeader = "x-tradeflow-refresh"
+
 /** The name of the session cookie. */
 export const sessionCookie = "tf_session"
 

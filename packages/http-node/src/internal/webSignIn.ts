@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import type { UserError } from "@tradeflow/core"
-import { Clock, Effect } from "effect"
+import { Users } from "@tradeflow/core"
+import { Clock, Effect, Option } from "effect"
 import * as Problem from "../Problem.js"
 import { html } from "./html.js"
 import type { Kit, WebRoute } from "./webApp.js"
@@ -84,13 +84,25 @@ export const webSignIn = (kit: Kit): ReadonlyArray<WebRoute> => {
         headers: { "retry-after": String(wait) }
       })
     }
-    return yield* users.signIn(email, form.get("password"), from).pipe(
+    const check = users.signIn(email, form.get("password"), from).pipe(
       Effect.flatMap((session) =>
         Effect.flatMap(WebKit.href(""), (prefix) => signedInAnswer(session.token, nextPath(prefix, form.get("next"))))
       ),
       Effect.catchTag("SignInFailed", () => {
         kit.signInLimit.fail(email, from.address, now)
         return signInPage({ email, next: form.get("next"), status: 401, error: "The e-mail or the password is wrong." })
+      })
+    )
+    return yield* kit.signInLimit.guard(
+      email,
+      from.address,
+      check,
+      signInPage({
+        email,
+        next: form.get("next"),
+        status: 429,
+        error: "Another sign-in with this e-mail, or from this address, is under way. Try again in a moment.",
+        headers: { "retry-after": "1" }
       })
     )
   })
@@ -107,40 +119,55 @@ export const webSignIn = (kit: Kit): ReadonlyArray<WebRoute> => {
 
   const token = Effect.map(HttpRouter.params, (params) => params["token"] ?? "")
 
+  /**
+   * The page of an invitation link: for an e-mail without an account, a password to choose; for
+   * one with an account, its holder signed in accepts with one button (a link never checks a
+   * password); anyone else is asked to sign in as it.
+   */
   const invitationPage = (status = 200, error?: string) =>
     Effect.gen(function*() {
       const offer = yield* users.offer(yield* token)
-      const action = yield* WebKit.href(`/app/invitations/${encodeURIComponent(yield* token)}`)
+      const path = `/app/invitations/${encodeURIComponent(yield* token)}`
+      const action = yield* WebKit.href(path)
+      const signedIn = Option.getOrUndefined(yield* Effect.option(kit.visitor))
+      const asInvited = signedIn !== undefined && Users.emailKey(offer.email) === signedIn.user.email_key
+      const signIn = yield* WebKit.href(`/app/sign-in?next=${encodeURIComponent(action)}`)
+      const form = !offer.existing
+        ? html`<p>Choose a password of at least ${Users.minPasswordLength} characters for your new account.</p>
+<form class="stack" method="post" action="${action}">
+<div><label for="password">Password</label>
+<input id="password" name="password" type="password" required autocomplete="new-password"></div>
+<div><button type="submit">Accept invitation</button></div>
+</form>`
+        : asInvited
+        ? html`<form method="post" action="${action}"><button type="submit">Accept invitation</button></form>`
+        : html`<p>${offer.email} has an account: <a href="${signIn}">sign in as ${offer.email}</a>, and this page
+will let you accept.</p>`
       return yield* kit.page({
         title: `Join ${offer.organisation.name}`,
+        visitor: signedIn,
         notice: error === undefined ? undefined : { kind: "error", text: error },
         body:
           html`<p>You are invited to join <strong>${offer.organisation.name}</strong> as <strong>${offer.role}</strong>,
 with the e-mail <strong>${offer.email}</strong>.</p>
-<p>${
-            offer.existing
-              ? "An account with this e-mail exists: enter its password to accept."
-              : "Choose a password of at least 12 characters for your new account."
-          }</p>
-<form class="stack" method="post" action="${action}">
-<div><label for="password">Password</label>
-<input id="password" name="password" type="password" required autocomplete="${
-            offer.existing ? "current-password" : "new-password"
-          }"></div>
-<div><button type="submit">Accept invitation</button></div>
-</form>`
+${form}`
       }, status)
     })
 
   const accept: WebKit.Route = Effect.gen(function*() {
     yield* secure
+    const offer = yield* users.offer(yield* token)
+    if (offer.existing) {
+      const visitor = yield* kit.visitor
+      return yield* users.acceptAs(yield* token, visitor.user).pipe(
+        Effect.zipRight(WebKit.seeOther(`/app/o/${encodeURIComponent(offer.organisation.id)}`)),
+        Effect.catchTag("InvalidUserRequest", (error) => invitationPage(403, error.detail))
+      )
+    }
     const form = yield* kit.form
     return yield* users.accept(yield* token, form.get("password"), yield* client).pipe(
       Effect.flatMap((session) => signedInAnswer(session.token, "/app")),
-      Effect.catchTags({
-        SignInFailed: () => invitationPage(401, "The password is wrong."),
-        InvalidUserRequest: (error: UserError.InvalidUserRequest) => invitationPage(422, error.detail)
-      })
+      Effect.catchTag("InvalidUserRequest", (error) => invitationPage(422, error.detail))
     )
   })
 

@@ -24,6 +24,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #eef1f4; }
 form.inline { display: inline; margin: 0; }
+.card form.inline + form.inline { margin-left: .4rem; }
 .stack { display: grid; gap: .6rem; max-width: 32rem; }
 label { font-weight: 600; display: block; }
 input, select, textarea { font: inherit; padding: .35rem .45rem; border: 1px solid #8c959f; border-radius: 4px; }

@@ -259,7 +259,7 @@ ${manages ? invitationsTable(base, invitations) : ""}`
     return yield* kit.revealAt(view.visitor, `${orgPath(view.organisation.id)}/members`, {
       label: `Invitation link for ${invitation.email}`,
       note: `${invitation.email} was invited as ${roleNames[role]}. ${
-        Option.getOrElse(mailed, () => "Send them this link:")
+        Option.getOrElse(mailed, () => "Send them this link.")
       } It works once and expires in ${expiry}.`,
       secret: link,
       copy: "Copy link"

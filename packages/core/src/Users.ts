@@ -417,6 +417,10 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
           return found.value
         })
 
+      /** The organisation an invitation is to (gone with its organisation: unusable). */
+      const invitedTo = (invitation: Invitation) =>
+        Effect.catchTag(organisation(invitation.organisation_id), "OrganisationNotFound", () => new InvitationUnusable())
+
       const hasAccount = (invitation: Invitation) =>
         new InvalidUserRequest({
           field: "email",
@@ -430,11 +434,7 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
       const grant = (invitation: Invitation, user: User, isNew: boolean) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          const org = yield* Effect.catchTag(
-            organisation(invitation.organisation_id),
-            "OrganisationNotFound",
-            () => new InvitationUnusable()
-          )
+          const org = yield* invitedTo(invitation)
           const companion = invitation.uat
             ? yield* organisations.ensureCompanion({
               id: randomId("org"),
@@ -644,18 +644,10 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
         ),
         offer: (token) =>
           Effect.gen(function*() {
-            const found = yield* store.findInvitationByHash(yield* sha256Hex(token))
-            const now = yield* Clock.currentTimeMillis
-            if (Option.isNone(found) || found.value.accepted_at !== null || now >= found.value.expires_at) {
-              return yield* new InvitationUnusable()
-            }
-            const org = yield* Effect.catchTag(
-              organisation(found.value.organisation_id),
-              "OrganisationNotFound",
-              () => new InvitationUnusable()
-            )
-            const existing = Option.isSome(yield* store.findUserByEmail(emailKey(found.value.email)))
-            return { organisation: org, email: found.value.email, role: found.value.role, existing }
+            const invitation = yield* usable(token)
+            const org = yield* invitedTo(invitation)
+            const existing = Option.isSome(yield* store.findUserByEmail(emailKey(invitation.email)))
+            return { organisation: org, email: invitation.email, role: invitation.role, existing }
           }),
         accept: Effect.fn("Users.accept")(function*(token: string, password: string, client: Client) {
           const invitation = yield* usable(token)

@@ -33,14 +33,8 @@ import { webSignIn } from "./webSignIn.js"
 import { webTradeflows } from "./webTradeflows.js"
 
 /** The largest form the web application reads: 64 KiB, from a budget of 16 MiB held at once. */
-const formBodies = (settings: HttpConfig["Type"]) => ({
-  readBytes: readBytes({
-    maxBytes: 64 * 1024,
-    timeoutMillis: settings.bodyTimeoutMillis,
-    budget: makeBudget(16 * 1024 * 1024)
-  }),
-  readJson: Effect.die("the web application reads forms, not JSON")
-})
+const formBytes = (settings: HttpConfig["Type"]) =>
+  readBytes({ maxBytes: 64 * 1024, timeoutMillis: settings.bodyTimeoutMillis, budget: makeBudget(16 * 1024 * 1024) })
 
 /** Whether a path (without the mount prefix) belongs to the web application. */
 export const isWebPath = (url: string): boolean => url === "/app" || url.startsWith("/app/") || url.startsWith("/app?")
@@ -65,8 +59,6 @@ export interface Kit {
     status?: number,
     headers?: Readonly<Record<string, string>>
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
-  /** Secrets between the form that made them and the page that shows them once. */
-  readonly reveals: WebKit.Reveals
   /**
    * Holds `reveal` for the visitor's session, then answers 303 to `path` with `reveal=<id>` (the
    * page shows it once with {@link WebKit.revealedOn}).
@@ -194,7 +186,6 @@ export const makeWebApp = Effect.gen(function*() {
   const kit: Kit = {
     services,
     mailer: yield* Effect.serviceOption(Mailer.Mailer),
-    reveals,
     revealAt: (visitor, path, reveal) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const id = reveals.put(visitor.session.id, reveal, now)
@@ -222,7 +213,7 @@ export const makeWebApp = Effect.gen(function*() {
           )
         return { visitor: person, organisation, live, role, access }
       }),
-    form: WebKit.readForm(formBodies(settings)),
+    form: WebKit.readForm(formBytes(settings)),
     page: (options, status = 200, headers = {}) =>
       Effect.map(
         WebKit.layout(settings, options, Permission.permits),

@@ -20,7 +20,7 @@ import { Effect } from "effect"
 import type { TLSSocket } from "node:tls"
 import type { HttpSettings } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
-import { decodeUtf8, type RequestBodies } from "./body.js"
+import { decodeUtf8 } from "./body.js"
 import type { CoreError } from "./errors.js"
 import { clientAddress, requestHost } from "./hosts.js"
 import { type Html, html, trusted } from "./html.js"
@@ -141,7 +141,7 @@ export const sessionCookieValue = (
 
 /** Reads a submitted form within the body limits: 415 unless it is `application/x-www-form-urlencoded`. */
 export const readForm = (
-  bodies: RequestBodies["Type"]
+  readBytes: Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest>
 ): Effect.Effect<Form, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -149,7 +149,7 @@ export const readForm = (
     if (type !== "application/x-www-form-urlencoded") {
       return yield* Problem.make(415, "a form must be sent as application/x-www-form-urlencoded")
     }
-    const text = decodeUtf8(yield* bodies.readBytes)
+    const text = decodeUtf8(yield* readBytes)
     if (text === undefined) return yield* Problem.make(400, "the form is not valid UTF-8")
     const params = new URLSearchParams(text)
     return { get: (name) => params.get(name) ?? "", all: (name) => params.getAll(name) }

@@ -419,7 +419,11 @@ export const layer = (options: UsersOptions = {}): Layer.Layer<Users, never, Use
 
       /** The organisation an invitation is to (gone with its organisation: unusable). */
       const invitedTo = (invitation: Invitation) =>
-        Effect.catchTag(organisation(invitation.organisation_id), "OrganisationNotFound", () => new InvitationUnusable())
+        Effect.catchTag(
+          organisation(invitation.organisation_id),
+          "OrganisationNotFound",
+          () => new InvitationUnusable()
+        )
 
       const hasAccount = (invitation: Invitation) =>
         new InvalidUserRequest({

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { FastCheck as fc, Option } from "effect"
 import { make } from "../src/HttpConfig.js"
 import { hostEnvironment, normaliseHost, requestHost } from "../src/internal/hosts.js"
-import { allowedMethods, pathPattern } from "../src/internal/routes.js"
+import { allowedMethods, pathPattern, routeOf } from "../src/internal/routes.js"
 
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/)
 const hostname = fc.array(label, { minLength: 1, maxLength: 4 }).map((parts) => parts.join("."))
@@ -46,14 +46,21 @@ describe("routes", () => {
     assert.isFalse(pattern.test(`/${prefix}/${value}/${value}/x`))
   })
 
+  const routes = [
+    ["POST", "/downstream"],
+    ["DELETE", "/downstream/tradeflows/:reference"],
+    ["GET", "/upstream"]
+  ].map(([method, path]) => ({ method: method!, path: path!, pattern: pathPattern(path!) }))
+
   it("allowed methods of a path", () => {
-    const routes = [
-      { method: "POST", pattern: pathPattern("/downstream") },
-      { method: "DELETE", pattern: pathPattern("/downstream/tradeflows/:reference") },
-      { method: "GET", pattern: pathPattern("/upstream") }
-    ]
     assert.deepStrictEqual(allowedMethods(routes, "/downstream"), ["POST"])
     assert.deepStrictEqual(allowedMethods(routes, "/downstream/tradeflows/*"), ["DELETE"])
     assert.deepStrictEqual(allowedMethods(routes, "/nope"), [])
+  })
+
+  it("the route of a request names its parameters, not their values", () => {
+    assert.strictEqual(routeOf(routes, "DELETE", "/downstream/tradeflows/PO-1"), "/downstream/tradeflows/:reference")
+    assert.strictEqual(routeOf(routes, "GET", "/upstream/"), "/upstream")
+    assert.isUndefined(routeOf(routes, "GET", "/downstream"))
   })
 })

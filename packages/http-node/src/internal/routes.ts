@@ -3,6 +3,8 @@ import { HttpApi } from "@effect/platform"
 /** A route of the server: its method and a matcher of its path. */
 export interface RouteEntry {
   readonly method: string
+  /** The router path, `:param` segments included (e.g. `/v3/upstream`). */
+  readonly path: string
   readonly pattern: RegExp
 }
 
@@ -24,11 +26,11 @@ export const routeTable = (
     HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
       onGroup: () => {},
       onEndpoint: ({ endpoint }) => {
-        routes.push({ method: endpoint.method, pattern: pathPattern(endpoint.path) })
+        routes.push({ method: endpoint.method, path: endpoint.path, pattern: pathPattern(endpoint.path) })
       }
     })
   }
-  for (const [method, path] of extra) routes.push({ method, pattern: pathPattern(path) })
+  for (const [method, path] of extra) routes.push({ method, path, pattern: pathPattern(path) })
   return routes
 }
 
@@ -40,3 +42,7 @@ export const allowedMethods = (routes: ReadonlyArray<RouteEntry>, path: string):
   }
   return [...methods].sort()
 }
+
+/** The router path of the route serving `method` on `path` (e.g. `/console/organisations/:id`), if any. */
+export const routeOf = (routes: ReadonlyArray<RouteEntry>, method: string, path: string): string | undefined =>
+  routes.find((route) => route.method === method && route.pattern.test(path))?.path

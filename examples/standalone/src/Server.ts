@@ -296,7 +296,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
       deliveryAttempts: yield* age("RETAIN_DELIVERY_ATTEMPTS_DAYS", "days", d.deliveryAttempts),
       dead: yield* age("RETAIN_DEAD_DAYS", "days", d.dead)
     }
-    return Layer.merge(
+    return webhookLayerConfig(startAfter).pipe(Layer.provideMerge(
       Service.layer(
         {
           background,
@@ -314,9 +314,8 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
         tracker
       ).pipe(
         Layer.provide(Cursor.layerConfig(Config.option(Config.redacted("CURSOR_SECRET"))))
-      ),
-      webhookLayerConfig(startAfter)
-    )
+      )
+    ))
   })).pipe(
     Layer.provideMerge(
       Layer.mergeAll(

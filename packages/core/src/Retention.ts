@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { turn } from "./internal/eventLoop.js"
+import * as Readiness from "./Readiness.js"
 import { type PruneKind, pruneKinds, RetentionStore } from "./RetentionStore.js"
 import type { StorageError } from "./StorageError.js"
 
@@ -94,15 +95,14 @@ export const layer = (options: RetentionOptions = {}): Layer.Layer<Retention, ne
       }).pipe(Effect.withSpan("Retention.prune"))
 
       if (options.background ?? true) {
-        yield* (options.startAfter ?? Effect.void).pipe(
-          Effect.zipRight(
-            prune.pipe(
-              Effect.catchAll((e) => Effect.logWarning("retention: storage unavailable, retrying", e)),
-              Effect.zipRight(Effect.sleep(options.interval ?? Duration.minutes(10))),
-              Effect.forever
-            )
-          ),
-          Effect.forkScoped
+        yield* Readiness.background(
+          "retention",
+          options.startAfter,
+          prune.pipe(
+            Effect.catchAll((e) => Effect.logWarning("retention: storage unavailable, retrying", e)),
+            Effect.zipRight(Effect.sleep(options.interval ?? Duration.minutes(10))),
+            Effect.forever
+          )
         )
       }
       return Retention.of({ prune })

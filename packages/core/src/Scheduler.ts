@@ -17,6 +17,7 @@ import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { Environment } from "./Environment.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
+import * as Readiness from "./Readiness.js"
 import type { StorageError } from "./StorageError.js"
 import { TradeflowStore } from "./TradeflowStore.js"
 import { Worker } from "./Worker.js"
@@ -99,13 +100,14 @@ export const layer = (
       })).pipe(Effect.withSpan("Scheduler.tick"))
 
       if (options.background ?? true) {
-        yield* (options.startAfter ?? Effect.void).pipe(
-          Effect.zipRight(tick.pipe(
+        yield* Readiness.background(
+          "scheduler",
+          options.startAfter,
+          tick.pipe(
             Effect.catchAll((e) => Effect.logWarning("scheduler: storage unavailable, retrying", e)),
             Effect.zipRight(Effect.sleep(interval)),
             Effect.forever
-          )),
-          Effect.forkScoped
+          )
         )
       }
 

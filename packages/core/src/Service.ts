@@ -13,6 +13,7 @@ import * as Documents from "./Documents.js"
 import * as Ingest from "./Ingest.js"
 import * as JobAdmin from "./JobAdmin.js"
 import * as Locations from "./Locations.js"
+import * as Readiness from "./Readiness.js"
 import * as Retention from "./Retention.js"
 import * as Scheduler from "./Scheduler.js"
 import * as Schemes from "./Schemes.js"
@@ -45,6 +46,7 @@ export type Services =
   | WidgetSearch.WidgetSearch
   | Retention.Retention
   | Users.Users
+  | Readiness.Readiness
 
 /** Options of {@link layer}: the worker's, the upstream feed's under `upstream`, the people's under `users`. */
 export interface ServiceOptions extends Worker.WorkerOptions {
@@ -59,7 +61,8 @@ export interface ServiceOptions extends Worker.WorkerOptions {
  * start when it does, `startAfter`), unless `scheduler`, `tracker` or `retention` say otherwise.
  * The tracker asks the `TrackingSources` of the context, if any (see `Tracker`). `Accounts` and
  * `WidgetSearch` share one cache of authenticated keys and its revocation reader (see
- * `Accounts.layer`). A scoped layer: the worker, the scheduler, retention and the revocation
+ * `Accounts.layer`). `Readiness` reports on the storage and on these background loops; a
+ * delivery worker built with this layer's output reports to it too. A scoped layer: the worker, the scheduler, retention and the revocation
  * reader stop when the scope the host builds it in closes.
  */
 export const layer = (
@@ -87,7 +90,8 @@ export const layer = (
     TrackingPush.layer,
     Users.layer(options.users)
   ).pipe(
-    Layer.provideMerge(Worker.layer(options))
+    Layer.provideMerge(Worker.layer(options)),
+    Layer.provideMerge(Readiness.layer)
   )
 
 /**

@@ -27,6 +27,7 @@ import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation
 import { OrganisationStore } from "./OrganisationStore.js"
 import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
+import * as StorageHealth from "./StorageHealth.js"
 import {
   type BodyRun,
   byteLength,
@@ -60,6 +61,7 @@ export type Storage =
   | RetentionStore
   | TrackingStore
   | UserStore.UserStore
+  | StorageHealth.StorageHealth
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -940,4 +942,4 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
       Context.add(RetentionStore, m.retention),
       Context.add(TrackingStore, m.tracking)
     ))
-).pipe(Layer.merge(UserStore.layerMemory))
+).pipe(Layer.merge(UserStore.layerMemory), Layer.merge(StorageHealth.layerMemory))

@@ -26,6 +26,7 @@ import { trackJobs } from "./internal/trackJobs.js"
 import type { Enqueue, TrackJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
+import * as Readiness from "./Readiness.js"
 import type { StorageError } from "./StorageError.js"
 import { SourceTransient, type TrackingSourceError, TrackingSources } from "./TrackingSource.js"
 import { type DueTarget, TrackingStore } from "./TrackingStore.js"
@@ -309,13 +310,14 @@ export const layer = (
         )
 
       if ((options.background ?? true) && Option.isSome(sources)) {
-        yield* (options.startAfter ?? Effect.void).pipe(
-          Effect.zipRight(tick.pipe(
+        yield* Readiness.background(
+          "tracker",
+          options.startAfter,
+          tick.pipe(
             Effect.catchAll((e) => Effect.as(Effect.logWarning("tracker: storage unavailable, retrying", e), 0)),
             Effect.flatMap((asked) => asked >= batchSize ? Effect.yieldNow() : Effect.sleep(interval)),
             Effect.forever
-          )),
-          Effect.forkScoped
+          )
         )
       }
 

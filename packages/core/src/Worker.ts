@@ -42,6 +42,7 @@ import type { Job } from "./Job.js"
 import { type ClaimedJob, type JobOutcome, JobQueue } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
+import * as Readiness from "./Readiness.js"
 import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
 import type { Tradeflow } from "./Tradeflow.js"
@@ -177,13 +178,14 @@ export const background = (options: {
       )),
       Effect.forkScoped
     )
-    yield* started.pipe(
-      Effect.zipRight(drain.pipe(
+    yield* Readiness.background(
+      label,
+      started,
+      drain.pipe(
         Effect.catchAllCause(logUnlessInterrupted(`${label}: round failed, retrying`)),
         Effect.zipRight(Effect.raceFirst(Queue.take(signal), Effect.sleep(pollInterval))),
         Effect.forever
-      )),
-      Effect.forkScoped
+      )
     )
   })
 
@@ -488,7 +490,7 @@ export const layer = (
           wakeups: queue.wakeups,
           signal,
           pollInterval,
-          label: "worker",
+          label: "job worker",
           startAfter: options.startAfter
         })
       }

@@ -295,6 +295,20 @@ export class HealthGroup extends HttpApiGroup.make("health")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
       .annotate(OpenApi.Description, "Answers { status: ok } while the server runs; no authentication.")
   )
+  .add(
+    HttpApiEndpoint.get("ready", "/ready")
+      .addSuccess(Schema.Struct({
+        status: Schema.Literal("ready"),
+        running: Schema.Array(Schema.String).annotations({ description: "The background loops running." })
+      }))
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Readiness for traffic, for load balancers and orchestrators; no authentication. 200 when the database " +
+          "answers with every migration of this build applied and the background workers of this process are " +
+          "running; else 503, a problem whose errors name each part missing (path) and why (message)."
+      )
+  )
 {}
 
 /**

@@ -26,6 +26,7 @@ import {
   Documents,
   Ingest,
   JobAdmin,
+  Readiness,
   Schemes,
   TrackingAdmin,
   TrackingPush,
@@ -78,6 +79,7 @@ export type Services =
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
   | Users.Users
+  | Readiness.Readiness
 
 /**
  * What the routes are built with: every handler and middleware captures its build context and
@@ -99,7 +101,8 @@ const serviceTags = [
   Upstream.Upstream,
   WidgetSearch.WidgetSearch,
   WebhookDestination.WebhookDestination,
-  Users.Users
+  Users.Users,
+  Readiness.Readiness
 ] as const
 
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */

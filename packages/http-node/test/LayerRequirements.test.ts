@@ -13,6 +13,7 @@ import type {
   Documents,
   Ingest,
   JobAdmin,
+  Readiness,
   Schemes,
   TrackingAdmin,
   TrackingPush,
@@ -50,7 +51,7 @@ it("each route group requires only the services its handlers call, on the root a
     expectTypeOf(upstreamGroup(api)).toEqualTypeOf<Group<"upstream", Upstream.Upstream | ApiKeyAuth>>()
     expectTypeOf(dcsaGroup(api)).toEqualTypeOf<Group<"dcsa", DcsaPublisher.DcsaPublisher | ApiKeyAuth>>()
     expectTypeOf(widgetGroup(api)).toEqualTypeOf<Group<"widget", WidgetSearch.WidgetSearch | WidgetKeyAuth>>()
-    expectTypeOf(healthGroup(api)).toEqualTypeOf<Group<"health", never>>()
+    expectTypeOf(healthGroup(api)).toEqualTypeOf<Group<"health", Readiness.Readiness>>()
   }
   expectTypeOf(trackingGroup).toEqualTypeOf<Group<"tracking", TrackingPush.TrackingPush | RequestBodies>>()
   expectTypeOf(consoleGroup).toEqualTypeOf<

@@ -44,7 +44,7 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { loader, migrationsTable } from "./internal/migrations.js"
+import { latestMigration, loader, migrationsTable } from "./internal/migrations.js"
 
 const { storageError } = StorageRows
 
@@ -157,7 +157,8 @@ export const make: Effect.Effect<PgStorage, StorageError.StorageError, PgClient.
     return yield* Effect.provideService(
       SqlStorage.make({
         jobWakeups: { notify: sql`SELECT pg_notify(${channel}, ${schema})`, stream: Stream.fromPubSub(hub) },
-        deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) }
+        deliveryWakeups: { notify: notifyDeliveries, stream: Stream.fromPubSub(deliveryHub) },
+        migrations: { table: migrationsTable, latest: latestMigration }
       }),
       SqlClient.SqlClient,
       sql

@@ -15,6 +15,7 @@ import {
   OrganisationStore,
   RetentionStore,
   Storage,
+  StorageHealth,
   TrackingStore,
   TradeflowStore,
   UserStore
@@ -22,6 +23,7 @@ import {
 import { Context, Effect, PubSub, Stream } from "effect"
 import * as automationStore from "./internal/automations.js"
 import * as deliveryStore from "./internal/deliveries.js"
+import * as storageHealth from "./internal/health.js"
 import * as jobQueue from "./internal/jobs.js"
 import * as messageStore from "./internal/messages.js"
 import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
@@ -47,6 +49,7 @@ export interface SqlStorage {
   readonly retention: RetentionStore.RetentionStore["Type"]
   readonly tracking: TrackingStore.TrackingStore["Type"]
   readonly users: UserStore.UserStore["Type"]
+  readonly health: StorageHealth.StorageHealth["Type"]
 }
 
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
@@ -83,7 +86,8 @@ export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, neve
     deliveries: deliveryStore.make(options),
     retention: retentionStore.make,
     tracking: trackingStore.make(options),
-    users: userStore.make
+    users: userStore.make,
+    health: storageHealth.make(options)
   })
 
 /** The storage ports as a context. */
@@ -97,5 +101,6 @@ export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage>
     Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
     Context.add(RetentionStore.RetentionStore, storage.retention),
     Context.add(TrackingStore.TrackingStore, storage.tracking),
-    Context.add(UserStore.UserStore, storage.users)
+    Context.add(UserStore.UserStore, storage.users),
+    Context.add(StorageHealth.StorageHealth, storage.health)
   )

@@ -15,7 +15,7 @@ import { Config, type ConfigError, Context, Duration, Effect, Layer, Schema } fr
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import * as Checkpointer from "./internal/checkpointer.js"
-import { loader, migrationsTable } from "./internal/migrations.js"
+import { latestMigration, loader, migrationsTable } from "./internal/migrations.js"
 
 const { storageError } = StorageRows
 
@@ -83,7 +83,8 @@ export const make: Effect.Effect<SqliteStorage, StorageError.StorageError, SqlCl
     return yield* SqlStorage.make({
       jobWakeups: yield* SqlStorage.inProcess,
       deliveryWakeups: yield* SqlStorage.inProcess,
-      relaxed: withoutSync
+      relaxed: withoutSync,
+      migrations: { table: migrationsTable, latest: latestMigration }
     })
   }
 )

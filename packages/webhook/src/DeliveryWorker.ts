@@ -303,7 +303,7 @@ export const layer = (
           wakeups: outbox.wakeups,
           signal,
           pollInterval,
-          label: "webhook",
+          label: "webhook delivery worker",
           startAfter: options.startAfter
         })
       }

@@ -463,3 +463,6 @@ export const migrations = {
 
 /** The migrator's loader over {@link migrations}. */
 export const loader = SqliteMigrator.fromRecord(migrations)
+
+/** The id of the latest of {@link migrations}, which a database this build serves must have applied. */
+export const latestMigration = Math.max(...Object.keys(migrations).map((id) => Number.parseInt(id, 10)))

@@ -17,7 +17,7 @@ import {
   VesselPositions,
   Worker
 } from "@tradeflow/core"
-import { HttpApp, HttpConfig, SmtpMailer } from "@tradeflow/http-node"
+import { HttpApp, HttpConfig, HttpMetrics, SmtpMailer } from "@tradeflow/http-node"
 import { PgStorage } from "@tradeflow/storage-pg"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { AisNmeaTcp } from "@tradeflow/tracking-ais"
@@ -219,6 +219,7 @@ export const httpLayerConfig = Layer.unwrapEffect(
         perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
         burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
       },
+      metricsHosts: hosts("METRICS_HOSTS", []),
       allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false))
     }))
 )
@@ -428,7 +429,8 @@ export const gracefulServer = (options: {
  * through the SMTP server of `SMTP_URL` (from `MAIL_FROM`, then required; `SMTP_REQUIRE_TLS=false`
  * lets an `smtp://` server that offers no STARTTLS be used) when it is set, with at most
  * `MAX_CONNECTIONS` (default 1024) connections and `SOCKET_IDLE_TIMEOUT_MILLIS` (default 60000) of
- * inactivity per connection (see {@link gracefulServer}). Storage and services
+ * inactivity per connection (see {@link gracefulServer}). With `METRICS_PORT` set, a second
+ * listener on `METRICS_HOST` (default 127.0.0.1) answers `GET /metrics` alone. Storage and services
  * are built (migrations included) before the port opens, so no request arrives at a server that
  * cannot answer it yet. The job worker, the scheduler and the delivery worker start only once the
  * port listens: health checks are answered before any job runs, even one that crashes the process.
@@ -471,8 +473,22 @@ export const layerConfig = Layer.unwrapEffect(Effect.gen(function*() {
     )),
     Layer.provide(httpLayerConfig)
   )
+  const metricsPort = yield* Config.option(Config.port("METRICS_PORT"))
+  const metrics = Option.isNone(metricsPort) ? Layer.empty : HttpMetrics.layer.pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(Layer.scoped(
+      HttpServer.HttpServer,
+      gracefulServer({
+        port: metricsPort.value,
+        host: yield* Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+        graceMillis,
+        maxConnections: 64,
+        idleTimeoutMillis
+      })
+    ))
+  )
   return Layer.effectDiscard(Deferred.succeed(listening, undefined)).pipe(
-    Layer.provide(http),
+    Layer.provide(Layer.merge(http, metrics)),
     Layer.provide(Layer.effectDiscard(AdminBootstrap.bootstrap)),
     Layer.provide(servicesLayerConfig(Deferred.await(listening)))
   )

@@ -10,7 +10,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { AutomationNotFound } from "./AutomationAdmin.js"
 import { AutomationStore } from "./AutomationStore.js"
 import { DeliveryLogEntry } from "./Delivery.js"
-import { DeliveryStore } from "./DeliveryStore.js"
+import { type DeliveryBacklog, DeliveryStore } from "./DeliveryStore.js"
 import { randomId } from "./internal/crypto.js"
 import type { Locations } from "./Locations.js"
 import { deliveryDocument, processGroup } from "./Processor.js"
@@ -64,6 +64,8 @@ export class DeliveryAdmin extends Context.Tag("@tradeflow/core/DeliveryAdmin")<
   readonly retry: (deliveryId: number) => Effect.Effect<void, DeliveryNotFound | DeliveryNotRetryable | StorageError>
   /** The organisation whose automation a delivery goes to (what a permission check needs). */
   readonly organisationOf: (deliveryId: number) => Effect.Effect<string, DeliveryNotFound | StorageError>
+  /** The outbox's backlog across automations (what metrics show). */
+  readonly backlog: Effect.Effect<DeliveryBacklog, StorageError>
 }>() {}
 
 /** The delivery administration over the {@link DeliveryStore} and {@link AutomationStore} ports. */
@@ -85,6 +87,7 @@ export const layer: Layer.Layer<
       })))
 
     return DeliveryAdmin.of({
+      backlog: store.backlog,
       sendTest: Effect.fn("DeliveryAdmin.sendTest")(function*(automationId: string) {
         const target = yield* automation(automationId)
         const now = yield* Clock.currentTimeMillis

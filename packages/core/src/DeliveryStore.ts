@@ -34,6 +34,14 @@ export interface RecordedAndClaimed {
   readonly claimed: ReadonlyArray<ClaimedDelivery>
 }
 
+/** The outbox's backlog: what metrics show of it. */
+export interface DeliveryBacklog {
+  /** Deliveries pending (due, or waiting for their next attempt). */
+  readonly pending: number
+  /** When the oldest pending delivery (the lowest id) was written (epoch ms); null when none is pending. */
+  readonly oldest_created_at: number | null
+}
+
 export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<DeliveryStore, {
   /**
    * Leases up to `limit` deliveries to `worker` until `now + leaseMillis`. Only the head of each
@@ -70,6 +78,8 @@ export class DeliveryStore extends Context.Tag("@tradeflow/core/DeliveryStore")<
     results: ReadonlyArray<AttemptResult>,
     options: ClaimOptions
   ) => Effect.Effect<RecordedAndClaimed, StorageError>
+  /** The backlog: how many deliveries are pending, and since when. */
+  readonly backlog: Effect.Effect<DeliveryBacklog, StorageError>
   /** Writes one delivery (a test send), pending and due at its `created_at`. */
   readonly enqueue: (delivery: NewDelivery) => Effect.Effect<Delivery, StorageError>
   readonly get: (id: number) => Effect.Effect<Option.Option<Delivery>, StorageError>

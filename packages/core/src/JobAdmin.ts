@@ -9,7 +9,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { OrganisationNotFound } from "./AccountError.js"
 import { Environment } from "./Environment.js"
-import { JobQueue, type JobState } from "./JobQueue.js"
+import { type JobBacklog, JobQueue, type JobState } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import type { StorageError } from "./StorageError.js"
 
@@ -60,6 +60,8 @@ export class JobAdmin extends Context.Tag("@tradeflow/core/JobAdmin")<JobAdmin, 
   readonly retry: (jobId: number) => Effect.Effect<void, JobNotFound | JobNotDead | StorageError>
   /** The organisation of a job (what a permission check needs). */
   readonly organisationOf: (jobId: number) => Effect.Effect<string, JobNotFound | StorageError>
+  /** The queue's backlog across organisations (what metrics show). */
+  readonly backlog: Effect.Effect<JobBacklog, StorageError>
 }>() {}
 
 /** The job administration over the {@link JobQueue} and {@link OrganisationStore} ports. */
@@ -93,6 +95,7 @@ export const layer: Layer.Layer<JobAdmin, never, JobQueue | OrganisationStore> =
         if (outcome === "not-found") return yield* new JobNotFound({ id: jobId })
         if (outcome === "not-dead") return yield* new JobNotDead({ id: jobId })
       }),
+      backlog: queue.backlog,
       organisationOf: (jobId) =>
         Effect.flatMap(
           queue.organisationOf(jobId),

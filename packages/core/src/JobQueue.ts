@@ -55,6 +55,16 @@ export interface JobSummary {
   readonly error: string | null
 }
 
+/** The queue's backlog: what metrics show of it. */
+export interface JobBacklog {
+  /** Jobs pending (claimed or not). */
+  readonly pending: number
+  /** When the first pending job in queue order was accepted (epoch ms); null when none is pending. */
+  readonly oldest_received_at: number | null
+  /** Per organisation with pending jobs, how many it has (in no particular order). */
+  readonly organisations: ReadonlyArray<number>
+}
+
 /** What {@link JobQueue} `claim` leases. */
 export interface ClaimOptions {
   readonly worker: string
@@ -95,6 +105,8 @@ export class JobQueue extends Context.Tag("@tradeflow/core/JobQueue")<JobQueue, 
   readonly enqueueAll: (entries: ReadonlyArray<Enqueue>) => Effect.Effect<ReadonlyArray<EnqueueOutcome>, StorageError>
   /** Unprocessed jobs in queue order (ascending id), at most `limit` (claimed or not). */
   readonly pending: (limit: number) => Effect.Effect<ReadonlyArray<Job>, StorageError>
+  /** The backlog: how many jobs are pending, since when, and how they spread over organisations. */
+  readonly backlog: Effect.Effect<JobBacklog, StorageError>
   /**
    * Leases work to `worker`: for up to `limit` organisations, the organisation's OLDEST pending
    * job, unless another worker holds a live lease on it. Only an organisation's oldest pending job

@@ -394,6 +394,15 @@ export const makeMemory = Effect.gen(function*() {
           outcomes.some((o) => o._tag === "Enqueued") ? PubSub.publish(wakeups, undefined) : Effect.void),
       pending: (limit) =>
         Effect.sync(() => inQueueOrder().slice(0, Math.max(0, limit))),
+      backlog: Effect.sync(() => {
+        const byOrganisation = new Map<string, number>()
+        let oldest: number | null = null
+        for (const job of jobs.values()) {
+          byOrganisation.set(job.organisation_id, (byOrganisation.get(job.organisation_id) ?? 0) + 1)
+          oldest ??= job.received_at
+        }
+        return { pending: jobs.size, oldest_received_at: oldest, organisations: [...byOrganisation.values()] }
+      }),
       claim: ({ follow, leaseMillis, limit, maxAttempts, worker }) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const max = attemptLimit(maxAttempts)
@@ -745,6 +754,16 @@ export const makeMemory = Effect.gen(function*() {
         claimDeliveries(options),
         (recorded, claimed) => ({ recorded, claimed })
       ),
+    backlog: Effect.sync(() => {
+      let pending = 0
+      let oldest: number | null = null
+      for (const d of deliveries.values()) {
+        if (d.status !== "pending") continue
+        pending++
+        oldest ??= d.created_at
+      }
+      return { pending, oldest_created_at: oldest }
+    }),
     enqueue: (d) => Effect.tap(Effect.sync(() => insertDelivery(d)), () => PubSub.publish(deliveryWakeups, undefined)),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(deliveries.get(id)), publicDelivery)),
     list: (automationId, limit) =>

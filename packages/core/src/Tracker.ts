@@ -27,6 +27,7 @@ import type { Enqueue, TrackJob } from "./Job.js"
 import { JobQueue } from "./JobQueue.js"
 import { OrganisationStore } from "./OrganisationStore.js"
 import * as Readiness from "./Readiness.js"
+import * as ServiceMetrics from "./ServiceMetrics.js"
 import type { StorageError } from "./StorageError.js"
 import { SourceTransient, type TrackingSourceError, TrackingSources } from "./TrackingSource.js"
 import { type DueTarget, TrackingStore } from "./TrackingStore.js"
@@ -263,7 +264,16 @@ export const layer = (
               Effect.flatMap(Clock.currentTimeMillis, (at) =>
                 at >= deadline
                   ? Effect.succeedNone
-                  : Effect.timeoutOption(ask(target, now), Duration.millis(deadline - at))),
+                  : Effect.timeoutOption(
+                    Effect.tap(ask(target, now), (outcome) =>
+                      ServiceMetrics.recordFetch(
+                        Option.isSome(Option.flatMap(sources, (registry) => registry.get(target.source)))
+                          ? target.source
+                          : "unknown",
+                        outcome._tag === "Fetched" ? "fetched" : outcome.kind
+                      )),
+                    Duration.millis(deadline - at)
+                  )),
             { concurrency }
           )
           const trackJob = trackJobs(organisations)

@@ -22,6 +22,7 @@
  */
 import {
   Cause,
+  Clock,
   Context,
   Duration,
   Effect,
@@ -43,6 +44,7 @@ import { type ClaimedJob, type JobOutcome, JobQueue } from "./JobQueue.js"
 import type { Locations } from "./Locations.js"
 import { processJob } from "./Processor.js"
 import * as Readiness from "./Readiness.js"
+import * as ServiceMetrics from "./ServiceMetrics.js"
 import type { StorageError } from "./StorageError.js"
 import type { TrackingConfig } from "./TrackingConfig.js"
 import type { Tradeflow } from "./Tradeflow.js"
@@ -300,7 +302,16 @@ export const layer = (
                 )
                 return false
               }
-              yield* Effect.forEach(part, ([job]) => PubSub.publish(ended, job.id), { discard: true })
+              const now = yield* Clock.currentTimeMillis
+              yield* Effect.forEach(
+                part,
+                ([job, commit]) =>
+                  Effect.zipRight(
+                    ServiceMetrics.recordCommit(job.received_at, now, commit.messages),
+                    PubSub.publish(ended, job.id)
+                  ),
+                { discard: true }
+              )
               from += part.length
               continue
             }

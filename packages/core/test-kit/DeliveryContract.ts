@@ -241,6 +241,45 @@ export const deliveryContract = (
         yield* teardown(automations)
       }))
 
+    it.effect("backlog: pending deliveries counted, the oldest by id; a delivered one leaves it", () =>
+      Effect.gen(function*() {
+        const { deliveries } = yield* ports
+        const before = yield* deliveries.backlog
+        const { automations, org } = yield* setup(1)
+        const [a] = automations as [Automation]
+        const send = (hash: string, created_at: number) =>
+          deliveries.enqueue({
+            automation_id: a.id,
+            organisation_id: org,
+            tradeflow_reference: "TEST-1",
+            message_hash: hash,
+            seq: null,
+            body: "{}",
+            test: true,
+            created_at
+          })
+        yield* send("b1", at + 5_000)
+        yield* send("b2", at)
+        const queued = yield* deliveries.backlog
+        expect(queued.pending - before.pending).toBe(2)
+        expect(queued.oldest_created_at).toBe(before.oldest_created_at ?? at + 5_000)
+        const [head] = yield* claimOf(automations, at + 10_000)
+        yield* deliveries.record([{
+          delivery_id: head!.id,
+          claim: head!.claim,
+          at: at + 10_000,
+          status: "delivered",
+          response_status: 200,
+          error: null,
+          response_body: null,
+          retry_at: null,
+          disable: null
+        }])
+        expect((yield* deliveries.backlog).pending - before.pending).toBe(1)
+        yield* teardown(automations)
+        expect((yield* deliveries.backlog).pending).toBe(before.pending)
+      }))
+
     it.effect("claim: heads of each (automation, tradeflow) only, due, unleased, enabled; with the message body", () =>
       Effect.gen(function*() {
         const { automations: store, deliveries } = yield* ports

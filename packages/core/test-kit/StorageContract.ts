@@ -851,6 +851,28 @@ export const storageContract = (
         for (const j of pending) yield* queue.fail(j.id, "cleanup")
       }), props)
 
+    it.effect("queue: the backlog counts pending jobs, the first one's acceptance and the jobs per organisation", () =>
+      Effect.gen(function*() {
+        const { queue } = yield* ports
+        yield* sweep
+        expect(yield* queue.backlog).toEqual({ pending: 0, oldest_received_at: null, organisations: [] })
+        const [a, b] = [freshId("org"), freshId("org")]
+        const ids: Array<number> = []
+        for (const [org, at] of [[a, 1_000], [a, 2_000], [b, 500], [a, 3_000]] as const) {
+          ids.push(enqueued(yield* queue.enqueue({ ...newJob(org), received_at: at })))
+        }
+        const backlog = yield* queue.backlog
+        expect(backlog.pending).toBe(4)
+        expect(backlog.oldest_received_at).toBe(1_000)
+        expect([...backlog.organisations].sort()).toEqual([1, 3])
+        yield* queue.fail(ids[0]!, "done")
+        const after = yield* queue.backlog
+        expect([after.pending, after.oldest_received_at]).toEqual([3, 2_000])
+        expect([...after.organisations].sort()).toEqual([1, 2])
+        yield* cleanup([a, b])
+        expect(yield* queue.backlog).toEqual({ pending: 0, oldest_received_at: null, organisations: [] })
+      }))
+
     it.effect("queue: fail ends a job once; outcome of pending and unknown jobs is none", () =>
       Effect.gen(function*() {
         const { queue, store } = yield* ports

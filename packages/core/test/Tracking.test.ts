@@ -1,5 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Queue, Redacted, Ref, Stream, TestClock } from "effect"
+import {
+  Effect,
+  Either,
+  FastCheck as fc,
+  Fiber,
+  Layer,
+  Metric,
+  MetricState,
+  Option,
+  Queue,
+  Redacted,
+  Ref,
+  Stream,
+  TestClock
+} from "effect"
 import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import * as Iso6346 from "../src/Iso6346.js"
@@ -25,6 +39,18 @@ import * as VesselPositions from "../src/VesselPositions.js"
 import * as VesselPositionSource from "../src/VesselPositionSource.js"
 import * as Worker from "../src/Worker.js"
 import { messages } from "./ProcessorKit.js"
+
+/** The count of the counter `name` summed over its series with these labels (the registry is per process: compare deltas). */
+const counted = (name: string, labels: Readonly<Record<string, string>>) =>
+  Effect.map(Metric.snapshot, (pairs) =>
+    pairs.reduce(
+      (sum, { metricKey, metricState }) =>
+        metricKey.name === name && MetricState.isCounterState(metricState) &&
+          Object.entries(labels).every(([k, v]) => metricKey.tags.some((t) => t.key === k && t.value === v))
+          ? sum + Number(metricState.count)
+          : sum,
+      0
+    ))
 
 const minute = 60_000
 const hour = 60 * minute
@@ -440,6 +466,10 @@ describe("Tracker", () => {
   it.effect("failures: retry-after is honoured, transient ones back off, a refused credential pauses the source", () =>
     withService(({ answers, fetches }) =>
       Effect.gen(function*() {
+        const limitedBefore = yield* counted("tradeflow_tracking_fetches_total", {
+          source: "maersk",
+          outcome: "rate_limited"
+        })
         yield* submit([record()])
         yield* drain
         yield* Ref.set(
@@ -460,6 +490,11 @@ describe("Tracker", () => {
         const [limited] = targetsOf(yield* stored("PO-1"))
         assert.deepStrictEqual([limited?.next_check_at, limited?.failures], [now0 + 90_000, 0])
         assert.strictEqual(limited?.last_error, "rate_limited: slow down")
+        assert.strictEqual(
+          (yield* counted("tradeflow_tracking_fetches_total", { source: "maersk", outcome: "rate_limited" })) -
+            limitedBefore,
+          1
+        )
 
         yield* TestClock.adjust(90_000)
         yield* Ref.set(

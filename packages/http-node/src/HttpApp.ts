@@ -38,9 +38,12 @@ import {
 import { Context, Effect, Layer, Scope } from "effect"
 import { Api } from "./Api.js"
 import { HttpConfig } from "./HttpConfig.js"
+import * as HttpMetrics from "./HttpMetrics.js"
+import { metricsHost, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
+import { requestMetrics } from "./internal/requestMetrics.js"
 import { routeGroups } from "./internal/routeGroups.js"
 import { isWebPath, makeWebApp } from "./internal/webApp.js"
 
@@ -136,10 +139,18 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
     )
     const api = yield* Effect.provide(HttpApiBuilder.httpApp, context)
     const web = yield* Effect.provide(makeWebApp, context)
-    const app: typeof api = Effect.flatMap(
+    const settings = yield* HttpConfig
+    const metrics = yield* HttpMetrics.makeResponse
+    const app: typeof api = requestMetrics(Effect.flatMap(
       HttpServerRequest.HttpServerRequest,
-      (request) => isWebPath(request.url) ? web : api
-    )
+      (request) =>
+        request.method === "GET" && request.url.split("?")[0] === "/metrics" &&
+          metricsHost(settings, requestHost(settings, request.headers))
+          ? metrics
+          : isWebPath(request.url)
+          ? web
+          : api
+    ))
     if (prefix === "") return app
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const url = underPrefix(prefix, request.url)

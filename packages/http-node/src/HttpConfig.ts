@@ -17,6 +17,11 @@ export interface HttpSettings {
   readonly consoleToken: Redacted.Redacted<string>
   /** Host names on which the console is served (404 on any other); empty: every host. */
   readonly consoleHosts: ReadonlyArray<string>
+  /**
+   * Host names on which `GET /metrics` (Prometheus) is served; empty (the default): none, the path
+   * is a 404 on every host.
+   */
+  readonly metricsHosts: ReadonlyArray<string>
   /** Failed console authentications a client may make per window before it gets 429. */
   readonly consoleFailures: { readonly failures: number; readonly windowMillis: number }
   /** Read the host from `X-Forwarded-Host` instead of `Host`. */
@@ -81,6 +86,7 @@ export const defaultSignInFailures = { perEmail: 5, perAddress: 20, windowMillis
 export interface Options {
   readonly consoleToken: Redacted.Redacted<string> | string
   readonly consoleHosts?: ReadonlyArray<string>
+  readonly metricsHosts?: ReadonlyArray<string>
   readonly consoleFailures?: { readonly failures: number; readonly windowMillis: number }
   readonly productionHosts?: ReadonlyArray<string>
   readonly uatHosts?: ReadonlyArray<string>
@@ -112,6 +118,7 @@ export const make = (options: Options): HttpSettings => ({
     ? options.consoleToken
     : Redacted.make(options.consoleToken),
   consoleHosts: options.consoleHosts ?? [],
+  metricsHosts: options.metricsHosts ?? [],
   consoleFailures: options.consoleFailures ?? defaultConsoleFailures,
   trustProxy: options.trustProxy ?? false,
   maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,

@@ -17,6 +17,7 @@ import {
   AutomationStore,
   type Delivery,
   DeliveryStore,
+  ServiceMetrics,
   type StorageError,
   WebhookDestination,
   Worker
@@ -252,6 +253,7 @@ export const layer = (
           const exits = yield* concurrently(attempts)
           const results = exits.flatMap((exit) => Exit.isSuccess(exit) ? [exit.value] : [])
           const broken = exits.find(Exit.isFailure)
+          yield* ServiceMetrics.recordDeliveries(results.map((r) => r.status))
           if (broken !== undefined) {
             if (results.length > 0) {
               yield* outbox.record(results).pipe(

@@ -18,10 +18,35 @@ import {
   WebhookDestination,
   Worker
 } from "@tradeflow/core"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import {
+  Cause,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Metric,
+  MetricState,
+  Option,
+  Schema,
+  TestClock
+} from "effect"
 import { Webhook } from "standardwebhooks"
 import { DeliveryWorker, RetrySchedule, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
+
+/** The count of the counter `name` summed over its series with these labels (the registry is per process: compare deltas). */
+const counted = (name: string, labels: Readonly<Record<string, string>>) =>
+  Effect.map(Metric.snapshot, (pairs) =>
+    pairs.reduce(
+      (sum, { metricKey, metricState }) =>
+        metricKey.name === name && MetricState.isCounterState(metricState) &&
+          Object.entries(labels).every(([k, v]) => metricKey.tags.some((t) => t.key === k && t.value === v))
+          ? sum + Number(metricState.count)
+          : sum,
+      0
+    ))
 
 const second = 1000
 const hour = 3_600_000
@@ -301,6 +326,11 @@ describe("DeliveryWorker", () => {
   it.scoped("500, 500, 200: exactly one success after two failed attempts, at the schedule's delays, in the log", () =>
     Effect.gen(function*() {
       const t0 = yield* start
+      const outcomes = Effect.all([
+        counted("tradeflow_webhook_deliveries_total", { outcome: "failed" }),
+        counted("tradeflow_webhook_deliveries_total", { outcome: "delivered" })
+      ])
+      const [failedBefore, deliveredBefore] = yield* outcomes
       const receiver = yield* LocalReceiver.make((n) => n <= 2 ? { status: 500, body: `failure ${n}` } : ok)
       const created = yield* automation(receiver.url(), { format: "tradeflow" })
       yield* submit("TF-1")
@@ -329,6 +359,8 @@ describe("DeliveryWorker", () => {
       yield* drain
       assert.strictEqual(receiver.received.length, 3)
       assert.strictEqual(receiver.receipts().length, 1)
+      const [failedAfter, deliveredAfter] = yield* outcomes
+      assert.deepStrictEqual([failedAfter - failedBefore, deliveredAfter - deliveredBefore], [2, 1])
       assert.deepStrictEqual(
         new Set(receiver.received.map((r) => r.headers["webhook-id"])),
         new Set([delivery!.message_hash])

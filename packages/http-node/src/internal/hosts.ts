@@ -53,3 +53,7 @@ export const clientAddress = (
 export const consoleHost = (settings: HttpSettings, host: string | undefined): boolean =>
   settings.consoleHosts.length === 0 ||
   (host !== undefined && settings.consoleHosts.some((h) => normaliseHost(h) === normaliseHost(host)))
+
+/** Whether `GET /metrics` is served on a host: only on the configured metrics hosts (none by default). */
+export const metricsHost = (settings: HttpSettings, host: string | undefined): boolean =>
+  host !== undefined && settings.metricsHosts.some((h) => normaliseHost(h) === normaliseHost(host))

@@ -5,6 +5,8 @@ import {
   chunks,
   decodeAutomations,
   decodeClaimedDeliveries,
+  decodeCounts,
+  decodeCreated,
   decodeDeliveries,
   decodeDeliveryLog,
   DeliveryRow,
@@ -80,7 +82,7 @@ export const make = (
 ): Effect.Effect<DeliveryStore.DeliveryStore["Type"], never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { bool, chunk, forUpdate, pg, recordset } = dialectOf(sql)
+    const { bool, chunk, forUpdate, number, pg, recordset } = dialectOf(sql)
     const lockAutomations = sql.literal(pg ? "FOR NO KEY UPDATE" : "")
     const skipLocked = sql.literal(pg ? "FOR UPDATE OF d SKIP LOCKED" : "")
     const columns = (alias: string) => sql.literal(stateFields.map((f) => `${alias}.${f}`).join(", "))
@@ -211,6 +213,17 @@ export const make = (
         },
         storageError("DeliveryStore.recordAndClaim")
       ),
+      backlog: Effect.gen(function*() {
+        const [count] = yield* decodeCounts(
+          yield* sql`SELECT ${pg ? sql`count(*)::float8` : sql`count(*)`} AS n FROM deliveries WHERE status = 'pending'`
+        )
+        const [oldest] = yield* decodeCreated(
+          yield* sql`SELECT ${
+            number("created_at")
+          } AS created_at FROM deliveries WHERE status = 'pending' ORDER BY id LIMIT 1`
+        )
+        return { pending: count?.n ?? 0, oldest_created_at: oldest?.created_at ?? null }
+      }).pipe(storageError("DeliveryStore.backlog"), Effect.withSpan("DeliveryStore.backlog")),
       enqueue: Effect.fn("DeliveryStore.enqueue")(function*(delivery: Delivery.NewDelivery) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = (yield* decodeDeliveries(

@@ -4,6 +4,7 @@ import { Clock, Effect, Either, Option } from "effect"
 import {
   chunks,
   claimOf,
+  decodeCounts,
   decodeDead,
   decodeFollowers,
   decodeIdempotency,
@@ -11,6 +12,7 @@ import {
   decodeJobs,
   decodeLeased,
   decodeOutcomes,
+  decodeReceived,
   decodeSummaries,
   decodeValues,
   storageError
@@ -31,6 +33,7 @@ export const make = (
     const sql = yield* SqlClient.SqlClient
     const { number, pg } = dialectOf(sql)
     const wakeups = options.jobWakeups
+    const count = pg ? sql`count(*)::float8` : sql`count(*)`
     const relaxed = options.relaxed ?? ((effect) => effect)
     const jobColumns = sql`${number("id")} AS id, organisation_id, environment, payload, received_at`
     const claimedColumns = sql`${jobColumns}, ${number("payload_bytes")} AS payload_bytes`
@@ -289,6 +292,20 @@ export const make = (
           WHERE status = 'pending' ORDER BY id LIMIT ${Math.max(0, Math.floor(limit))}`
         )
       }, storageError("JobQueue.pending")),
+      backlog: Effect.gen(function*() {
+        const counts = yield* decodeCounts(
+          yield* sql`SELECT ${count} AS n FROM jobs WHERE status = 'pending' GROUP BY organisation_id`
+        )
+        const oldest = yield* decodeReceived(
+          yield* sql`SELECT received_at FROM jobs WHERE status = 'pending' ORDER BY id LIMIT 1`
+        )
+        const organisations = counts.map((row) => row.n)
+        return {
+          pending: organisations.reduce((sum, n) => sum + n, 0),
+          oldest_received_at: oldest[0]?.received_at ?? null,
+          organisations
+        }
+      }).pipe(storageError("JobQueue.backlog"), Effect.withSpan("JobQueue.backlog")),
       claim: Effect.fn("JobQueue.claim")(function*(options: JobQueue.ClaimOptions) {
         const limit = Math.max(0, Math.floor(options.limit))
         const max = JobQueue.attemptLimit(options.maxAttempts)

@@ -25,6 +25,7 @@ import {
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
+import * as RateLimitStore from "./RateLimitStore.js"
 import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
 import {
@@ -60,6 +61,7 @@ export type Storage =
   | RetentionStore
   | TrackingStore
   | UserStore.UserStore
+  | RateLimitStore.RateLimitStore
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -940,4 +942,4 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
       Context.add(RetentionStore, m.retention),
       Context.add(TrackingStore, m.tracking)
     ))
-).pipe(Layer.merge(UserStore.layerMemory))
+).pipe(Layer.merge(UserStore.layerMemory), Layer.merge(RateLimitStore.layerMemory))

@@ -13,6 +13,7 @@ import {
   JobQueue,
   MessageStore,
   OrganisationStore,
+  RateLimitStore,
   RetentionStore,
   Storage,
   TrackingStore,
@@ -26,6 +27,7 @@ import * as jobQueue from "./internal/jobs.js"
 import * as messageStore from "./internal/messages.js"
 import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
+import * as rateLimitStore from "./internal/rateLimits.js"
 import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
 import * as trackingStore from "./internal/tracking.js"
@@ -47,6 +49,7 @@ export interface SqlStorage {
   readonly retention: RetentionStore.RetentionStore["Type"]
   readonly tracking: TrackingStore.TrackingStore["Type"]
   readonly users: UserStore.UserStore["Type"]
+  readonly rateLimits: RateLimitStore.RateLimitStore["Type"]
 }
 
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
@@ -83,7 +86,8 @@ export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, neve
     deliveries: deliveryStore.make(options),
     retention: retentionStore.make,
     tracking: trackingStore.make(options),
-    users: userStore.make
+    users: userStore.make,
+    rateLimits: rateLimitStore.make
   })
 
 /** The storage ports as a context. */
@@ -97,5 +101,6 @@ export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage>
     Context.add(DeliveryStore.DeliveryStore, storage.deliveries),
     Context.add(RetentionStore.RetentionStore, storage.retention),
     Context.add(TrackingStore.TrackingStore, storage.tracking),
-    Context.add(UserStore.UserStore, storage.users)
+    Context.add(UserStore.UserStore, storage.users),
+    Context.add(RateLimitStore.RateLimitStore, storage.rateLimits)
   )

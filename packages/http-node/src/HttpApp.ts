@@ -26,6 +26,7 @@ import {
   Documents,
   Ingest,
   JobAdmin,
+  RateLimitStore,
   Schemes,
   TrackingAdmin,
   TrackingPush,
@@ -60,8 +61,9 @@ export interface MountOptions {
 }
 
 /**
- * The core services the API calls, and the `WebhookDestination` check of new automations'
- * URLs (`Ssrf.layer` of `@tradeflow/webhook`).
+ * The core services the API calls, the `WebhookDestination` check of new automations'
+ * URLs (`Ssrf.layer` of `@tradeflow/webhook`) and the `RateLimitStore` the rate limits per key
+ * count in (a storage port: every storage layer provides it).
  */
 export type Services =
   | Accounts.Accounts
@@ -78,6 +80,7 @@ export type Services =
   | WidgetSearch.WidgetSearch
   | WebhookDestination.WebhookDestination
   | Users.Users
+  | RateLimitStore.RateLimitStore
 
 /**
  * What the routes are built with: every handler and middleware captures its build context and
@@ -99,7 +102,8 @@ const serviceTags = [
   Upstream.Upstream,
   WidgetSearch.WidgetSearch,
   WebhookDestination.WebhookDestination,
-  Users.Users
+  Users.Users,
+  RateLimitStore.RateLimitStore
 ] as const
 
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */

@@ -11,7 +11,10 @@ it.effect("layerConfig takes each option as a Config (omitted ones default), or 
         consoleToken: Config.redacted("token"),
         productionHosts: Config.string("hosts").pipe(Config.map(HttpConfig.parseHosts)),
         rateLimits: {
-          production: { apiKey: { quota: Config.integer("rate"), windowSeconds: Config.succeed(7) }, widgetKey: Config.succeed(null) },
+          production: {
+            apiKey: { quota: Config.integer("rate"), windowSeconds: Config.succeed(7) },
+            widgetKey: Config.succeed(null)
+          },
           uat: Config.succeed(HttpConfig.defaultRateLimits.uat)
         }
       })),

@@ -14,8 +14,8 @@ import { consoleGuard } from "./consoleGuard.js"
 import { internalError, noResource } from "./errors.js"
 import { inFlightLimit } from "./inFlight.js"
 import { clientPath } from "./prefix.js"
-import { allowedMethods, routeTable } from "./routes.js"
 import { rateLimit } from "./rateLimit.js"
+import { allowedMethods, routeTable } from "./routes.js"
 import { deprecateWidgetSearch } from "./widget.js"
 
 /** One issue per path, its messages joined (a union reports one issue per member). */

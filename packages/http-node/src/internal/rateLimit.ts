@@ -1,5 +1,5 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { RateLimitStore } from "@tradeflow/core"
+import type { RateLimitStore } from "@tradeflow/core"
 import { Clock, Effect, Option, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import type { HttpSettings, RateLimitPolicy } from "../HttpConfig.js"

@@ -47,8 +47,17 @@ export interface Running extends Server {
   readonly stop: () => Promise<void>
 }
 
+/** The rate limits per key turned off: a benchmark measures the server, not its quotas (`env` may set them). */
+export const unlimited: Readonly<Record<string, string>> = {
+  RATE_LIMIT_API_PRODUCTION: "off",
+  RATE_LIMIT_API_UAT: "off",
+  RATE_LIMIT_WIDGET_PRODUCTION: "off",
+  RATE_LIMIT_WIDGET_UAT: "off"
+}
+
 /**
- * Starts the server (`Process.start`) on `databaseUrl` with webhooks off and `env` on top, its
+ * Starts the server (`Process.start`) on `databaseUrl` with webhooks off, the rate limits off
+ * ({@link unlimited}) and `env` on top, its
  * stderr passed through; with `profileDir`, it runs under `--cpu-prof` and writes its profile there
  * when it stops; `nodeArgs` go to node before the server's own (an {@link eventLoopProbe}).
  */
@@ -58,7 +67,7 @@ export const startServer = async (
   profileDir?: string,
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<Running> => {
-  const server = await start("", { DATABASE_URL: databaseUrl, WEBHOOK_ENABLED: "false", ...env }, [
+  const server = await start("", { DATABASE_URL: databaseUrl, WEBHOOK_ENABLED: "false", ...unlimited, ...env }, [
     ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
     ...nodeArgs,
     ...serverArgs()

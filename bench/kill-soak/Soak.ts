@@ -49,6 +49,7 @@ import { join } from "node:path"
 import { uatKey } from "../../examples/standalone/test/Fixtures.js"
 import { call, kill, type Server, start } from "../../examples/standalone/test/Process.js"
 import { makeTestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
+import { unlimited } from "../Harness.js"
 
 /** How a soak run is shaped. */
 export interface SoakOptions {
@@ -192,7 +193,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakSummary> => {
   const scope = Effect.runSync(Scope.make())
   const dir = postgres ? undefined : mkdtempSync(join(tmpdir(), "tradeflow-soak-"))
   const file = dir === undefined ? "" : join(dir, "tracking.sqlite")
-  let env: Record<string, string> = { WORKER_LEASE_MILLIS: "2000" }
+  let env: Record<string, string> = { ...unlimited, WORKER_LEASE_MILLIS: "2000" }
   let openLayer: () => Layer.Layer<SqlClient.SqlClient, unknown> = () => SqliteStorage.layer({ filename: file })
   let applicationName = ""
   if (postgres) {

@@ -15,6 +15,7 @@ import { PgStorage } from "@tradeflow/storage-pg"
 import { Effect, Exit, Scope } from "effect"
 import { call, consoleToken, kill, type Server, start } from "../../examples/standalone/test/Process.js"
 import { makeTestSchema, type TestSchema } from "../../packages/storage-pg/test/TestDatabase.js"
+import { unlimited } from "../Harness.js"
 
 const RECORDS = Number(process.env["RECORDS"] ?? 4_000)
 const BATCH = Number(process.env["BATCH"] ?? 100)
@@ -41,7 +42,7 @@ const run = async (n: number) => {
   const servers: Array<Server> = []
   try {
     const test = await Effect.runPromise(Scope.extend(makeTestSchema(), scope))
-    const env = { DATABASE_URL: test.url, PG_MAX_CONNECTIONS: "10" }
+    const env = { ...unlimited, DATABASE_URL: test.url, PG_MAX_CONNECTIONS: "10" }
     for (let i = 0; i < n; i++) servers.push(await start("", env))
     const auth = { authorization: `Bearer ${consoleToken}` }
     const keys: Array<string> = []

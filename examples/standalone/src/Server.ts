@@ -185,17 +185,54 @@ const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
   )
 )
 
+const rateLimit = (name: string, fallback: HttpConfig.RateLimitPolicy | null) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((value) =>
+      value.trim() === ""
+        ? Either.right(fallback)
+        : Either.mapLeft(HttpConfig.parseRateLimit(value), (message) => ConfigError.InvalidData([name], message))
+    )
+  )
+
+const rateLimits = (defaults: HttpConfig.RateLimits) =>
+  Config.all({
+    production: Config.all({
+      apiKey: rateLimit("RATE_LIMIT_API_PRODUCTION", defaults.production.apiKey),
+      widgetKey: rateLimit("RATE_LIMIT_WIDGET_PRODUCTION", defaults.production.widgetKey)
+    }),
+    uat: Config.all({
+      apiKey: rateLimit("RATE_LIMIT_API_UAT", defaults.uat.apiKey),
+      widgetKey: rateLimit("RATE_LIMIT_WIDGET_UAT", defaults.uat.widgetKey)
+    })
+  })
+
+const retiredWidgetLimits = Effect.forEach(["WIDGET_SEARCH_RATE", "WIDGET_SEARCH_BURST"], (name) =>
+  Effect.flatMap(
+    Config.option(Config.string(name)),
+    Option.match({
+      onNone: () => Effect.void,
+      onSome: () =>
+        Effect.logWarning(
+          `${name} is no longer read: widget searches are limited per widget key by RATE_LIMIT_WIDGET_PRODUCTION and RATE_LIMIT_WIDGET_UAT`
+        )
+    })
+  ), { discard: true })
+
 /**
  * The HTTP settings from `PRODUCTION_HOSTS`, `UAT_HOSTS`, `CONSOLE_TOKEN` / `CONSOLE_TOKEN_FILE`
  * (see {@link ConsoleToken.load}), `CONSOLE_HOSTS`, `CONSOLE_AUTH_FAILURES` (failed console
  * authentications per client per minute), `TRUST_PROXY`, `MAX_BODY_BYTES`, `BODY_TIMEOUT_MILLIS`,
  * `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`, `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`,
  * `WIDGET_SUNSET` (an invalid date-time is a
- * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
- * second, and at once), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host).
+ * configuration error), `RATE_LIMIT_API_PRODUCTION`, `RATE_LIMIT_API_UAT`,
+ * `RATE_LIMIT_WIDGET_PRODUCTION` and `RATE_LIMIT_WIDGET_UAT` (requests per key and window, as
+ * `HttpConfig.parseRateLimit` reads them: `<requests>/<seconds>` or `off`; anything else is a
+ * configuration error), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host). The
+ * retired `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` are ignored with a warning.
  */
 export const httpLayerConfig = Layer.unwrapEffect(
-  Effect.map(ConsoleToken.load, (consoleToken) =>
+  Effect.map(Effect.zipRight(retiredWidgetLimits, ConsoleToken.load), (consoleToken) =>
     HttpConfig.layerConfig({
       consoleToken: Config.succeed(consoleToken),
       productionHosts: hosts("PRODUCTION_HOSTS", HttpConfig.defaultProductionHosts),
@@ -215,10 +252,7 @@ export const httpLayerConfig = Layer.unwrapEffect(
         HttpConfig.defaultMaxUpstreamInFlightPerKey
       ),
       widgetSunset,
-      widgetSearchLimit: {
-        perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
-        burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
-      },
+      rateLimits: rateLimits(HttpConfig.defaultRateLimits),
       metricsHosts: hosts("METRICS_HOSTS", []),
       allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false))
     }))

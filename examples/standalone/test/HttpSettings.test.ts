@@ -107,18 +107,39 @@ describe("WIDGET_SUNSET", () => {
     }))
 })
 
-describe("WIDGET_SEARCH_RATE and WIDGET_SEARCH_BURST", () => {
-  it.effect("default 10 a second in bursts of 20; positive integers are read; anything else is a configuration error", () =>
+describe("RATE_LIMIT_API_* and RATE_LIMIT_WIDGET_*", () => {
+  it.effect("defaults per environment and kind; <requests>/<seconds> and off are read; anything else names the variable", () =>
     Effect.gen(function*() {
-      const unset = yield* readWithToken({})
-      assert.deepStrictEqual(Either.map(unset, (s) => s.widgetSearchLimit), Either.right({ perSecond: 10, burst: 20 }))
-      const set = yield* readWithToken({ WIDGET_SEARCH_RATE: "3", WIDGET_SEARCH_BURST: "5" })
-      assert.deepStrictEqual(Either.map(set, (s) => s.widgetSearchLimit), Either.right({ perSecond: 3, burst: 5 }))
+      const unset = yield* readWithToken({ WIDGET_SEARCH_RATE: "3", WIDGET_SEARCH_BURST: "5" })
+      assert.deepStrictEqual(
+        Either.map(unset, (s) => s.rateLimits),
+        Either.right({
+          production: { apiKey: { quota: 6000, windowSeconds: 60 }, widgetKey: { quota: 600, windowSeconds: 60 } },
+          uat: { apiKey: { quota: 1200, windowSeconds: 60 }, widgetKey: { quota: 120, windowSeconds: 60 } }
+        })
+      )
+      const set = yield* readWithToken({
+        RATE_LIMIT_API_PRODUCTION: " 100 / 1 ",
+        RATE_LIMIT_API_UAT: "OFF",
+        RATE_LIMIT_WIDGET_PRODUCTION: "off",
+        RATE_LIMIT_WIDGET_UAT: "5/86400"
+      })
+      assert.deepStrictEqual(
+        Either.map(set, (s) => s.rateLimits),
+        Either.right({
+          production: { apiKey: { quota: 100, windowSeconds: 1 }, widgetKey: null },
+          uat: { apiKey: null, widgetKey: { quota: 5, windowSeconds: 86400 } }
+        })
+      )
       for (
-        const [name, bad] of [["WIDGET_SEARCH_RATE", "0"], ["WIDGET_SEARCH_BURST", "-1"], [
-          "WIDGET_SEARCH_RATE",
-          "fast"
-        ]] as const
+        const [name, bad] of [
+          ["RATE_LIMIT_API_PRODUCTION", "6000"],
+          ["RATE_LIMIT_API_UAT", "0/60"],
+          ["RATE_LIMIT_WIDGET_PRODUCTION", "10/0"],
+          ["RATE_LIMIT_WIDGET_UAT", "10/86401"],
+          ["RATE_LIMIT_API_PRODUCTION", "-1/60"],
+          ["RATE_LIMIT_API_UAT", "unlimited"]
+        ] as const
       ) {
         const error = yield* readWithToken({ [name]: bad })
         assert.isTrue(Either.isLeft(error), `${name}=${bad}`)

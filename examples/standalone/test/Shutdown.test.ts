@@ -7,7 +7,7 @@ import { inspect, record, uatKey } from "./Fixtures.js"
 import { call, kill, type Server, start } from "./Process.js"
 
 const graceMillis = 15_000
-const env = { WORKER_LEASE_MILLIS: "2000", SHUTDOWN_GRACE_MILLIS: String(graceMillis) }
+const env = { WORKER_LEASE_MILLIS: "2000", SHUTDOWN_GRACE_MILLIS: String(graceMillis), RATE_LIMIT_API_UAT: "off" }
 
 const exited = (server: Server) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -25,6 +25,7 @@ import {
 import { MessageStore } from "./MessageStore.js"
 import type { ApiKeyRecord, Organisation, WidgetKeyRecord } from "./Organisation.js"
 import { OrganisationStore } from "./OrganisationStore.js"
+import * as RateLimitStore from "./RateLimitStore.js"
 import { RetentionStore } from "./RetentionStore.js"
 import { Settings } from "./Settings.js"
 import * as StorageHealth from "./StorageHealth.js"
@@ -62,6 +63,7 @@ export type Storage =
   | TrackingStore
   | UserStore.UserStore
   | StorageHealth.StorageHealth
+  | RateLimitStore.RateLimitStore
 
 interface StoredDelivery extends Delivery.Delivery {
   claim: number
@@ -961,4 +963,8 @@ export const layerMemory: Layer.Layer<Storage> = Layer.effectContext(
       Context.add(RetentionStore, m.retention),
       Context.add(TrackingStore, m.tracking)
     ))
-).pipe(Layer.merge(UserStore.layerMemory), Layer.merge(StorageHealth.layerMemory))
+).pipe(
+  Layer.merge(UserStore.layerMemory),
+  Layer.merge(StorageHealth.layerMemory),
+  Layer.merge(RateLimitStore.layerMemory)
+)

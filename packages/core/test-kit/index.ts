@@ -5,6 +5,7 @@
  */
 export * from "./DeliveryContract.js"
 export * from "./KeyRevocationContract.js"
+export * from "./RateLimitContract.js"
 export * from "./SecretsContract.js"
 export * from "./StorageContract.js"
 export * from "./TrackingContract.js"

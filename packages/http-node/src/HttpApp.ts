@@ -26,6 +26,7 @@ import {
   Documents,
   Ingest,
   JobAdmin,
+  RateLimitStore,
   Readiness,
   Schemes,
   TrackingAdmin,
@@ -64,8 +65,9 @@ export interface MountOptions {
 }
 
 /**
- * The core services the API calls, and the `WebhookDestination` check of new automations'
- * URLs (`Ssrf.layer` of `@tradeflow/webhook`).
+ * The core services the API calls, the `WebhookDestination` check of new automations'
+ * URLs (`Ssrf.layer` of `@tradeflow/webhook`) and the `RateLimitStore` the rate limits per key
+ * count in (a storage port: every storage layer provides it).
  */
 export type Services =
   | Accounts.Accounts
@@ -83,6 +85,7 @@ export type Services =
   | WebhookDestination.WebhookDestination
   | Users.Users
   | Readiness.Readiness
+  | RateLimitStore.RateLimitStore
 
 /**
  * What the routes are built with: every handler and middleware captures its build context and
@@ -105,7 +108,8 @@ const serviceTags = [
   WidgetSearch.WidgetSearch,
   WebhookDestination.WebhookDestination,
   Users.Users,
-  Readiness.Readiness
+  Readiness.Readiness,
+  RateLimitStore.RateLimitStore
 ] as const
 
 /** The routes under `prefix`; the docs page shows the document `GET /openapi.json` answers. */

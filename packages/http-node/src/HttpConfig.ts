@@ -1,12 +1,32 @@
 /**
  * Configuration of the HTTP API: which hosts are which environment, the console token and where
- * the console is served, proxy trust, the request body limits and the sunset of the widget search
- * (DECISIONS.md §1).
+ * the console is served, proxy trust, the request body limits, the rate limits per key and the
+ * sunset of the widget search (DECISIONS.md §1).
  *
  * @module
  */
 import { TradeflowRecord } from "@tradeflow/core"
 import { Config, ConfigError, Context, Effect, Either, Layer, Redacted, Schema } from "effect"
+
+/** A rate limit: at most `quota` requests in each fixed window of `windowSeconds` seconds. */
+export interface RateLimitPolicy {
+  readonly quota: number
+  readonly windowSeconds: number
+}
+
+/** The rate limit of each kind of key in one environment; null: not limited. */
+export interface RateLimitsOf {
+  /** Requests with one API key (downstream, upstream, DCSA events). */
+  readonly apiKey: RateLimitPolicy | null
+  /** Widget searches with one widget key. */
+  readonly widgetKey: RateLimitPolicy | null
+}
+
+/** The rate limits of each environment, counted per key across every process on one database. */
+export interface RateLimits {
+  readonly production: RateLimitsOf
+  readonly uat: RateLimitsOf
+}
 
 export interface HttpSettings {
   /** Host names (port ignored, case-insensitive) of the production environment. */
@@ -38,8 +58,8 @@ export interface HttpSettings {
   readonly maxUpstreamInFlightPerKey: number
   /** From this instant on the widget search answers 410; null while no sunset is announced. */
   readonly widgetSunset: Date | null
-  /** Widget searches per key: `perSecond` on average, `burst` at once (429 beyond). */
-  readonly widgetSearchLimit: { readonly perSecond: number; readonly burst: number }
+  /** Requests per key and fixed window, per environment and kind of key (429 beyond). */
+  readonly rateLimits: RateLimits
   /**
    * Sessions of the web application over plain http on any host. Without it a session needs HTTPS
    * (its own, or a trusted proxy's `X-Forwarded-Proto`), except on loopback hosts.
@@ -72,8 +92,16 @@ export const defaultMaxBufferedBodyBytes = 128 * 1024 * 1024
 export const defaultMaxInFlightPerKey = 16
 /** Default upstream requests in flight per credential. */
 export const defaultMaxUpstreamInFlightPerKey = 4
-/** Default widget search limit per key: 10 a second, bursts of 20. */
-export const defaultWidgetSearchLimit = { perSecond: 10, burst: 20 } as const
+/**
+ * Default rate limits: per API key 6,000 requests a minute in production and 1,200 in UAT; per
+ * widget key 600 searches a minute in production and 120 in UAT.
+ */
+export const defaultRateLimits: RateLimits = {
+  production: { apiKey: { quota: 6_000, windowSeconds: 60 }, widgetKey: { quota: 600, windowSeconds: 60 } },
+  uat: { apiKey: { quota: 1_200, windowSeconds: 60 }, widgetKey: { quota: 120, windowSeconds: 60 } }
+}
+/** The longest window of a rate limit: a day. */
+export const maxRateLimitWindowSeconds = 86_400
 /** The shortest console token accepted. */
 export const minConsoleTokenLength = 32
 /** Default limit of failed console authentications: 10 per client per minute. */
@@ -97,7 +125,7 @@ export interface Options {
   readonly maxInFlightPerKey?: number
   readonly maxUpstreamInFlightPerKey?: number
   readonly widgetSunset?: Date | null
-  readonly widgetSearchLimit?: { readonly perSecond: number; readonly burst: number }
+  readonly rateLimits?: RateLimits
   readonly allowHttpSessions?: boolean
   readonly signInFailures?: {
     readonly perEmail: number
@@ -127,7 +155,7 @@ export const make = (options: Options): HttpSettings => ({
   maxInFlightPerKey: options.maxInFlightPerKey ?? defaultMaxInFlightPerKey,
   maxUpstreamInFlightPerKey: options.maxUpstreamInFlightPerKey ?? defaultMaxUpstreamInFlightPerKey,
   widgetSunset: options.widgetSunset ?? null,
-  widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit,
+  rateLimits: options.rateLimits ?? defaultRateLimits,
   allowHttpSessions: options.allowHttpSessions ?? false,
   signInFailures: options.signInFailures ?? defaultSignInFailures
 })
@@ -140,6 +168,25 @@ export const parseSunset = (value: string): Either.Either<Date, string> =>
   Schema.is(TradeflowRecord.IsoDateTime)(value)
     ? Either.right(new Date(TradeflowRecord.parseIsoDateTime(value)))
     : Either.left(`expected an ISO 8601 date-time such as 2027-06-30T00:00:00Z, got ${JSON.stringify(value)}`)
+
+/**
+ * Reads a rate limit: `<requests>/<seconds>` (at most that many requests in each window of that
+ * many seconds, at most a day), such as `6000/60`, or `off` (not limited).
+ */
+export const parseRateLimit = (value: string): Either.Either<RateLimitPolicy | null, string> => {
+  const trimmed = value.trim()
+  if (trimmed.toLowerCase() === "off") return Either.right(null)
+  const match = /^(\d{1,9})\s*\/\s*(\d{1,9})$/.exec(trimmed)
+  const quota = Number(match?.[1])
+  const windowSeconds = Number(match?.[2])
+  return match !== null && quota >= 1 && windowSeconds >= 1 && windowSeconds <= maxRateLimitWindowSeconds
+    ? Either.right({ quota, windowSeconds })
+    : Either.left(
+      `expected <requests>/<seconds> such as 6000/60 (at least 1 request, 1 to ${maxRateLimitWindowSeconds} seconds) or off, got ${
+        JSON.stringify(value)
+      }`
+    )
+}
 
 const shortToken = (token: string): string | undefined =>
   token.length < minConsoleTokenLength

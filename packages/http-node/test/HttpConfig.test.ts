@@ -10,7 +10,13 @@ it.effect("layerConfig takes each option as a Config (omitted ones default), or 
       Effect.provide(HttpConfig.layerConfig({
         consoleToken: Config.redacted("token"),
         productionHosts: Config.string("hosts").pipe(Config.map(HttpConfig.parseHosts)),
-        widgetSearchLimit: { perSecond: Config.integer("rate"), burst: Config.succeed(7) }
+        rateLimits: {
+          production: {
+            apiKey: { quota: Config.integer("rate"), windowSeconds: Config.succeed(7) },
+            widgetKey: Config.succeed(null)
+          },
+          uat: Config.succeed(HttpConfig.defaultRateLimits.uat)
+        }
       })),
       Effect.provide(
         Layer.setConfigProvider(ConfigProvider.fromJson({ token, hosts: "api.example.com, 10.0.0.1", rate: 3 }))
@@ -18,7 +24,10 @@ it.effect("layerConfig takes each option as a Config (omitted ones default), or 
     )
     assert.strictEqual(Redacted.value(settings.consoleToken), token)
     assert.deepStrictEqual(settings.productionHosts, ["api.example.com", "10.0.0.1"])
-    assert.deepStrictEqual(settings.widgetSearchLimit, { perSecond: 3, burst: 7 })
+    assert.deepStrictEqual(settings.rateLimits, {
+      production: { apiKey: { quota: 3, windowSeconds: 7 }, widgetKey: null },
+      uat: { apiKey: { quota: 1200, windowSeconds: 60 }, widgetKey: { quota: 120, windowSeconds: 60 } }
+    })
     assert.deepStrictEqual(settings.uatHosts, ["uat.localhost"])
     assert.strictEqual(settings.maxBodyBytes, 5 * 1024 * 1024)
     const whole = yield* HttpConfig.HttpConfig.pipe(

@@ -13,6 +13,7 @@ import type {
   Documents,
   Ingest,
   JobAdmin,
+  RateLimitStore,
   Readiness,
   Schemes,
   TrackingAdmin,
@@ -78,7 +79,9 @@ it("the authentication layers and the problem middleware require only what they 
     Layer.Layer<WidgetKeyAuth, never, WidgetSearch.WidgetSearch | HttpConfig>
   >()
   expectTypeOf(consoleAuthLayer).toEqualTypeOf<Layer.Layer<ConsoleAuth, never, HttpConfig | Users.Users>>()
-  expectTypeOf(problemMiddleware).toEqualTypeOf<Layer.Layer<never, never, HttpConfig>>()
+  expectTypeOf(problemMiddleware).toEqualTypeOf<
+    Layer.Layer<never, never, HttpConfig | RateLimitStore.RateLimitStore>
+  >()
 })
 
 it("the API's services are exactly what its route groups, middleware and web application require, less HttpConfig", () => {

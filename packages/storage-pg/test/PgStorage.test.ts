@@ -108,7 +108,8 @@ describe("PgStorage on PostgreSQL", () => {
         { migration_id: 15 },
         { migration_id: 16 },
         { migration_id: 17 },
-        { migration_id: 18 }
+        { migration_id: 18 },
+        { migration_id: 19 }
       ])
       const [schema] = yield* instances[3]!.sql<{ schema: string }>`SELECT current_schema() AS schema`
       expect(schema?.schema).toBe(test.schema)

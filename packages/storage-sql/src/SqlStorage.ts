@@ -13,6 +13,7 @@ import {
   JobQueue,
   MessageStore,
   OrganisationStore,
+  RateLimitStore,
   RetentionStore,
   Storage,
   StorageHealth,
@@ -28,6 +29,7 @@ import * as jobQueue from "./internal/jobs.js"
 import * as messageStore from "./internal/messages.js"
 import type { SqlStorageOptions, Wakeup } from "./internal/options.js"
 import * as organisationStore from "./internal/organisations.js"
+import * as rateLimitStore from "./internal/rateLimits.js"
 import * as retentionStore from "./internal/retention.js"
 import * as settingsStore from "./internal/settings.js"
 import * as trackingStore from "./internal/tracking.js"
@@ -50,6 +52,7 @@ export interface SqlStorage {
   readonly tracking: TrackingStore.TrackingStore["Type"]
   readonly users: UserStore.UserStore["Type"]
   readonly health: StorageHealth.StorageHealth["Type"]
+  readonly rateLimits: RateLimitStore.RateLimitStore["Type"]
 }
 
 /** A {@link Wakeup} within this process (SQLite: one process writes at a time, so one process is told). */
@@ -87,7 +90,8 @@ export const make = (options: SqlStorageOptions): Effect.Effect<SqlStorage, neve
     retention: retentionStore.make,
     tracking: trackingStore.make(options),
     users: userStore.make,
-    health: storageHealth.make(options)
+    health: storageHealth.make(options),
+    rateLimits: rateLimitStore.make(options)
   })
 
 /** The storage ports as a context. */
@@ -102,5 +106,6 @@ export const toContext = (storage: SqlStorage): Context.Context<Storage.Storage>
     Context.add(RetentionStore.RetentionStore, storage.retention),
     Context.add(TrackingStore.TrackingStore, storage.tracking),
     Context.add(UserStore.UserStore, storage.users),
-    Context.add(StorageHealth.StorageHealth, storage.health)
+    Context.add(StorageHealth.StorageHealth, storage.health),
+    Context.add(RateLimitStore.RateLimitStore, storage.rateLimits)
   )

@@ -77,7 +77,8 @@ describe("SqliteStorage", () => {
           { migration_id: 17 },
           { migration_id: 18 },
           { migration_id: 19 },
-          { migration_id: 20 }
+          { migration_id: 20 },
+          { migration_id: 21 }
         ]
       })
       const normal = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -330,7 +331,8 @@ describe("SqliteStorage", () => {
           { migration_id: 17 },
           { migration_id: 18 },
           { migration_id: 19 },
-          { migration_id: 20 }
+          { migration_id: 20 },
+          { migration_id: 21 }
         ],
         claimed: [["org-old", 1]],
         next: Option.some(null),

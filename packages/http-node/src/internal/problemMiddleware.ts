@@ -5,7 +5,7 @@ import {
   HttpServerError,
   HttpServerRequest
 } from "@effect/platform"
-import type { DownstreamError } from "@tradeflow/core"
+import { type DownstreamError, RateLimitStore } from "@tradeflow/core"
 import { Cause, Effect, Option } from "effect"
 import { Api, ApiV3 } from "../Api.js"
 import { HttpConfig } from "../HttpConfig.js"
@@ -14,8 +14,9 @@ import { consoleGuard } from "./consoleGuard.js"
 import { internalError, noResource } from "./errors.js"
 import { inFlightLimit } from "./inFlight.js"
 import { clientPath } from "./prefix.js"
+import { rateLimit } from "./rateLimit.js"
 import { allowedMethods, routeTable } from "./routes.js"
-import { deprecateWidgetSearch, limitWidgetSearch } from "./widget.js"
+import { deprecateWidgetSearch } from "./widget.js"
 
 /** One issue per path, its messages joined (a union reports one issue per member). */
 const mergeIssues = (issues: ReadonlyArray<DownstreamError.Issue>): ReadonlyArray<DownstreamError.Issue> => {
@@ -97,14 +98,15 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
       : Effect.succeed(Problem.toResponse(Problem.make(400, "the URL path holds a malformed percent-encoding"))))
 
 /**
- * Every failure as a problem response, then the widget search limited per key
- * (`limitWidgetSearch`) and marked deprecated (see `deprecateWidgetSearch`) and the console's door
- * (`consoleGuard`); unreadable URLs are refused first.
+ * Every failure as a problem response, then the rate limits per key (`rateLimit`), the widget
+ * search marked deprecated (see `deprecateWidgetSearch`), the requests in flight per key
+ * (`inFlightLimit`) and the console's door (`consoleGuard`); unreadable URLs are refused first.
  */
-export const problemMiddleware = HttpApiBuilder.middleware(Effect.map(HttpConfig, (settings) => {
+export const problemMiddleware = HttpApiBuilder.middleware(Effect.gen(function*() {
+  const settings = yield* HttpConfig
   const guard = consoleGuard(settings)
+  const rateLimited = rateLimit(settings, yield* RateLimitStore.RateLimitStore, yield* Effect.scope)
   const limit = inFlightLimit(settings)
-  const widgetLimit = limitWidgetSearch(settings)
   return (app: PlatformHttpApp.Default) =>
-    guard(limit(deprecateWidgetSearch(settings)(widgetLimit(problems(refuseUnreadableUrl(app))))))
+    guard(limit(deprecateWidgetSearch(settings)(rateLimited(problems(refuseUnreadableUrl(app))))))
 }))

@@ -1,11 +1,9 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { WidgetSearch } from "@tradeflow/core"
 import { Clock, Effect } from "effect"
-import { createHash } from "node:crypto"
 import type { HttpSettings } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 import { MountPrefix } from "./prefix.js"
-import * as TokenBucket from "./tokenBucket.js"
 
 const base64 = /^[A-Za-z0-9+/]+={0,2}$/
 
@@ -56,35 +54,3 @@ const deprecated = <E, R>(
       : yield* app
     return HttpServerResponse.setHeaders(response, headers)
   })
-
-const maxKeys = 10_000
-
-/**
- * Widget searches per key (settings' `widgetSearchLimit`): a token bucket per widget key, read
- * from `Authorization` as the search reads it (so its three spellings share one bucket) and kept
- * by its SHA-256. A search of a key whose bucket is empty is answered 429 with `Retry-After`
- * before it is authenticated or run; requests without a Basic credential pass (the search
- * answers them 401). The clock is the Effect `Clock`. One limit per application; its memory
- * holds at most 10,000 keys.
- */
-export const limitWidgetSearch = (settings: HttpSettings) => {
-  const { burst, perSecond } = settings.widgetSearchLimit
-  const buckets = TokenBucket.make({ perSecond, burst, maxClients: maxKeys })
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      if (!widgetPath.test(request.url.split("?")[0] ?? "")) return app
-      const key = widgetKeyOf(request.headers["authorization"] ?? "")
-      if (key === undefined) return app
-      const client = createHash("sha256").update(key, "utf8").digest("base64")
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const wait = buckets.take(client, now)
-        return wait === undefined ? app : Effect.succeed(Problem.toResponse(
-          Problem.make(
-            429,
-            `at most ${perSecond} widget searches a second (bursts of ${burst}) for one key; retry in ${wait} s`
-          ),
-          { "retry-after": String(wait) }
-        ))
-      })
-    })
-}

@@ -450,6 +450,22 @@ export const migrations = {
     `ALTER TABLE widget_keys ADD COLUMN name text COLLATE "C" NOT NULL DEFAULT ''`,
     `ALTER TABLE widget_keys ADD COLUMN created_by text COLLATE "C"`,
     `ALTER TABLE widget_keys ADD COLUMN last_used_at double precision`
+  ),
+  /**
+   * The request counters of the rate limits (`RateLimitStore`): one row per key (a digest of the
+   * credential) and fixed window, removed once the window has ended. Unlogged: the counters are
+   * cheap to write and short-lived, and after a crash (or on a promoted standby) the table starts
+   * empty, which only forgives the windows running then.
+   */
+  "0019_rate_limits": statements(
+    `CREATE UNLOGGED TABLE rate_limits (
+      key text COLLATE "C" NOT NULL,
+      window_start double precision NOT NULL,
+      window_end double precision NOT NULL,
+      hits integer NOT NULL,
+      PRIMARY KEY (key, window_start)
+    )`,
+    `CREATE INDEX rate_limits_window_end ON rate_limits (window_end)`
   )
 }
 

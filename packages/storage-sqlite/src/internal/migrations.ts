@@ -458,6 +458,20 @@ export const migrations = {
     `ALTER TABLE widget_keys ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
     `ALTER TABLE widget_keys ADD COLUMN created_by TEXT`,
     `ALTER TABLE widget_keys ADD COLUMN last_used_at INTEGER`
+  ),
+  /**
+   * The request counters of the rate limits (`RateLimitStore`): one row per key (a digest of the
+   * credential) and fixed window, removed once the window has ended.
+   */
+  "0021_rate_limits": statements(
+    `CREATE TABLE rate_limits (
+      key TEXT NOT NULL,
+      window_start INTEGER NOT NULL,
+      window_end INTEGER NOT NULL,
+      hits INTEGER NOT NULL,
+      PRIMARY KEY (key, window_start)
+    ) WITHOUT ROWID`,
+    `CREATE INDEX rate_limits_window_end ON rate_limits (window_end)`
   )
 }
 

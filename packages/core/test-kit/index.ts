@@ -3,6 +3,7 @@
  *
  * @module @tradeflow/core/test-kit
  */
+export * from "./Counted.js"
 export * from "./DeliveryContract.js"
 export * from "./KeyRevocationContract.js"
 export * from "./RateLimitContract.js"

@@ -1,19 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Effect,
-  Either,
-  FastCheck as fc,
-  Fiber,
-  Layer,
-  Metric,
-  MetricState,
-  Option,
-  Queue,
-  Redacted,
-  Ref,
-  Stream,
-  TestClock
-} from "effect"
+import { Effect, Either, FastCheck as fc, Fiber, Layer, Option, Queue, Redacted, Ref, Stream, TestClock } from "effect"
 import type { ApiMessage } from "../src/ApiMessage.js"
 import { Ingest } from "../src/Ingest.js"
 import * as Iso6346 from "../src/Iso6346.js"
@@ -38,19 +24,8 @@ import { TradeflowStore } from "../src/TradeflowStore.js"
 import * as VesselPositions from "../src/VesselPositions.js"
 import * as VesselPositionSource from "../src/VesselPositionSource.js"
 import * as Worker from "../src/Worker.js"
+import { counted } from "../test-kit/Counted.js"
 import { messages } from "./ProcessorKit.js"
-
-/** The count of the counter `name` summed over its series with these labels (the registry is per process: compare deltas). */
-const counted = (name: string, labels: Readonly<Record<string, string>>) =>
-  Effect.map(Metric.snapshot, (pairs) =>
-    pairs.reduce(
-      (sum, { metricKey, metricState }) =>
-        metricKey.name === name && MetricState.isCounterState(metricState) &&
-          Object.entries(labels).every(([k, v]) => metricKey.tags.some((t) => t.key === k && t.value === v))
-          ? sum + Number(metricState.count)
-          : sum,
-      0
-    ))
 
 const minute = 60_000
 const hour = 60 * minute

@@ -18,35 +18,11 @@ import {
   WebhookDestination,
   Worker
 } from "@tradeflow/core"
-import {
-  Cause,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Metric,
-  MetricState,
-  Option,
-  Schema,
-  TestClock
-} from "effect"
+import { counted } from "@tradeflow/core/test-kit"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { DeliveryWorker, RetrySchedule, Ssrf, WebhookClient } from "../src/index.js"
 import * as LocalReceiver from "./LocalReceiver.js"
-
-/** The count of the counter `name` summed over its series with these labels (the registry is per process: compare deltas). */
-const counted = (name: string, labels: Readonly<Record<string, string>>) =>
-  Effect.map(Metric.snapshot, (pairs) =>
-    pairs.reduce(
-      (sum, { metricKey, metricState }) =>
-        metricKey.name === name && MetricState.isCounterState(metricState) &&
-          Object.entries(labels).every(([k, v]) => metricKey.tags.some((t) => t.key === k && t.value === v))
-          ? sum + Number(metricState.count)
-          : sum,
-      0
-    ))
 
 const second = 1000
 const hour = 3_600_000

@@ -22,8 +22,11 @@ export interface Copied {
 
 const fail = (message: string) => Effect.fail(new BackupError({ message }))
 
-const explain = (what: string) => (cause: unknown) =>
-  new BackupError({ message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
+/** The innermost reason: a driver error's own message rather than the `SqlError` wrapping it. */
+const reason = (cause: unknown): string =>
+  cause instanceof Error ? (cause.cause === undefined ? cause.message : reason(cause.cause)) : String(cause)
+
+const explain = (what: string) => (cause: unknown) => new BackupError({ message: `${what}: ${reason(cause)}` })
 
 /** The files of a SQLite database at `file`: itself, its WAL and its shared-memory index. */
 const databaseFiles = (file: string) => [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]
@@ -72,10 +75,6 @@ export const copy = (source: string, target: string, options: { readonly verifyS
     if (!Fs.existsSync(source)) return yield* fail(`no database at ${source}`)
     const existing = databaseFiles(target).find((file) => Fs.existsSync(file))
     if (existing !== undefined) return yield* fail(`${existing} exists: refusing to overwrite it`)
-    yield* Effect.try({
-      try: () => Fs.mkdirSync(Path.dirname(target), { recursive: true }),
-      catch: explain(`cannot create the directory of ${target}`)
-    })
     const partial = `${target}.partial-${process.pid}`
     const removePartial = Effect.sync(() => databaseFiles(partial).forEach((file) => Fs.rmSync(file, { force: true })))
     const started = performance.now()
@@ -85,6 +84,10 @@ export const copy = (source: string, target: string, options: { readonly verifyS
         yield* checkIntegrity(client, source)
         yield* checkOurs(client, source)
       }
+      yield* Effect.try({
+        try: () => Fs.mkdirSync(Path.dirname(target), { recursive: true }),
+        catch: explain(`cannot create the directory of ${target}`)
+      })
       yield* client`VACUUM INTO ${partial}`.pipe(Effect.mapError(explain(`cannot copy ${source}`)))
     })).pipe(Effect.onError(() => removePartial))
     const pages = yield* Effect.scoped(Effect.gen(function*() {

@@ -2,7 +2,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { record, uatKey } from "./Fixtures.js"
@@ -15,12 +15,12 @@ interface Message {
   readonly payload: { readonly status?: string }
 }
 
-/** `npm run <script> -- <file>` as an operator runs it, on the SQLite database `database`. */
-const npmRun = (script: "backup" | "restore", file: string, database: string) =>
+/** `npm run <script> -- <args>` as an operator runs it, with `DATABASE_URL`. */
+const npmRun = (script: "backup" | "restore", args: ReadonlyArray<string>, databaseUrl: string) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile("npm", ["run", "--silent", script, "--", file], {
+    execFile("npm", ["run", "--silent", script, "--", ...args], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: `sqlite:${database}` }
+      env: { ...process.env, DATABASE_URL: databaseUrl }
     }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
   })
 
@@ -108,7 +108,7 @@ describe("backup and restore", () => {
       })()
       await until(() => accepted.length >= 20)
       const acceptedBeforeBackup = [...accepted]
-      const backup = await npmRun("backup", backupFile, file)
+      const backup = await npmRun("backup", [backupFile], `sqlite:${file}`)
       const acceptedDuringBackup = accepted.length
       await until(() => accepted.length >= acceptedDuringBackup + 20)
       const acceptedAfterBackup = accepted.slice(accepted.length - 10)
@@ -122,11 +122,11 @@ describe("backup and restore", () => {
       expect(await pendingJobs(accepting, organisation)).toBeGreaterThan(pending.length)
       await kill(accepting)
 
-      const restore = await npmRun("restore", backupFile, restored)
+      const restore = await npmRun("restore", [backupFile], `sqlite:${restored}`)
       expect(restore.stderr).toBe("")
       expect(restore.code).toBe(0)
       const image = readFileSync(restored)
-      const again = await npmRun("restore", backupFile, restored)
+      const again = await npmRun("restore", [backupFile], `sqlite:${restored}`)
       expect(again.code).toBe(1)
       expect(again.stderr).toBe(`restore: ${restored} exists: refusing to overwrite it\n`)
       expect(readFileSync(restored).equals(image)).toBe(true)
@@ -150,4 +150,38 @@ describe("backup and restore", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 180_000)
+
+  it("refuses, with one line and exit code 1, what it cannot copy or check", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tradeflow-backup-refused-"))
+    try {
+      const other = join(dir, "other.sqlite")
+      await Effect.gen(function*() {
+        const sql = yield* SqliteClient.SqliteClient
+        yield* sql`CREATE TABLE notes (text TEXT)`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename: other })), Effect.runPromise)
+      const junk = join(dir, "junk.sqlite")
+      writeFileSync(junk, "x".repeat(8192))
+      const target = `sqlite:${join(dir, "restored", "tracking.sqlite")}`
+      const answers = await Promise.all([
+        npmRun("backup", [], `sqlite:${other}`),
+        npmRun("backup", [join(dir, "copy.sqlite")], "sqlite::memory:"),
+        npmRun("backup", [join(dir, "copy.sqlite")], "postgres://postgres@127.0.0.1:5432/test"),
+        npmRun("backup", [join(dir, "copy.sqlite")], `sqlite:${join(dir, "missing.sqlite")}`),
+        npmRun("restore", [other], target),
+        npmRun("restore", [junk], target)
+      ])
+      expect(answers.map(({ code, stderr, stdout }) => ({ code, stderr, stdout }))).toEqual([
+        "backup: usage: npm run backup -- <backup file>",
+        "backup: DATABASE_URL is sqlite::memory:: there is no file to copy",
+        "backup: DATABASE_URL is PostgreSQL: back it up with pg_dump -Fc and restore it with pg_restore into a fresh " +
+        "database, as docs/operations.md describes",
+        `backup: no database at ${join(dir, "missing.sqlite")}`,
+        `restore: ${other} is not a tradeflow database (no tradeflow_migrations table)`,
+        `restore: ${junk}: integrity check: file is not a database`
+      ].map((line) => ({ code: 1, stderr: `${line}\n`, stdout: "" })))
+      expect(readdirSync(dir).sort()).toEqual(["junk.sqlite", "other.sqlite"])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

@@ -149,7 +149,7 @@ describe("backup and restore", () => {
       await Promise.all(servers.map(kill))
       rmSync(dir, { recursive: true, force: true })
     }
-  }, 180_000)
+  }, 300_000)
 
   it("refuses, with one line and exit code 1, what it cannot copy or check", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-backup-refused-"))

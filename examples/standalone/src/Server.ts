@@ -50,7 +50,8 @@ export const parseDatabaseUrl = (url: string): Either.Either<Database, string> =
   return Either.left(`DATABASE_URL: expected sqlite:<path> or sqlite::memory:, got ${url.split(":")[0]}:…`)
 }
 
-const database = Config.string("DATABASE_URL").pipe(
+/** The database of `DATABASE_URL` (default `sqlite:./data/tracking.sqlite`), read by {@link parseDatabaseUrl}. */
+export const databaseConfig = Config.string("DATABASE_URL").pipe(
   Config.withDefault("sqlite:./data/tracking.sqlite"),
   Config.mapOrFail((url) =>
     Either.mapLeft(parseDatabaseUrl(url), (message) => ConfigError.InvalidData(["DATABASE_URL"], message))
@@ -59,7 +60,7 @@ const database = Config.string("DATABASE_URL").pipe(
 
 /** Storage chosen by `DATABASE_URL` (and `SQLITE_SYNCHRONOUS`, or `PG_MAX_CONNECTIONS`). */
 export const storageLayerConfig = Layer.unwrapEffect(Effect.gen(function*() {
-  const db = yield* database
+  const db = yield* databaseConfig
   const storage = (layer: Layer.Layer<Storage.Storage, StorageError.StorageError>) => layer
   if (db._tag === "Postgres") {
     const maxConnections = yield* Config.integer("PG_MAX_CONNECTIONS").pipe(Config.withDefault(10))
@@ -299,7 +300,7 @@ export const servicesLayerConfig = (startAfter: Effect.Effect<void> = Effect.voi
         Config.validate({ message: "expected an integer of at least 0", validation: (n) => n >= 0 })
       )
     )
-    const { _tag: storage } = yield* database
+    const { _tag: storage } = yield* databaseConfig
     const commitsPerClaim = yield* Config.integer("WORKER_COMMITS_PER_CLAIM").pipe(
       Config.withDefault(storage === "Postgres" ? 2 : 1),
       Config.validate({ message: "expected an integer of at least 1", validation: (n) => n >= 1 })

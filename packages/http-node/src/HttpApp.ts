@@ -40,6 +40,7 @@ import { HttpConfig } from "./HttpConfig.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
+import { requestLog } from "./internal/requestLog.js"
 import { routeGroups } from "./internal/routeGroups.js"
 import { isWebPath, makeWebApp } from "./internal/webApp.js"
 
@@ -133,10 +134,11 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
     )
     const api = yield* Effect.provide(HttpApiBuilder.httpApp, context)
     const web = yield* Effect.provide(makeWebApp, context)
-    const app: typeof api = Effect.flatMap(
+    const settings = yield* HttpConfig
+    const app: typeof api = requestLog(settings.requestLog)(Effect.flatMap(
       HttpServerRequest.HttpServerRequest,
       (request) => isWebPath(request.url) ? web : api
-    )
+    ))
     if (prefix === "") return app
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const url = underPrefix(prefix, request.url)

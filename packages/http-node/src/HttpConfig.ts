@@ -49,6 +49,11 @@ export interface HttpSettings {
     readonly perAddress: number
     readonly windowMillis: number
   }
+  /**
+   * One info log line per request (`Request answered`, annotated with its route template, method,
+   * status, duration and organisation). Off by default: a host may log requests its own way.
+   */
+  readonly requestLog: boolean
 }
 
 export class HttpConfig extends Context.Tag("@tradeflow/http-node/HttpConfig")<HttpConfig, HttpSettings>() {}
@@ -98,6 +103,7 @@ export interface Options {
     readonly perAddress: number
     readonly windowMillis: number
   }
+  readonly requestLog?: boolean
 }
 
 /** Splits a comma-separated host list. */
@@ -122,7 +128,8 @@ export const make = (options: Options): HttpSettings => ({
   widgetSunset: options.widgetSunset ?? null,
   widgetSearchLimit: options.widgetSearchLimit ?? defaultWidgetSearchLimit,
   allowHttpSessions: options.allowHttpSessions ?? false,
-  signInFailures: options.signInFailures ?? defaultSignInFailures
+  signInFailures: options.signInFailures ?? defaultSignInFailures,
+  requestLog: options.requestLog ?? false
 })
 
 /**

@@ -192,7 +192,8 @@ const widgetSunset = Config.string("WIDGET_SUNSET").pipe(
  * `MAX_BUFFERED_BODY_BYTES`, `MAX_IN_FLIGHT_PER_KEY`, `MAX_UPSTREAM_IN_FLIGHT_PER_KEY`,
  * `WIDGET_SUNSET` (an invalid date-time is a
  * configuration error), `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` (widget searches per key per
- * second, and at once), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host).
+ * second, and at once), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host); every
+ * request is logged (`HttpSettings.requestLog`).
  */
 export const httpLayerConfig = Layer.unwrapEffect(
   Effect.map(ConsoleToken.load, (consoleToken) =>
@@ -219,7 +220,8 @@ export const httpLayerConfig = Layer.unwrapEffect(
         perSecond: positive("WIDGET_SEARCH_RATE", HttpConfig.defaultWidgetSearchLimit.perSecond),
         burst: positive("WIDGET_SEARCH_BURST", HttpConfig.defaultWidgetSearchLimit.burst)
       },
-      allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false))
+      allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false)),
+      requestLog: Config.succeed(true)
     }))
 )
 

@@ -64,20 +64,21 @@ export const requestLog = (log: boolean) => <E, R>(app: HttpApp.Default<E, R>): 
       })
     scrub(routeOf(apiRoutes, request.method, pathOf(request.url)))
     const facts: RequestFacts = { organisationId: undefined }
-    const exit = yield* Effect.exit(Effect.locally(app, currentRequestFacts, facts))
-    const route = routeFor(request, span)
-    scrub(route)
-    if (log) {
-      const finished = yield* Clock.currentTimeMillis
-      yield* Effect.logInfo("Request answered").pipe(
-        Effect.annotateLogs({
-          route: route ?? "unmatched",
-          method: request.method,
-          status: statusOf(exit),
-          duration_ms: finished - started,
-          ...(facts.organisationId === undefined ? {} : { organisation_id: facts.organisationId })
-        })
-      )
-    }
-    return yield* exit
+    return yield* Effect.locally(app, currentRequestFacts, facts).pipe(Effect.onExit((exit) =>
+      Effect.gen(function*() {
+        const route = routeFor(request, span)
+        scrub(route)
+        if (!log) return
+        const finished = yield* Clock.currentTimeMillis
+        yield* Effect.logInfo("Request answered").pipe(
+          Effect.annotateLogs({
+            route: route ?? "unmatched",
+            method: request.method,
+            status: statusOf(exit),
+            duration_ms: finished - started,
+            ...(facts.organisationId === undefined ? {} : { organisation_id: facts.organisationId })
+          })
+        )
+      })
+    ))
   })

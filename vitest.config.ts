@@ -1,8 +1,13 @@
 import { existsSync } from "node:fs"
 import { configDefaults, defineConfig } from "vitest/config"
 
-/** Workspace packages resolve to their TypeScript sources through the `@tradeflow/source` export condition. */
+/**
+ * Workspace packages resolve to their TypeScript sources through the `@tradeflow/source` export condition.
+ * The test processes (Node, given `ssr` conditions) leave out `module`: under it `@opentelemetry/*`
+ * name ES modules without file extensions, which only a bundler reads.
+ */
 const conditions = ["@tradeflow/source", "module", "node", "development|production"]
+const nodeConditions = conditions.filter((condition) => condition !== "module")
 
 /**
  * The browser tests need Chromium (examples/standalone/test/browser/Browser.ts). Where it is
@@ -19,7 +24,7 @@ if (withoutBrowser) {
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions } },
+  ssr: { resolve: { conditions: nodeConditions } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, ...(withoutBrowser ? ["examples/standalone/test/browser/**"] : [])],

@@ -230,7 +230,8 @@ const retiredWidgetLimits = Effect.forEach(["WIDGET_SEARCH_RATE", "WIDGET_SEARCH
  * `RATE_LIMIT_WIDGET_PRODUCTION` and `RATE_LIMIT_WIDGET_UAT` (requests per key and window, as
  * `HttpConfig.parseRateLimit` reads them: `<requests>/<seconds>` or `off`; anything else is a
  * configuration error), `ALLOW_HTTP_SESSIONS` (web sessions over plain http on any host). The
- * retired `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` are ignored with a warning.
+ * retired `WIDGET_SEARCH_RATE` and `WIDGET_SEARCH_BURST` are ignored with a warning. Every request is
+ * logged (`HttpSettings.requestLog`).
  */
 export const httpLayerConfig = Layer.unwrapEffect(
   Effect.map(Effect.zipRight(retiredWidgetLimits, ConsoleToken.load), (consoleToken) =>
@@ -255,7 +256,8 @@ export const httpLayerConfig = Layer.unwrapEffect(
       widgetSunset,
       rateLimits: rateLimits(HttpConfig.defaultRateLimits),
       metricsHosts: hosts("METRICS_HOSTS", []),
-      allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false))
+      allowHttpSessions: Config.boolean("ALLOW_HTTP_SESSIONS").pipe(Config.withDefault(false)),
+      requestLog: Config.succeed(true)
     }))
 )
 

@@ -44,6 +44,7 @@ import { metricsHost, requestHost } from "./internal/hosts.js"
 import { openApiDocument } from "./internal/openapi.js"
 import { MountPrefix, normalizePrefix, underPrefix } from "./internal/prefix.js"
 import { problemMiddleware } from "./internal/problemMiddleware.js"
+import { requestLog } from "./internal/requestLog.js"
 import { requestMetrics } from "./internal/requestMetrics.js"
 import { routeGroups } from "./internal/routeGroups.js"
 import { isWebPath, makeWebApp } from "./internal/webApp.js"
@@ -145,7 +146,7 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
     const web = yield* Effect.provide(makeWebApp, context)
     const settings = yield* HttpConfig
     const metrics = yield* HttpMetrics.makeResponse
-    const app: typeof api = requestMetrics(Effect.flatMap(
+    const app: typeof api = requestLog(settings.requestLog)(requestMetrics(Effect.flatMap(
       HttpServerRequest.HttpServerRequest,
       (request) =>
         request.method === "GET" && request.url.split("?")[0] === "/metrics" &&
@@ -154,7 +155,7 @@ export const makeApp = (options: MountOptions = {}): Effect.Effect<
           : isWebPath(request.url)
           ? web
           : api
-    ))
+    )))
     if (prefix === "") return app
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const url = underPrefix(prefix, request.url)

@@ -74,6 +74,11 @@ export interface HttpSettings {
     readonly perAddress: number
     readonly windowMillis: number
   }
+  /**
+   * One info log line per request (`Request answered`, annotated with its route template, method,
+   * status, duration and organisation). Off by default: a host may log requests its own way.
+   */
+  readonly requestLog: boolean
 }
 
 export class HttpConfig extends Context.Tag("@tradeflow/http-node/HttpConfig")<HttpConfig, HttpSettings>() {}
@@ -132,6 +137,7 @@ export interface Options {
     readonly perAddress: number
     readonly windowMillis: number
   }
+  readonly requestLog?: boolean
 }
 
 /** Splits a comma-separated host list. */
@@ -157,7 +163,8 @@ export const make = (options: Options): HttpSettings => ({
   widgetSunset: options.widgetSunset ?? null,
   rateLimits: options.rateLimits ?? defaultRateLimits,
   allowHttpSessions: options.allowHttpSessions ?? false,
-  signInFailures: options.signInFailures ?? defaultSignInFailures
+  signInFailures: options.signInFailures ?? defaultSignInFailures,
+  requestLog: options.requestLog ?? false
 })
 
 /**

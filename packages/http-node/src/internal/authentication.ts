@@ -7,6 +7,7 @@ import { HttpConfig } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
 import { mapCoreErrors } from "./errors.js"
 import { hostEnvironment, requestHost } from "./hosts.js"
+import { noteOrganisation } from "./requestLog.js"
 import { sameOrigin } from "./webKit.js"
 import { widgetKeyOf } from "./widget.js"
 
@@ -39,6 +40,7 @@ export const apiKeyAuthLayer = Layer.effect(
           if (key === "") return yield* Problem.make(401, "the Authorization header must carry an API key")
           const caller = yield* mapCoreErrors(accounts.authenticate(key))
           yield* sameEnvironment(caller.environment, environment)
+          yield* noteOrganisation(caller.organisation.id)
           return { caller, environment }
         })
     })
@@ -61,6 +63,7 @@ export const widgetKeyAuthLayer = Layer.effect(
           }
           const caller = yield* mapCoreErrors(widgets.authenticate(key))
           yield* sameEnvironment(caller.organisation.environment, environment)
+          yield* noteOrganisation(caller.organisation.id)
           return caller
         })
     })

@@ -21,6 +21,7 @@ import { toProblem } from "./errors.js"
 import * as FailureLimit from "./failureLimit.js"
 import { consoleHost, requestHost } from "./hosts.js"
 import { type Html, html } from "./html.js"
+import { noteOrganisation } from "./requestLog.js"
 import { webAccount } from "./webAccount.js"
 import { css, js } from "./webAssets.js"
 import { webAutomations } from "./webAutomations.js"
@@ -204,6 +205,7 @@ export const makeWebApp = Effect.gen(function*() {
         const person = yield* visitor
         const id = WebKit.orgParam(yield* HttpRouter.params)
         const { organisation, role } = yield* users.authorize(person.actor, id, action)
+        yield* noteOrganisation(organisation.id)
         const access = yield* users.accessOf(person.actor)
         const live = organisation.live_organisation_id === null
           ? organisation

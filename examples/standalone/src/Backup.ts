@@ -88,6 +88,10 @@ export const copy = (source: string, target: string, options: { readonly verifyS
         try: () => Fs.mkdirSync(Path.dirname(target), { recursive: true }),
         catch: explain(`cannot create the directory of ${target}`)
       })
+      yield* Effect.try({
+        try: () => Fs.closeSync(Fs.openSync(partial, "wx", 0o600)),
+        catch: explain(`cannot create ${partial}`)
+      })
       yield* client`VACUUM INTO ${partial}`.pipe(Effect.mapError(explain(`cannot copy ${source}`)))
     })).pipe(Effect.onError(() => removePartial))
     const pages = yield* Effect.scoped(Effect.gen(function*() {
@@ -98,7 +102,6 @@ export const copy = (source: string, target: string, options: { readonly verifyS
     })).pipe(Effect.tapError(() => removePartial))
     yield* Effect.try({
       try: () => {
-        Fs.chmodSync(partial, 0o600)
         Fs.linkSync(partial, target)
       },
       catch: explain(`cannot move the copy into ${target}`)

@@ -2,7 +2,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { record, uatKey } from "./Fixtures.js"
@@ -119,6 +119,7 @@ describe("backup and restore", () => {
       expect(backup.stdout).toMatch(/^backed up .+ to .+: \d+ bytes, \d+ pages, in \d+ ms; integrity check ok\n$/)
       expect(acceptedDuringBackup).toBeGreaterThan(acceptedBeforeBackup.length)
       expect(await integrity(backupFile)).toEqual([{ integrity_check: "ok" }])
+      expect(statSync(backupFile).mode & 0o777).toBe(0o600)
       expect(await pendingJobs(accepting, organisation)).toBeGreaterThan(pending.length)
       await kill(accepting)
 

@@ -12,6 +12,9 @@ const ready = async (base: string) => {
   return { status: res.status, body: await res.json() as any }
 }
 
+/** Past the second for which one storage check answers every probe. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 1_100))
+
 describe("GET /ready of the standalone server", () => {
   it("is 200 with every background loop running, and expects none that a process is told not to run", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tradeflow-ready-"))
@@ -47,6 +50,7 @@ describe("GET /ready of the standalone server", () => {
       try {
         expect((await ready(server.base)).status).toBe(200)
         await admin.query(`ALTER SCHEMA ${test.schema} RENAME TO ${test.schema}_away`)
+        await settle()
         try {
           const down = await ready(server.base)
           expect(down.status).toBe(503)
@@ -55,6 +59,7 @@ describe("GET /ready of the standalone server", () => {
         } finally {
           await admin.query(`ALTER SCHEMA ${test.schema}_away RENAME TO ${test.schema}`)
         }
+        await settle()
         expect((await ready(server.base)).status).toBe(200)
       } finally {
         await admin.end()

@@ -7,7 +7,7 @@ import { createServer, type Server as HttpServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "vitest"
-import { uatKey } from "./Fixtures.js"
+import { record, uatKey } from "./Fixtures.js"
 import { call, consoleToken, refusedStart, type Server, start } from "./Process.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tradeflow-telemetry-"))
@@ -165,6 +165,10 @@ describe("OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     const name = "telemetry-organisation"
     const created = await call(server, "POST", "/console/organisations", { name }, consoleAuth)
     assert.strictEqual(created.status, 201)
+    const { key } = await uatKey(server, "Traced Freight")
+    const marker = "TRACED-BODY-MARKER-7f3a"
+    const posted = await call(server, "POST", "/v3/downstream/tradeflows", record(marker), { authorization: key })
+    assert.strictEqual(posted.status, 202)
     assert.strictEqual(await stop(server), 0)
 
     assert.isAbove(collector.bodies.length, 0)
@@ -180,6 +184,8 @@ describe("OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     assert.deepStrictEqual(attribute(root!, "http.response.status_code"), { intValue: 201 })
     const children = spans.filter((span) => span.parentSpanId === root!.spanId).map((span) => span.name)
     assert.include(children, "Accounts.createOrganisation")
-    for (const { body } of collector.bodies) assert.notInclude(body, consoleToken)
+    for (const { body } of collector.bodies) {
+      for (const secret of [consoleToken, key, marker]) assert.notInclude(body, secret)
+    }
   })
 })

@@ -16,13 +16,21 @@ export interface Window {
   readonly end: number
 }
 
+/** Hits of a key in a window, to add to its counter. */
+export interface Count {
+  readonly key: string
+  readonly window: Window
+  readonly hits: number
+}
+
 export class RateLimitStore extends Context.Tag("@tradeflow/core/RateLimitStore")<RateLimitStore, {
   /**
-   * Counts one hit of `key` in `window`, atomically (concurrent hits from any process on the same
-   * database are all counted), and answers the hits of that window, this one included. Windows of
-   * one key are independent: a hit in another window starts at 1.
+   * Adds the hits of each count to the counter of its key and window, atomically (concurrent adds
+   * from any process on the same database are all counted), and answers each counter's total
+   * after the add, in the order of `counts` (a key and window named twice gets both adds, and the
+   * total after both, twice). Windows of one key are independent.
    */
-  readonly hit: (key: string, window: Window) => Effect.Effect<number, StorageError>
+  readonly add: (counts: ReadonlyArray<Count>) => Effect.Effect<ReadonlyArray<number>, StorageError>
   /**
    * Removes at most `limit` counters whose window ended at or before `now`; answers how many it
    * removed (fewer than `limit`: none such is left).
@@ -33,14 +41,16 @@ export class RateLimitStore extends Context.Tag("@tradeflow/core/RateLimitStore"
 /** Counters in a map: nothing survives the process, and the memory grows until {@link RateLimitStore} `prune`. */
 export const makeMemory: Effect.Effect<RateLimitStore["Type"]> = Effect.sync(() => {
   const counters = new Map<string, { readonly end: number; hits: number }>()
+  const nameOf = (count: Count) => JSON.stringify([count.key, count.window.start])
   return RateLimitStore.of({
-    hit: (key, window) =>
+    add: (counts) =>
       Effect.sync(() => {
-        const name = JSON.stringify([key, window.start])
-        const counter = counters.get(name)
-        if (counter !== undefined) return ++counter.hits
-        counters.set(name, { end: window.end, hits: 1 })
-        return 1
+        for (const count of counts) {
+          const counter = counters.get(nameOf(count))
+          if (counter !== undefined) counter.hits += count.hits
+          else counters.set(nameOf(count), { end: count.window.end, hits: count.hits })
+        }
+        return counts.map((count) => counters.get(nameOf(count))!.hits)
       }),
     prune: (now, limit) =>
       Effect.sync(() => {

@@ -28,19 +28,35 @@ export interface BackgroundLoop {
 }
 
 export class Readiness extends Context.Tag("@tradeflow/core/Readiness")<Readiness, {
-  /** Checks the storage (within 2 seconds) and the background loops. */
+  /**
+   * Checks the storage (within 2 seconds; one check answers every report asked for within a second
+   * of it, so a flood of probes costs the database one query a second) and the background loops.
+   */
   readonly report: Effect.Effect<ReadinessReport>
   /** Registers a loop this process is expected to run, not yet started. */
   readonly expect: (name: string) => Effect.Effect<BackgroundLoop>
 }>() {}
 
 const storageTimeout = Duration.seconds(2)
+const storageCacheTtl = Duration.seconds(1)
 
 /** {@link Readiness} over the storage's {@link StorageHealth}. */
 export const layer: Layer.Layer<Readiness, never, StorageHealth> = Layer.effect(
   Readiness,
   Effect.gen(function*() {
     const health = yield* StorageHealth
+    const checkStorage = yield* Effect.cachedWithTTL(
+      health.check.pipe(
+        Effect.timeoutTo({
+          duration: storageTimeout,
+          onSuccess: (missing) => missing,
+          onTimeout: (): ReadonlyArray<Missing> => [
+            { component: "database", reason: `no answer within ${Duration.format(storageTimeout)}` }
+          ]
+        })
+      ),
+      storageCacheTtl
+    )
     const loops = new Map<number, { readonly name: string; state: "starting" | "running" | "stopped" }>()
     let next = 0
     return Readiness.of({
@@ -54,15 +70,7 @@ export const layer: Layer.Layer<Readiness, never, StorageHealth> = Layer.effect(
           }
         }),
       report: Effect.gen(function*() {
-        const storage = yield* health.check.pipe(
-          Effect.timeoutTo({
-            duration: storageTimeout,
-            onSuccess: (missing) => missing,
-            onTimeout: (): ReadonlyArray<Missing> => [
-              { component: "database", reason: `no answer within ${Duration.format(storageTimeout)}` }
-            ]
-          })
-        )
+        const storage = yield* checkStorage
         const missing = [...storage]
         const running: Array<string> = []
         for (const loop of loops.values()) {

@@ -13,10 +13,12 @@ import { noResource } from "./internal/errors.js"
 import { makeProcessSampler } from "./internal/processMetrics.js"
 import { contentType, render } from "./internal/prometheus.js"
 
+const backlogTimeout = "2 seconds"
+
 /**
  * The `GET /metrics` response, built in the current scope (the event-loop monitor runs as long as
- * it): each call samples the backlogs through `JobAdmin` and `DeliveryAdmin` (a storage failure is
- * logged and leaves their gauges as they were) and the process, then renders every metric.
+ * it): each call samples the backlogs through `JobAdmin` and `DeliveryAdmin` (a storage failure, or no
+ * answer within 2 seconds, is logged and leaves their gauges as they were) and the process, then renders every metric.
  */
 export const makeResponse: Effect.Effect<
   Effect.Effect<HttpServerResponse.HttpServerResponse>,
@@ -27,6 +29,7 @@ export const makeResponse: Effect.Effect<
   const deliveries = yield* DeliveryAdmin.DeliveryAdmin
   const sampleProcess = yield* makeProcessSampler
   const sampleBacklogs = Effect.all([jobs.backlog, deliveries.backlog, Clock.currentTimeMillis]).pipe(
+    Effect.timeoutFail({ duration: backlogTimeout, onTimeout: () => `no answer within ${backlogTimeout}` }),
     Effect.flatMap(([queue, outbox, now]) => ServiceMetrics.sampleBacklogs(queue, outbox, now)),
     Effect.catchAll((error) => Effect.logWarning("metrics: the backlogs could not be read", error))
   )

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer } from "effect"
-import { makeAppLayer, newKey, oceanBasic, send, uat } from "./Fixture.js"
+import { makeAppLayer, newKey, oceanBasic, production, send, uat } from "./Fixture.js"
 
 const exporter = new InMemorySpanExporter()
 const tracing = NodeSdk.layer(() => ({
@@ -77,12 +77,18 @@ describe("traces", () => {
         }
       }))
 
-    it.effect("a token in the path or query stays out of the span", () =>
+    it.effect("a token in the path, the query or the Referer stays out of the span", () =>
       Effect.gen(function*() {
         const token = "invitation-token-5d1e0b"
-        yield* send("GET", `/app/invitations/${token}?next=${token}`)
+        yield* send("GET", `/app/invitations/${token}?next=${token}`, {
+          headers: { referer: `http://${production}/app/invitations/${token}` }
+        })
         const server = yield* serverSpan("/app/invitations/:token")
         assert.strictEqual(server.attributes["url.path"], "/app/invitations/:token")
+        assert.strictEqual(server.attributes["http.request.header.referer"], "<redacted>")
+        yield* send("GET", "/app/assets/app.js", {
+          headers: { referer: `http://${production}/app/invitations/${token}` }
+        })
         for (const value of everyAttribute()) assert.notInclude(value, token)
       }))
   })

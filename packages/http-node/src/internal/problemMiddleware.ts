@@ -105,7 +105,7 @@ const refuseUnreadableUrl = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
 export const problemMiddleware = HttpApiBuilder.middleware(Effect.gen(function*() {
   const settings = yield* HttpConfig
   const guard = consoleGuard(settings)
-  const rateLimited = rateLimit(settings, yield* RateLimitStore.RateLimitStore, yield* Effect.scope)
+  const rateLimited = yield* rateLimit(settings, yield* RateLimitStore.RateLimitStore)
   const limit = inFlightLimit(settings)
   return (app: PlatformHttpApp.Default) =>
     guard(limit(deprecateWidgetSearch(settings)(rateLimited(problems(refuseUnreadableUrl(app))))))

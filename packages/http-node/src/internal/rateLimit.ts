@@ -33,20 +33,53 @@ export const windowOf = (policy: RateLimitPolicy, now: number): RateLimitStore.W
 
 const kindName = { apiKey: "API key", widgetKey: "widget key" } as const
 
+/** How long a key's count may go without a write to the store (and without learning the other processes' hits). */
+export const syncMillis = 250
+
+/** Counters one application keeps at most (the oldest is forgotten first: a flood of unknown keys). */
+const maxCounters = 100_000
+
+/** A key's count in its current window, as this application knows it. */
+interface Counter {
+  readonly key: string
+  readonly window: RateLimitStore.Window
+  /** The store's total as last learned, this application's written hits included. */
+  shared: number
+  /** Hits counted here and not yet written. */
+  pending: number
+  /** Hits being written. */
+  writing: number
+  /** When the counter was last written (its total learned). */
+  syncedAt: number
+}
+
 /**
  * The rate limits of settings' `rateLimits`: a request of the public API carrying a credential
  * (an API key on downstream, upstream and DCSA paths, a widget key on the widget search) counts one
  * hit of its key in the current fixed window of the policy of the host's environment and the kind
- * of key, in the `RateLimitStore` (so every process on one database shares the count), before it
- * is authenticated. Its answer carries `RateLimit-Policy` and `RateLimit`; once the quota is spent
- * it is answered 429 with `Retry-After` (the seconds until the window ends) and nothing runs. The
- * store keeps a SHA-256 digest of the credential, never the credential. Requests without a
- * credential or on a host of neither environment, and every other path, pass untouched; so does a
- * request whose count the store cannot take (logged). Ended windows are removed about once a
- * minute, in the background of `scope`.
+ * of key, before it is authenticated, in the `RateLimitStore` that every process on the database
+ * shares. A key's hits are written, and its total learned, by the first request after
+ * {@link syncMillis} without a write, which waits for it; the requests in between count here and
+ * are written together in the background within {@link syncMillis} (one statement for every key).
+ * So a key's count is exact within one process, and across processes a key may pass its quota by
+ * what the other processes let through within one such interval. Its answer carries
+ * `RateLimit-Policy` and `RateLimit`; once the quota is spent it is answered 429 with `Retry-After`
+ * (the seconds until the window ends) and nothing runs. The store keeps a SHA-256 digest of the
+ * credential, never the credential. Requests without a credential or on a host of neither
+ * environment, and every other path, pass untouched. A failed write leaves the hits to the next
+ * one (logged at most once a minute; meanwhile this process counts alone); ended windows are
+ * removed about once a minute. The background writes run in the current scope; closing it writes
+ * what is left.
  */
-export const rateLimit = (settings: HttpSettings, store: RateLimitStore.RateLimitStore["Type"], scope: Scope.Scope) => {
+export const rateLimit = (
+  settings: HttpSettings,
+  store: RateLimitStore.RateLimitStore["Type"]
+): Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+  const scope = yield* Effect.scope
+  const counters = new Map<string, Counter>()
   let nextPrune = 0
+  let nextWarning = 0
   const prune = (now: number): Effect.Effect<void> => {
     if (now < nextPrune) return Effect.void
     nextPrune = now + pruneEveryMillis
@@ -59,6 +92,51 @@ export const rateLimit = (settings: HttpSettings, store: RateLimitStore.RateLimi
       scope
     ))
   }
+  const write = (batch: ReadonlyArray<Counter>, now: number): Effect.Effect<void> => {
+    for (const counter of batch) {
+      counter.writing = counter.pending
+      counter.pending = 0
+      counter.syncedAt = now
+    }
+    return store.add(batch.map((c) => ({ key: c.key, window: c.window, hits: c.writing }))).pipe(
+      Effect.matchEffect({
+        onSuccess: (totals) =>
+          Effect.sync(() => {
+            for (const [i, counter] of batch.entries()) {
+              counter.shared = totals[i] ?? counter.shared + counter.writing
+              counter.writing = 0
+            }
+          }),
+        onFailure: (error) =>
+          Effect.suspend(() => {
+            for (const counter of batch) {
+              counter.pending += counter.writing
+              counter.writing = 0
+            }
+            if (now < nextWarning) return Effect.void
+            nextWarning = now + pruneEveryMillis
+            return Effect.logWarning("rate limits: the counts could not be written; retrying", error)
+          })
+      })
+    )
+  }
+  const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const batch = [...counters.values()].filter((c) => c.pending > 0 && c.writing === 0)
+    return batch.length === 0 ? Effect.void : write(batch, now)
+  })
+  const forgetEnded = (now: number) =>
+    Effect.sync(() => {
+      for (const [name, counter] of counters) {
+        if (counter.window.end <= now && counter.pending === 0 && counter.writing === 0) counters.delete(name)
+      }
+    })
+  yield* sync.pipe(
+    Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, forgetEnded)),
+    Effect.zipRight(Effect.sleep(syncMillis)),
+    Effect.forever,
+    Effect.forkIn(scope)
+  )
+  yield* Effect.addFinalizer(() => Effect.ignore(Effect.timeout(sync, "2 seconds")))
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const path = request.url.split("?")[0] ?? "/"
@@ -78,14 +156,18 @@ export const rateLimit = (settings: HttpSettings, store: RateLimitStore.RateLimi
         yield* prune(now)
         const window = windowOf(policy, now)
         const key = `${environment.value}:${kind}:${createHash("sha256").update(credential, "utf8").digest("base64")}`
-        const counted = yield* store.hit(key, window).pipe(
-          Effect.map(Option.some),
-          Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning("rate limits: the request could not be counted", error), Option.none())
-          )
-        )
-        if (Option.isNone(counted)) return yield* app
-        const hits = counted.value
+        let counter = counters.get(key)
+        if (counter === undefined || counter.window.start !== window.start) {
+          counter = { key, window, shared: 0, pending: 0, writing: 0, syncedAt: -Infinity }
+          if (!counters.has(key) && counters.size >= maxCounters) {
+            const oldest = counters.keys().next()
+            if (oldest.done !== true) counters.delete(oldest.value)
+          }
+          counters.set(key, counter)
+        }
+        counter.pending++
+        if (counter.writing === 0 && now - counter.syncedAt >= syncMillis) yield* write([counter], now)
+        const hits = counter.shared + counter.writing + counter.pending
         const reset = Math.max(1, Math.ceil((window.end - now) / 1000))
         const headers = rateLimitHeaders(policy, hits, reset)
         if (hits > policy.quota) {
@@ -102,4 +184,4 @@ export const rateLimit = (settings: HttpSettings, store: RateLimitStore.RateLimi
         return HttpServerResponse.setHeaders(yield* app, headers)
       })
     })
-}
+})

@@ -16,7 +16,7 @@ export const noteOrganisation = (organisationId: string): Effect.Effect<void> =>
     if (facts !== undefined) facts.organisationId = organisationId
   })
 
-const apiRoutes = routeTable([Api, ApiV3], [["GET", "/openapi.json"], ["GET", "/docs"]])
+const apiRoutes = routeTable([Api, ApiV3], [["GET", "/openapi.json"], ["GET", "/docs"], ["GET", "/metrics"]])
 
 const pathOf = (url: string): string => url.split("?")[0] || "/"
 
@@ -46,7 +46,8 @@ const statusOf = (exit: Exit.Exit<{ readonly status: number }, unknown>): number
 
 /**
  * Around the whole app: the request's server span keeps no URL that may carry a secret (its
- * `url.full`, `url.path` and `url.query` become the route template, or `unmatched`), and with
+ * `url.full`, `url.path` and `url.query` become the route template, or `unmatched`, and a
+ * `Referer` header, which may name a page with a token in its path, is redacted), and with
  * `log` one info line per request (`Request answered`) annotated with its route template,
  * method, status, duration and the organisation the request acted for once authenticated.
  */
@@ -60,6 +61,7 @@ export const requestLog = (log: boolean) => <E, R>(app: HttpApp.Default<E, R>): 
         span.attribute("url.full", route ?? "unmatched")
         span.attribute("url.path", route ?? "unmatched")
         if (request.url.includes("?")) span.attribute("url.query", "redacted")
+        if (request.headers["referer"] !== undefined) span.attribute("http.request.header.referer", "<redacted>")
         if (route !== undefined) span.attribute("http.route", route)
       })
     scrub(routeOf(apiRoutes, request.method, pathOf(request.url)))

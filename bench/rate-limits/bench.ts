@@ -25,8 +25,9 @@
  * BENCH_ROUNDS (default 6) rounds, each one phase per case and server, the servers alternating
  * (off, on in even rounds; on, off in odd ones). Reported per phase: requests/s, latency p50 / p99,
  * and the server process's CPU time per request (user + system from /proc/<pid>/stat; PostgreSQL's
- * own processes not included); per case: the medians and the median of the per-round ratios on/off. At the end the "on"
- * database's `rate_limits` must hold exactly as many hits as requests were sent to it.
+ * own processes not included); per case: the medians and the median of the per-round ratios on/off. At the end (once
+ * the servers have written their counts, which they do at least every 250 ms) the "on" database's
+ * `rate_limits` must hold exactly as many hits as requests were sent to it.
  *
  * Then the bare floors, in this process:
  * - the upsert alone with the bare driver, on a table with the same DDL: SQLite (better-sqlite3,
@@ -48,6 +49,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { syncMillis } from "../../packages/http-node/src/internal/rateLimit.js"
 import { requestMetrics } from "../../packages/http-node/src/internal/requestMetrics.js"
 import { type Backend, selectedBackends } from "../Backends.js"
 import {
@@ -257,6 +259,7 @@ const runBackend = (backend: Backend) =>
           summaries.push(summary)
           console.log(JSON.stringify(summary))
         }
+        await new Promise((resolve) => setTimeout(resolve, 4 * syncMillis))
         const [offHits, onHits] = [await countedHits(backend, off), await countedHits(backend, on)]
         console.log(JSON.stringify({ backend, off_counted: offHits, on_counted: onHits, on_sent: on.sent }))
         if (offHits !== 0 || onHits !== on.sent) throw new Error("the rate_limits table does not match the requests")

@@ -1,6 +1,6 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { RateLimitStore } from "@tradeflow/core"
-import { Clock, Effect, Option, type Scope } from "effect"
+import { Cause, Clock, Effect, Option, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import type { HttpSettings, RateLimitPolicy } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
@@ -99,7 +99,7 @@ export const rateLimit = (
       counter.syncedAt = now
     }
     return store.add(batch.map((c) => ({ key: c.key, window: c.window, hits: c.writing }))).pipe(
-      Effect.matchEffect({
+      Effect.matchCauseEffect({
         onSuccess: (totals) =>
           Effect.sync(() => {
             for (const [i, counter] of batch.entries()) {
@@ -107,15 +107,15 @@ export const rateLimit = (
               counter.writing = 0
             }
           }),
-        onFailure: (error) =>
+        onFailure: (cause) =>
           Effect.suspend(() => {
             for (const counter of batch) {
               counter.pending += counter.writing
               counter.writing = 0
             }
-            if (now < nextWarning) return Effect.void
+            if (Cause.isInterruptedOnly(cause) || now < nextWarning) return Effect.void
             nextWarning = now + pruneEveryMillis
-            return Effect.logWarning("rate limits: the counts could not be written; retrying", error)
+            return Effect.logWarning("rate limits: the counts could not be written; retrying", cause)
           })
       })
     )

@@ -76,112 +76,112 @@ export const rateLimit = (
   store: RateLimitStore.RateLimitStore["Type"]
 ): Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>, never, Scope.Scope> =>
   Effect.gen(function*() {
-  const scope = yield* Effect.scope
-  const counters = new Map<string, Counter>()
-  let nextPrune = 0
-  let nextWarning = 0
-  const prune = (now: number): Effect.Effect<void> => {
-    if (now < nextPrune) return Effect.void
-    nextPrune = now + pruneEveryMillis
-    const sweep: Effect.Effect<number, unknown> = Effect.flatMap(
-      store.prune(now, pruneBatch),
-      (removed) => removed < pruneBatch ? Effect.succeed(removed) : sweep
-    )
-    return Effect.asVoid(Effect.forkIn(
-      Effect.catchAllCause(sweep, (cause) => Effect.logWarning("rate limits: removing ended windows failed", cause)),
-      scope
-    ))
-  }
-  const write = (batch: ReadonlyArray<Counter>, now: number): Effect.Effect<void> => {
-    for (const counter of batch) {
-      counter.writing = counter.pending
-      counter.pending = 0
-      counter.syncedAt = now
+    const scope = yield* Effect.scope
+    const counters = new Map<string, Counter>()
+    let nextPrune = 0
+    let nextWarning = 0
+    const prune = (now: number): Effect.Effect<void> => {
+      if (now < nextPrune) return Effect.void
+      nextPrune = now + pruneEveryMillis
+      const sweep: Effect.Effect<number, unknown> = Effect.flatMap(
+        store.prune(now, pruneBatch),
+        (removed) => removed < pruneBatch ? Effect.succeed(removed) : sweep
+      )
+      return Effect.asVoid(Effect.forkIn(
+        Effect.catchAllCause(sweep, (cause) => Effect.logWarning("rate limits: removing ended windows failed", cause)),
+        scope
+      ))
     }
-    return store.add(batch.map((c) => ({ key: c.key, window: c.window, hits: c.writing }))).pipe(
-      Effect.matchCauseEffect({
-        onSuccess: (totals) =>
-          Effect.sync(() => {
-            for (const [i, counter] of batch.entries()) {
-              counter.shared = totals[i] ?? counter.shared + counter.writing
-              counter.writing = 0
-            }
-          }),
-        onFailure: (cause) =>
-          Effect.suspend(() => {
-            for (const counter of batch) {
-              counter.pending += counter.writing
-              counter.writing = 0
-            }
-            if (Cause.isInterruptedOnly(cause) || now < nextWarning) return Effect.void
-            nextWarning = now + pruneEveryMillis
-            return Effect.logWarning("rate limits: the counts could not be written; retrying", cause)
-          })
-      })
-    )
-  }
-  const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const batch = [...counters.values()].filter((c) => c.pending > 0 && c.writing === 0)
-    return batch.length === 0 ? Effect.void : write(batch, now)
-  })
-  const forgetEnded = (now: number) =>
-    Effect.sync(() => {
-      for (const [name, counter] of counters) {
-        if (counter.window.end <= now && counter.pending === 0 && counter.writing === 0) counters.delete(name)
+    const write = (batch: ReadonlyArray<Counter>, now: number): Effect.Effect<void> => {
+      for (const counter of batch) {
+        counter.writing = counter.pending
+        counter.pending = 0
+        counter.syncedAt = now
       }
+      return store.add(batch.map((c) => ({ key: c.key, window: c.window, hits: c.writing }))).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: (totals) =>
+            Effect.sync(() => {
+              for (const [i, counter] of batch.entries()) {
+                counter.shared = totals[i] ?? counter.shared + counter.writing
+                counter.writing = 0
+              }
+            }),
+          onFailure: (cause) =>
+            Effect.suspend(() => {
+              for (const counter of batch) {
+                counter.pending += counter.writing
+                counter.writing = 0
+              }
+              if (Cause.isInterruptedOnly(cause) || now < nextWarning) return Effect.void
+              nextWarning = now + pruneEveryMillis
+              return Effect.logWarning("rate limits: the counts could not be written; retrying", cause)
+            })
+        })
+      )
+    }
+    const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const batch = [...counters.values()].filter((c) => c.pending > 0 && c.writing === 0)
+      return batch.length === 0 ? Effect.void : write(batch, now)
     })
-  yield* sync.pipe(
-    Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, forgetEnded)),
-    Effect.zipRight(Effect.sleep(syncMillis)),
-    Effect.forever,
-    Effect.forkIn(scope)
-  )
-  yield* Effect.addFinalizer(() => Effect.ignore(Effect.timeout(sync, "2 seconds")))
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const path = request.url.split("?")[0] ?? "/"
-      const kind = widgetPath.test(path) ? "widgetKey" : apiKeyPath.test(path) ? "apiKey" : undefined
-      if (kind === undefined) return app
-      const authorization = request.headers["authorization"] ?? ""
-      const credential = kind === "widgetKey"
-        ? widgetKeyOf(authorization)
-        : authorization.trim().replace(/^bearer\s+/i, "")
-      if (credential === undefined || credential === "") return app
-      const environment = hostEnvironment(settings, requestHost(settings, request.headers))
-      if (Option.isNone(environment)) return app
-      const policy = settings.rateLimits[environment.value][kind]
-      if (policy === null) return app
-      return Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        yield* prune(now)
-        const window = windowOf(policy, now)
-        const key = `${environment.value}:${kind}:${createHash("sha256").update(credential, "utf8").digest("base64")}`
-        let counter = counters.get(key)
-        if (counter === undefined || counter.window.start !== window.start) {
-          counter = { key, window, shared: 0, pending: 0, writing: 0, syncedAt: -Infinity }
-          if (!counters.has(key) && counters.size >= maxCounters) {
-            const oldest = counters.keys().next()
-            if (oldest.done !== true) counters.delete(oldest.value)
-          }
-          counters.set(key, counter)
+    const forgetEnded = (now: number) =>
+      Effect.sync(() => {
+        for (const [name, counter] of counters) {
+          if (counter.window.end <= now && counter.pending === 0 && counter.writing === 0) counters.delete(name)
         }
-        counter.pending++
-        if (counter.writing === 0 && now - counter.syncedAt >= syncMillis) yield* write([counter], now)
-        const hits = counter.shared + counter.writing + counter.pending
-        const reset = Math.max(1, Math.ceil((window.end - now) / 1000))
-        const headers = rateLimitHeaders(policy, hits, reset)
-        if (hits > policy.quota) {
-          return Problem.toResponse(
-            Problem.make(
-              429,
-              `at most ${policy.quota} requests every ${policy.windowSeconds} s for one ${
-                kindName[kind]
-              } in ${environment.value}; retry in ${reset} s`
-            ),
-            { ...headers, "retry-after": String(reset) }
-          )
-        }
-        return HttpServerResponse.setHeaders(yield* app, headers)
       })
-    })
-})
+    yield* sync.pipe(
+      Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, forgetEnded)),
+      Effect.zipRight(Effect.sleep(syncMillis)),
+      Effect.forever,
+      Effect.forkIn(scope)
+    )
+    yield* Effect.addFinalizer(() => Effect.ignore(Effect.timeout(sync, "2 seconds")))
+    return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const path = request.url.split("?")[0] ?? "/"
+        const kind = widgetPath.test(path) ? "widgetKey" : apiKeyPath.test(path) ? "apiKey" : undefined
+        if (kind === undefined) return app
+        const authorization = request.headers["authorization"] ?? ""
+        const credential = kind === "widgetKey"
+          ? widgetKeyOf(authorization)
+          : authorization.trim().replace(/^bearer\s+/i, "")
+        if (credential === undefined || credential === "") return app
+        const environment = hostEnvironment(settings, requestHost(settings, request.headers))
+        if (Option.isNone(environment)) return app
+        const policy = settings.rateLimits[environment.value][kind]
+        if (policy === null) return app
+        return Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          yield* prune(now)
+          const window = windowOf(policy, now)
+          const key = `${environment.value}:${kind}:${createHash("sha256").update(credential, "utf8").digest("base64")}`
+          let counter = counters.get(key)
+          if (counter === undefined || counter.window.start !== window.start) {
+            counter = { key, window, shared: 0, pending: 0, writing: 0, syncedAt: -Infinity }
+            if (!counters.has(key) && counters.size >= maxCounters) {
+              const oldest = counters.keys().next()
+              if (oldest.done !== true) counters.delete(oldest.value)
+            }
+            counters.set(key, counter)
+          }
+          counter.pending++
+          if (counter.writing === 0 && now - counter.syncedAt >= syncMillis) yield* write([counter], now)
+          const hits = counter.shared + counter.writing + counter.pending
+          const reset = Math.max(1, Math.ceil((window.end - now) / 1000))
+          const headers = rateLimitHeaders(policy, hits, reset)
+          if (hits > policy.quota) {
+            return Problem.toResponse(
+              Problem.make(
+                429,
+                `at most ${policy.quota} requests every ${policy.windowSeconds} s for one ${
+                  kindName[kind]
+                } in ${environment.value}; retry in ${reset} s`
+              ),
+              { ...headers, "retry-after": String(reset) }
+            )
+          }
+          return HttpServerResponse.setHeaders(yield* app, headers)
+        })
+      })
+  })

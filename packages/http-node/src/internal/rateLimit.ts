@@ -1,6 +1,6 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { RateLimitStore } from "@tradeflow/core"
-import { Cause, Clock, Effect, Option, type Scope } from "effect"
+import { Cause, Clock, Effect, Option, Queue, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import type { HttpSettings, RateLimitPolicy } from "../HttpConfig.js"
 import * as Problem from "../Problem.js"
@@ -68,8 +68,8 @@ interface Counter {
  * credential, never the credential. Requests without a credential or on a host of neither
  * environment, and every other path, pass untouched. A failed write leaves the hits to the next
  * one (logged at most once a minute; meanwhile this process counts alone); ended windows are
- * removed about once a minute. The background writes run in the current scope; closing it writes
- * what is left.
+ * removed about once a minute. A background write is scheduled only while hits wait for one (an
+ * idle application has no timer), in the current scope; closing it writes what is left.
  */
 export const rateLimit = (
   settings: HttpSettings,
@@ -130,9 +130,13 @@ export const rateLimit = (
           if (counter.window.end <= now && counter.pending === 0 && counter.writing === 0) counters.delete(name)
         }
       })
-    yield* sync.pipe(
-      Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, forgetEnded)),
+    const due = yield* Queue.sliding<void>(1)
+    const schedule = Queue.offer(due, undefined)
+    yield* Queue.take(due).pipe(
       Effect.zipRight(Effect.sleep(syncMillis)),
+      Effect.zipRight(sync),
+      Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, forgetEnded)),
+      Effect.zipRight(Effect.suspend(() => [...counters.values()].some((c) => c.pending > 0) ? schedule : Effect.void)),
       Effect.forever,
       Effect.forkIn(scope)
     )
@@ -167,6 +171,7 @@ export const rateLimit = (
           }
           counter.pending++
           if (counter.writing === 0 && now - counter.syncedAt >= syncMillis) yield* write([counter], now)
+          if (counter.pending > 0) yield* schedule
           const hits = counter.shared + counter.writing + counter.pending
           const reset = Math.max(1, Math.ceil((window.end - now) / 1000))
           const headers = rateLimitHeaders(policy, hits, reset)

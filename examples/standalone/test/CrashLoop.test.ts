@@ -3,12 +3,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { JobQueue } from "@tradeflow/core"
 import { SqliteStorage } from "@tradeflow/storage-sqlite"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { record, uatKey } from "./Fixtures.js"
-import { call, consoleToken, freePort, kill, main, root, start } from "./Process.js"
+import { call, consoleToken, kill, spawnServer, start, tsxArgs } from "./Process.js"
 
 /** The attempt limit the servers of this test run with. */
 const maxAttempts = 3
@@ -28,34 +28,13 @@ interface Run {
 
 /** Starts the server on `file` with a small heap, without waiting for anything; its output is kept. */
 const launch = async (file: string): Promise<Run> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, [
-    `--max-old-space-size=${heapMegabytes}`,
-    "--conditions=@tradeflow/source",
-    "--import",
-    "tsx",
-    main
-  ], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATABASE_URL: `sqlite:${file}`,
-      CONSOLE_TOKEN: consoleToken,
-      PRODUCTION_HOSTS: "localhost",
-      UAT_HOSTS: "127.0.0.1",
-      WORKER_MAX_ATTEMPTS: String(maxAttempts),
-      WORKER_LEASE_MILLIS: "1000",
-      WEBHOOK_ENABLED: "false"
-    },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  child.stdout!.on("data", (chunk) => (output += String(chunk)))
-  child.stderr!.on("data", (chunk) => (output += String(chunk)))
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  return { child, base: `http://127.0.0.1:${port}`, output: () => output, exited }
+  const server = await spawnServer(file, {
+    WORKER_MAX_ATTEMPTS: String(maxAttempts),
+    WORKER_LEASE_MILLIS: "1000",
+    WEBHOOK_ENABLED: "false"
+  }, [`--max-old-space-size=${heapMegabytes}`, ...tsxArgs])
+  const exited = new Promise<void>((resolve) => server.child.once("exit", () => resolve()))
+  return { ...server, exited }
 }
 
 const jobs = (run: Run, organisationId: string, state: "pending" | "dead") =>

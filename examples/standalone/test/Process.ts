@@ -44,14 +44,18 @@ export interface Server {
   readonly output: () => string
 }
 
+/** Node's arguments that run `main.ts` under the tsx loader. */
+export const tsxArgs: ReadonlyArray<string> = ["--conditions=@tradeflow/source", "--import", "tsx", main]
+
 /**
- * Starts the server on the SQLite `file` (or the `DATABASE_URL` of `env`) and waits for its health
- * check, on a free port (or the `PORT` of `env`). `args` are node's arguments: by default `main.ts` under the tsx loader.
+ * Spawns the server on the SQLite `file` (or the `DATABASE_URL` of `env`) on a free port (or the
+ * `PORT` of `env`), without waiting for anything. `args` are node's arguments (default
+ * {@link tsxArgs}); what it writes to stdout and stderr is kept (its last 256 KiB).
  */
-export const start = async (
+export const spawnServer = async (
   file: string,
   env: Record<string, string> = {},
-  args: ReadonlyArray<string> = ["--conditions=@tradeflow/source", "--import", "tsx", main]
+  args: ReadonlyArray<string> = tsxArgs
 ): Promise<Server> => {
   const port = env["PORT"] === undefined ? await freePort() : Number(env["PORT"])
   const child = spawn(process.execPath, args, {
@@ -74,13 +78,26 @@ export const start = async (
   }
   child.stdout?.on("data", keep)
   child.stderr?.on("data", keep)
-  const output = () => written
-  const base = `http://127.0.0.1:${port}`
+  return { base: `http://127.0.0.1:${port}`, child, output: () => written }
+}
+
+/**
+ * Starts the server as {@link spawnServer} does and waits for its health check.
+ */
+export const start = async (
+  file: string,
+  env: Record<string, string> = {},
+  args: ReadonlyArray<string> = tsxArgs
+): Promise<Server> => {
+  const server = await spawnServer(file, env, args)
   for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    if (server.child.exitCode !== null) throw new Error(`server exited with ${server.child.exitCode}`)
     // a request that reaches the listening socket before the app is built may never be answered
-    const up = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
-    if (up) return { base, child, output }
+    const up = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false
+    )
+    if (up) return server
     await new Promise((r) => setTimeout(r, 100))
   }
   throw new Error("server did not start")
@@ -110,23 +127,7 @@ export const call = async (
 
 /** Starts the server expecting it to stop before it serves: its exit code and what it wrote. */
 export const refusedStart = async (file: string, env: Record<string, string>) => {
-  const port = await freePort()
-  return new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--conditions=@tradeflow/source", "--import", "tsx", main], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: `sqlite:${file}`,
-        CONSOLE_TOKEN: consoleToken,
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-    child.once("exit", (code) => resolve({ code, output }))
-  })
+  const server = await spawnServer(file, env)
+  const code = await new Promise<number | null>((resolve) => server.child.once("exit", resolve))
+  return { code, output: server.output() }
 }

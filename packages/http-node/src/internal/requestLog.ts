@@ -1,7 +1,6 @@
 import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, FiberRef, Option } from "effect"
-import { Api, ApiV3 } from "../Api.js"
-import { routeOf, routeTable } from "./routes.js"
+import { apiRouteOf } from "./requestMetrics.js"
 
 /** What a request learns about itself while it is answered: the organisation it acts for. */
 interface RequestFacts {
@@ -16,20 +15,8 @@ export const noteOrganisation = (organisationId: string): Effect.Effect<void> =>
     if (facts !== undefined) facts.organisationId = organisationId
   })
 
-const apiRoutes = routeTable([Api, ApiV3], [["GET", "/openapi.json"], ["GET", "/docs"], ["GET", "/metrics"]])
-
-const pathOf = (url: string): string => url.split("?")[0] || "/"
-
-/**
- * The router path serving the request (an API route, or the `http.route` the router put on the
- * request's span, e.g. a web application page), never the path with its ids or tokens.
- */
-const routeFor = (
-  request: HttpServerRequest.HttpServerRequest,
-  span: Option.Option<{ attributes: ReadonlyMap<string, unknown> }>
-) => {
-  const api = routeOf(apiRoutes, request.method, pathOf(request.url))
-  if (api !== undefined) return api
+/** The `http.route` the router put on the request's span (a web application page), if any. */
+const routedOf = (span: Option.Option<{ attributes: ReadonlyMap<string, unknown> }>): string | undefined => {
   const routed = Option.getOrUndefined(span)?.attributes.get("http.route")
   return typeof routed === "string" ? routed : undefined
 }
@@ -64,11 +51,12 @@ export const requestLog = (log: boolean) => <E, R>(app: HttpApp.Default<E, R>): 
         if (request.headers["referer"] !== undefined) span.attribute("http.request.header.referer", "<redacted>")
         if (route !== undefined) span.attribute("http.route", route)
       })
-    scrub(routeOf(apiRoutes, request.method, pathOf(request.url)))
+    const apiRoute = apiRouteOf(request.method, request.url)
+    scrub(apiRoute)
     const facts: RequestFacts = { organisationId: undefined }
     return yield* Effect.locally(app, currentRequestFacts, facts).pipe(Effect.onExit((exit) =>
       Effect.gen(function*() {
-        const route = routeFor(request, span)
+        const route = apiRoute ?? routedOf(span)
         scrub(route)
         if (!log) return
         const finished = yield* Clock.currentTimeMillis

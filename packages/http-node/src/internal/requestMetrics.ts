@@ -17,11 +17,13 @@ const duration = Metric.histogram(
 
 const routes = routeTable([Api, ApiV3], [["GET", "/openapi.json"], ["GET", "/docs"], ["GET", "/metrics"]])
 
+/** The router path of the API route (or `/openapi.json`, `/docs`, `/metrics`) serving a request, if any. */
+export const apiRouteOf = (method: string, url: string): string | undefined =>
+  routeOf(routes, method, url.split("?")[0] || "/")
+
 /** The route template of a request: a route's router path, `/app/*` for the web app, else `unmatched`. */
-export const routeLabel = (method: string, url: string): string => {
-  const path = (url.split("?")[0] ?? "/") || "/"
-  return routeOf(routes, method, path) ?? (isWebPath(url) ? "/app/*" : "unmatched")
-}
+export const routeLabel = (method: string, url: string): string =>
+  apiRouteOf(method, url) ?? (isWebPath(url) ? "/app/*" : "unmatched")
 
 const known = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 

@@ -17,22 +17,17 @@ export const make = (
   Effect.map(SqlClient.SqlClient, (sql) => {
     const expected = options.migrations
     return StorageHealth.StorageHealth.of({
-      check: expected === undefined
-        ? sql`SELECT 1`.pipe(
-          Effect.as([]),
-          Effect.catchAll(() => Effect.succeed(unreachable))
-        )
-        : sql`SELECT MAX(migration_id) AS latest FROM ${sql(expected.table)}`.pipe(
-          Effect.flatMap(decodeLatest),
-          Effect.map((rows) => {
-            const latest = Number(rows[0]?.latest ?? 0)
-            return latest >= expected.latest ? [] : [{
-              component: "migrations",
-              reason:
-                `the database has ${latest} of the ${expected.latest} migrations of this build; starting a process applies them`
-            }]
-          }),
-          Effect.catchAll(() => Effect.succeed(unreachable))
-        )
+      check: sql`SELECT MAX(migration_id) AS latest FROM ${sql(expected.table)}`.pipe(
+        Effect.flatMap(decodeLatest),
+        Effect.map((rows) => {
+          const latest = Number(rows[0]?.latest ?? 0)
+          return latest >= expected.latest ? [] : [{
+            component: "migrations",
+            reason:
+              `the database has ${latest} of the ${expected.latest} migrations of this build; starting a process applies them`
+          }]
+        }),
+        Effect.catchAll(() => Effect.succeed(unreachable))
+      )
     })
   })

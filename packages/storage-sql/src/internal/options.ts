@@ -14,11 +14,8 @@ export interface SqlStorageOptions {
   readonly deliveryWakeups: Wakeup
   /** Runs writes of lease state only, which may skip durability (SQLite: `synchronous = NORMAL`). */
   readonly relaxed?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown, R>
-  /**
-   * The migrator's table and the latest migration id this build knows, for `StorageHealth`
-   * (readiness); without it the health check only asks the database to answer.
-   */
-  readonly migrations?: { readonly table: string; readonly latest: number }
+  /** The migrator's table and the latest migration id this build knows, for `StorageHealth` (readiness). */
+  readonly migrations: { readonly table: string; readonly latest: number }
 }
 
 /**
